@@ -1,0 +1,126 @@
+"""astragal: roll the dice of your tabletop game by its rules, see why, and get the exact odds.
+
+>>> import astragal
+>>> r = astragal.roll("jc: d12 d8 vs 2d10", faces="7,2 / 3,4")
+>>> r.outcome, r.result["margin"]
+('success', 3)
+>>> round(astragal.odds("jc: d12 vs d12").outcomes["tie"], 4)
+0.0833
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ._errors import (
+    AstragalError,
+    FacesError,
+    InputError,
+    LimitError,
+    NotationError,
+    OptionError,
+)
+from ._limits import DEFAULT_LIMITS, Limits
+from ._rng import ScriptedSource, SeededSource, Source, SystemSource, make_source
+from .dice import Die, Roll
+from .notation import split_prefix
+from .odds import Distribution
+from .systems import Odds, get_system, resolve_options, system_names
+
+__all__ = [
+    "AstragalError",
+    "Die",
+    "Distribution",
+    "FacesError",
+    "InputError",
+    "LimitError",
+    "Limits",
+    "NotationError",
+    "Odds",
+    "OptionError",
+    "Parsed",
+    "Roll",
+    "ScriptedSource",
+    "SeededSource",
+    "Source",
+    "SystemSource",
+    "odds",
+    "parse",
+    "roll",
+    "system_names",
+]
+
+__version__ = "0.1.0"
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """What was asked: the system, the input text and the system's spec (prints canonically)."""
+
+    system: str
+    input: str
+    spec: Any
+
+    def __str__(self) -> str:
+        return str(self.spec)
+
+
+def _check_text(text: object, limits: Limits) -> str:
+    if not isinstance(text, str):
+        raise NotationError(f"the notation must be text, not {type(text).__name__}")
+    limits.check_length(text)
+    if not text.strip():
+        raise NotationError("nothing to roll: the notation is empty", text, (0, 1))
+    return text
+
+
+def _parse(text: str, options: Mapping[str, Any] | None, limits: Limits,
+           default_system: str | None) -> tuple[Any, Parsed, dict[str, Any]]:
+    text = _check_text(text, limits)
+    name, start, span = split_prefix(text)
+    if name is None:
+        if default_system is None:
+            raise NotationError("which game? start with a system prefix such as 'jc:' "
+                                "(Jadeclaw)", text, (0, 1))
+        name = default_system
+    system = get_system(name, text, span)
+    opts = resolve_options(system, options)
+    spec = system.parse(text, start, opts, limits)
+    return system, Parsed(system.name, text, spec), opts
+
+
+def parse(text: str, *, options: Mapping[str, Any] | None = None,
+          limits: Limits = DEFAULT_LIMITS, default_system: str | None = None) -> Parsed:
+    """Read notation into a ``Parsed`` request; ``str()`` of it is the canonical notation.
+
+    >>> str(parse("jadeclaw: d12 & d6 +2b vs routine"))
+    'jc: d12 d6 +2b vs routine'
+    """
+    return _parse(text, options, limits, default_system)[1]
+
+
+def roll(text: str, *, seed: int | None = None,
+         faces: str | Sequence[int] | Sequence[Sequence[int]] | None = None,
+         source: Source | None = None, options: Mapping[str, Any] | None = None,
+         limits: Limits = DEFAULT_LIMITS, default_system: str | None = None) -> Roll:
+    """Roll by the game's rules: random (OS), seeded, or from scripted ``faces`` ("7,2 / 3,4").
+
+    >>> roll("jc: d10 d4 vs 2d6", faces="7,2 / 3,4").outcome
+    'success'
+    """
+    system, parsed, opts = _parse(text, options, limits, default_system)
+    src = source if source is not None else make_source(seed, faces)
+    return system.roll(parsed.spec, src, opts, limits, text)
+
+
+def odds(text: str, *, options: Mapping[str, Any] | None = None,
+         limits: Limits = DEFAULT_LIMITS, default_system: str | None = None) -> Odds:
+    """The exact odds of a roll: outcome categories and the distribution of its value.
+
+    >>> round(odds("jc: d4 vs d4").outcomes["tie"], 4)
+    0.25
+    """
+    system, parsed, opts = _parse(text, options, limits, default_system)
+    return system.odds(parsed.spec, opts, limits, text)

@@ -1,0 +1,77 @@
+"""astragal's errors: one root, and every error that input can cause is also a ``ValueError``.
+
+::
+
+    AstragalError                  anything astragal raises on purpose
+    └── InputError (ValueError)    the input was wrong; carries the text and the span
+        ├── NotationError          the notation cannot be read (unknown word, bad die, missing side)
+        ├── FacesError             scripted faces do not fit the dice (too few, too many, out of range)
+        ├── OptionError            an unknown house-rule switch or value, or contradictory options
+        └── LimitError             a request beyond the Limits (dice per roll, length, odds work)
+
+Each input error can draw itself with a caret under the mistake::
+
+    jc: d12 d7 vs 2d10
+            ^^
+    d7 is not a Jadeclaw die: sizes are d4, d6, d8, d10, d12
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AstragalError",
+    "InputError",
+    "NotationError",
+    "FacesError",
+    "OptionError",
+    "LimitError",
+]
+
+
+class AstragalError(Exception):
+    """The root of every error astragal raises on purpose."""
+
+
+class InputError(AstragalError, ValueError):
+    """The input was wrong: says what, and where in ``text`` (``span`` = start, end)."""
+
+    def __init__(self, message: str, text: str = "", span: tuple[int, int] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.text = text
+        self.span = span
+
+    def pretty(self) -> str:
+        """The input line, a caret under the mistake, and the message."""
+        if not self.text or self.span is None:
+            return self.message
+        start, end = self.span
+        start = max(0, min(start, len(self.text)))
+        end = max(start + 1, min(end, len(self.text) + 1))
+        line = self.text.replace("\n", " ")
+        return f"{line}\n{' ' * start}{'^' * (end - start)}\n{self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        """A stable JSON form: kind, message, text and span."""
+        return {
+            "error": type(self).__name__,
+            "message": self.message,
+            "text": self.text,
+            "span": list(self.span) if self.span else None,
+        }
+
+
+class NotationError(InputError):
+    """The notation cannot be read."""
+
+
+class FacesError(InputError):
+    """Scripted faces do not fit the dice that were rolled."""
+
+
+class OptionError(InputError):
+    """An unknown house-rule switch, a bad value, or options that contradict each other."""
+
+
+class LimitError(InputError):
+    """The request is beyond the configured Limits."""

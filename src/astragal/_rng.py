@@ -1,0 +1,126 @@
+"""Injectable randomness: the OS source by default, a seed for reproducible streams, scripted faces.
+
+A source hands out faces for named *streams*. Random sources ignore the stream; a scripted source
+keeps one list of faces per stream (``"7,2 / 3,4"``: the actor's faces, then the opposition's), so
+a player who rolled physical dice can type them per side, in the order they were rolled.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Sequence
+
+from ._errors import FacesError
+
+__all__ = ["Source", "SystemSource", "SeededSource", "ScriptedSource", "make_source", "parse_faces"]
+
+
+class Source:
+    """Where faces come from. ``face(size, stream)`` returns a face in 1..size."""
+
+    def face(self, size: int, stream: int = 0) -> int:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Called after a roll: a scripted source checks that every face was used."""
+
+
+class SystemSource(Source):
+    """The operating system's randomness (``secrets``)."""
+
+    def face(self, size: int, stream: int = 0) -> int:
+        return secrets.randbelow(size) + 1
+
+
+class SeededSource(Source):
+    """A reproducible stream from an integer seed."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self._random = random.Random(seed)
+
+    def face(self, size: int, stream: int = 0) -> int:
+        return self._random.randrange(size) + 1
+
+
+class ScriptedSource(Source):
+    """Replays given faces, one list per stream, in rolling order."""
+
+    def __init__(self, streams: Sequence[Sequence[int]], text: str = "") -> None:
+        self.streams = [list(s) for s in streams]
+        self.used = [0] * len(self.streams)
+        self.text = text
+
+    def face(self, size: int, stream: int = 0) -> int:
+        if stream >= len(self.streams):
+            raise FacesError(
+                f"no faces were given for side {stream + 1}; separate the sides' faces with '/'",
+                self.text,
+                (len(self.text), len(self.text) + 1) if self.text else None,
+            )
+        faces = self.streams[stream]
+        i = self.used[stream]
+        if i >= len(faces):
+            raise FacesError(
+                f"side {stream + 1} needs more faces: a d{size} was rolled after the "
+                f"{len(faces)} face(s) given",
+                self.text,
+                (len(self.text), len(self.text) + 1) if self.text else None,
+            )
+        value = faces[i]
+        if not 1 <= value <= size:
+            raise FacesError(
+                f"face {value} (side {stream + 1}, face {i + 1}) cannot show on a d{size}",
+                self.text,
+                None,
+            )
+        self.used[stream] = i + 1
+        return value
+
+    def finish(self) -> None:
+        for stream, (faces, used) in enumerate(zip(self.streams, self.used)):
+            if used < len(faces):
+                raise FacesError(
+                    f"side {stream + 1} was given {len(faces)} faces but only {used} were rolled",
+                    self.text,
+                    None,
+                )
+
+
+def parse_faces(text: str) -> list[list[int]]:
+    """Read ``"7,2 / 3,4"`` into ``[[7, 2], [3, 4]]`` (commas or spaces; '/' between sides)."""
+    streams: list[list[int]] = []
+    pos = 0
+    for part in text.split("/"):
+        faces: list[int] = []
+        for token in part.replace(",", " ").split():
+            start = text.find(token, pos)
+            pos = start + len(token)
+            if not token.isdigit() or len(token) > 6:
+                raise FacesError(f"'{token}' is not a face: faces are whole numbers", text,
+                                 (start, start + len(token)))
+            faces.append(int(token))
+        pos = max(pos, text.find("/", pos) + 1)
+        streams.append(faces)
+    if not any(streams):
+        raise FacesError("no faces were given", text, (0, max(1, len(text))))
+    return streams
+
+
+def make_source(seed: int | None = None, faces: str | Sequence[Sequence[int]] | Sequence[int] | None = None) -> Source:
+    """The source for a roll: scripted ``faces`` if given, else ``seed``, else the OS."""
+    if faces is not None and seed is not None:
+        from ._errors import OptionError
+
+        raise OptionError("give either a seed or faces, not both")
+    if faces is not None:
+        if isinstance(faces, str):
+            return ScriptedSource(parse_faces(faces), faces)
+        items = list(faces)
+        if items and all(isinstance(f, int) for f in items):
+            return ScriptedSource([list(items)])  # type: ignore[list-item]
+        return ScriptedSource([list(s) for s in items])  # type: ignore[arg-type]
+    if seed is not None:
+        return SeededSource(seed)
+    return SystemSource()

@@ -1,0 +1,120 @@
+"""Dice as they landed: the ``Die`` and ``Roll`` records, and the ``Tray`` that fills them.
+
+A ``Roll`` keeps every face in the order it was rolled; a die that was re-rolled keeps all its
+faces (the last one stands); a die removed before rolling is kept with no faces and a note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._limits import DEFAULT_LIMITS, Limits
+from .._rng import Source
+
+__all__ = ["Die", "Roll", "Tray", "STEP_SIZES", "step_up"]
+
+STEP_SIZES = (4, 6, 8, 10, 12)
+
+
+def step_up(size: int, steps: int = 1) -> int:
+    """A step die ``steps`` sizes larger (each step is +2 faces), capped at d12."""
+    return min(12, size + 2 * steps)
+
+
+@dataclass(frozen=True, slots=True)
+class Die:
+    """One die: its size, every face it showed (the last stands), its group and what happened."""
+
+    size: int
+    faces: tuple[int, ...]
+    group: str = ""
+    note: str = ""
+    kept: bool = True
+
+    @property
+    def face(self) -> int:
+        """The face that stands (0 for a die that was never rolled)."""
+        return self.faces[-1] if self.faces else 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"size": self.size, "face": self.face, "group": self.group}
+        if len(self.faces) > 1:
+            out["faces"] = list(self.faces)
+        if self.note:
+            out["note"] = self.note
+        if not self.kept:
+            out["kept"] = False
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Roll:
+    """What happened and what it means: the dice in rolling order, the verdict, the transcript.
+
+    ``outcome`` is the verdict's category in the game's words (``"success"``, ``"botch"``...);
+    ``result`` holds the verdict's values (Score, hits, margin...).
+    """
+
+    system: str
+    input: str
+    outcome: str
+    result: dict[str, Any]
+    dice: tuple[Die, ...]
+    transcript: tuple[str, ...]
+    spec: Any = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form (see README: JSON output)."""
+        return {
+            "system": self.system,
+            "input": self.input,
+            "outcome": self.outcome,
+            "result": self.result,
+            "dice": [d.to_json() for d in self.dice],
+            "transcript": list(self.transcript),
+        }
+
+    def __str__(self) -> str:
+        return "\n".join(self.transcript)
+
+
+class Tray:
+    """A mutable helper used while rolling; ``freeze`` turns it into ``Die`` records."""
+
+    def __init__(self, source: Source, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.source = source
+        self.limits = limits
+        self._dice: list[list[Any]] = []
+
+    def roll(self, size: int, group: str, stream: int = 0, note: str = "") -> int:
+        """Roll a new die; returns its index in the tray."""
+        if len(self._dice) >= self.limits.max_dice * 4:
+            self.limits.check_dice(len(self._dice) + 1)
+        face = self.source.face(size, stream)
+        self._dice.append([size, [face], group, note, True])
+        return len(self._dice) - 1
+
+    def reroll(self, index: int, stream: int = 0, note: str = "") -> int:
+        """Roll an existing die again; its new face stands. Returns the new face."""
+        die = self._dice[index]
+        face = self.source.face(die[0], stream)
+        die[1].append(face)
+        if note:
+            die[3] = note
+        return face
+
+    def removed(self, size: int, group: str, note: str) -> None:
+        """Record a die taken out before rolling."""
+        self._dice.append([size, [], group, note, False])
+
+    def face(self, index: int) -> int:
+        return int(self._dice[index][1][-1])
+
+    def drop(self, index: int, note: str = "") -> None:
+        self._dice[index][4] = False
+        if note:
+            self._dice[index][3] = note
+
+    def freeze(self) -> tuple[Die, ...]:
+        return tuple(Die(s, tuple(f), g, n, k) for s, f, g, n, k in self._dice)

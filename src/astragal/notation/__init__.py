@@ -1,0 +1,87 @@
+"""Shared notation helpers: a tokenizer that keeps spans, so every error can point at its character."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .._errors import NotationError
+
+__all__ = ["Token", "Tokens", "tokenize", "split_prefix"]
+
+_TOKEN = re.compile(r"\s*(?:(?P<sym>[&,;()])|(?P<word>[^\s&,;()]+))")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One word or symbol of the input, with its position in the whole text."""
+
+    text: str
+    start: int
+    end: int
+
+    @property
+    def lower(self) -> str:
+        return self.text.lower()
+
+
+class Tokens:
+    """A cursor over tokens, raising errors that point into the original text."""
+
+    def __init__(self, text: str, tokens: list[Token]) -> None:
+        self.text = text
+        self.items = tokens
+        self.i = 0
+
+    def peek(self, k: int = 0) -> Token | None:
+        j = self.i + k
+        return self.items[j] if j < len(self.items) else None
+
+    def next(self) -> Token:
+        tok = self.peek()
+        if tok is None:
+            raise self.error_at_end("the notation ends too early")
+        self.i += 1
+        return tok
+
+    def at_end(self) -> bool:
+        return self.i >= len(self.items)
+
+    def accept(self, *words: str) -> Token | None:
+        tok = self.peek()
+        if tok is not None and tok.lower in words:
+            self.i += 1
+            return tok
+        return None
+
+    def error(self, message: str, tok: Token) -> NotationError:
+        return NotationError(message, self.text, (tok.start, tok.end))
+
+    def error_at_end(self, message: str) -> NotationError:
+        n = len(self.text.rstrip())
+        return NotationError(message, self.text, (n, n + 1))
+
+
+def tokenize(text: str, start: int = 0) -> Tokens:
+    """Split ``text[start:]`` into words and the symbols ``& , ; ( )``."""
+    tokens: list[Token] = []
+    pos = start
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            break
+        kind = "sym" if m.group("sym") else "word"
+        tokens.append(Token(m.group(kind), m.start(kind), m.end(kind)))
+        pos = m.end()
+    return Tokens(text, tokens)
+
+
+_PREFIX = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*:")
+
+
+def split_prefix(text: str) -> tuple[str | None, int, tuple[int, int]]:
+    """Find a system prefix such as ``jc:``: (name or None, where the rest starts, name span)."""
+    m = _PREFIX.match(text)
+    if m is None:
+        return None, 0, (0, 0)
+    return m.group(1).lower(), m.end(), (m.start(1), m.end(1))

@@ -1,0 +1,113 @@
+"""Exact probability distributions. Nothing here ever samples."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Distribution", "convolve"]
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """An exact distribution: outcome -> probability, over numbers or named categories.
+
+    ``truncated`` is the probability mass left out where an infinite tail (explosions, re-rolls)
+    was cut; it is below 1e-15 whenever astragal cuts one.
+
+    >>> d = Distribution.from_mapping({1: 0.25, 2: 0.75})
+    >>> d.mean(), d.at_least(2)
+    (1.75, 0.75)
+    """
+
+    items_: tuple[tuple[Any, float], ...]
+    truncated: float = 0.0
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[Any, float], truncated: float = 0.0,
+                     order: Iterable[Any] | None = None) -> Distribution:
+        """Build from a mapping; numeric outcomes are sorted, categories keep ``order``."""
+        if order is not None:
+            keys = list(order)
+        elif all(isinstance(k, (int, float)) for k in mapping):
+            keys = sorted(mapping)
+        else:
+            keys = list(mapping)
+        return cls(tuple((k, float(mapping.get(k, 0.0))) for k in keys), truncated)
+
+    def __getitem__(self, outcome: Hashable) -> float:
+        for k, p in self.items_:
+            if k == outcome:
+                return p
+        return 0.0
+
+    def __iter__(self) -> Any:
+        return iter(k for k, _ in self.items_)
+
+    def __len__(self) -> int:
+        return len(self.items_)
+
+    def items(self) -> tuple[tuple[Any, float], ...]:
+        """(outcome, probability) pairs in order."""
+        return self.items_
+
+    def outcomes(self) -> tuple[Any, ...]:
+        """The outcomes in order."""
+        return tuple(k for k, _ in self.items_)
+
+    def as_dict(self) -> dict[Any, float]:
+        """outcome -> probability."""
+        return dict(self.items_)
+
+    def total(self) -> float:
+        """Sum of the probabilities (1 up to rounding and any stated truncation)."""
+        return math.fsum(p for _, p in self.items_)
+
+    def _numeric(self) -> tuple[tuple[float, float], ...]:
+        if not all(isinstance(k, (int, float)) and not isinstance(k, bool) for k, _ in self.items_):
+            raise TypeError("this distribution is over categories; it has no mean")
+        return self.items_
+
+    def mean(self) -> float:
+        """The expected value."""
+        return math.fsum(k * p for k, p in self._numeric())
+
+    def variance(self) -> float:
+        """The variance."""
+        mu = self.mean()
+        return math.fsum(p * (k - mu) ** 2 for k, p in self._numeric())
+
+    def std(self) -> float:
+        """The standard deviation."""
+        return math.sqrt(self.variance())
+
+    def at_least(self, x: float) -> float:
+        """P(outcome >= x)."""
+        return math.fsum(p for k, p in self._numeric() if k >= x)
+
+    def at_most(self, x: float) -> float:
+        """P(outcome <= x)."""
+        return math.fsum(p for k, p in self._numeric() if k <= x)
+
+    def map(self, f: Callable[[Any], Any], order: Iterable[Any] | None = None) -> Distribution:
+        """The distribution of ``f(outcome)``."""
+        out: dict[Any, float] = {}
+        for k, p in self.items_:
+            key = f(k)
+            out[key] = out.get(key, 0.0) + p
+        return Distribution.from_mapping(out, self.truncated, order)
+
+    def to_json(self) -> dict[str, float]:
+        """outcome (as a string key) -> probability, in order."""
+        return {str(k): p for k, p in self.items_}
+
+
+def convolve(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:
+    """The distribution of the sum of two independent integer outcomes."""
+    out: dict[int, float] = {}
+    for x, p in a.items():
+        for y, q in b.items():
+            out[x + y] = out.get(x + y, 0.0) + p * q
+    return out
