@@ -88,8 +88,19 @@ def _validate_penalties(penalties: int, what: str) -> int:
 
 
 def _no_ones_die(size: int) -> icepool.Die[int]:
-    """A ``d(size)`` conditioned on not showing 1, i.e. uniform on ``2..size``."""
-    return icepool.Die(range(2, size + 1))
+    """A ``d(size)`` conditioned on not showing 1, i.e. uniform on ``2..size``.
+
+    Every face deliberately gets quantity 2 rather than 1.  The distribution is
+    the same, but icepool 2.1.3 then no longer sees this die as a bottom
+    truncation of ``d(size)``.  A pool mixing ``2..size`` dice with ``d(size)``
+    dice would otherwise prefer the ascending pop order, while a pool of mixed
+    standard sizes prefers the descending one.  When the two inputs of a
+    two-pool evaluation disagree like that, icepool 2.1.3 merges the
+    preferences into ``Order.Any`` and produces wrong counts (every pop after
+    the first yields count 0).  With quantity 2 no pool ever prefers ascending
+    pops, so the preferences never conflict.
+    """
+    return icepool.Die({face: 2 for face in range(2, size + 1)})
 
 
 def _pool_expression(sizes: Sequence[int], favored: bool) -> icepool.MultisetExpression[int]:
@@ -295,7 +306,11 @@ class DamageHitsEvaluator(icepool.MultisetEvaluator[int, int]):
     ) -> _DamageState:
         """Set up surplus counts from the pool sizes; only ascending order is supported."""
         if order != Order.Ascending:
-            raise icepool.UnsupportedOrder("DamageHitsEvaluator needs ascending order")
+            # Order.Any is also refused: in icepool 2.1.3 it comes from conflicting
+            # pool preferences and the counts it yields are not reliable.
+            raise icepool.UnsupportedOrder(
+                f"DamageHitsEvaluator needs ascending order, got {order!r}"
+            )
         botch_check = soak_size if (soak_size > 0 and damage_size > 0) else None
         return (
             0,
@@ -403,10 +418,17 @@ def damage_hits_die(
     if not damage_checked:
         return icepool.Die([0])
     evaluator = DamageHitsEvaluator(_damage_mode(slaying, enervated))
-    result = evaluator.evaluate(
-        _pool_expression(damage_checked, damage_favored),
-        _pool_expression(soak_checked, soak_favored),
-    )
+    try:
+        result = evaluator.evaluate(
+            _pool_expression(damage_checked, damage_favored),
+            _pool_expression(soak_checked, soak_favored),
+        )
+    except icepool.ConflictingOrderError as exc:  # pragma: no cover - guarded by _no_ones_die
+        raise NotImplementedError(
+            "icepool could not evaluate these pools in ascending order "
+            f"(damage={damage_checked}, soak={soak_checked}, "
+            f"favored={damage_favored}/{soak_favored}); see _no_ones_die"
+        ) from exc
     if not isinstance(result, icepool.Die):  # pragma: no cover - only inside @multiset_function
         raise TypeError("unexpected evaluation result")
     return result

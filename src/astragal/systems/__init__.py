@@ -70,8 +70,22 @@ class System(Protocol):
     def odds(self, spec: Any, options: Mapping[str, Any], limits: Limits, text: str) -> Odds: ...
 
 
-_MODULES = {"jadeclaw": "astragal.systems.jadeclaw"}
-_ALIASES = {"jadeclaw": "jadeclaw", "jc": "jadeclaw"}
+_MODULES = {
+    "jadeclaw": "astragal.systems.jadeclaw",
+    "cofd": "astragal.systems.cofd",
+    "d6system": "astragal.systems.d6system",
+    "attack": "astragal.systems.attack",
+    "d6skill": "astragal.systems.d6skill",
+    "dice": "astragal.systems.dice",
+}
+_ALIASES = {
+    "jadeclaw": "jadeclaw", "jc": "jadeclaw",
+    "cofd": "cofd",
+    "d6system": "d6system", "od6": "d6system",
+    "attack": "attack", "at": "attack",
+    "d6skill": "d6skill", "ds": "d6skill",
+    "dice": "dice",
+}
 _LOADED: dict[str, System] = {}
 
 
@@ -98,7 +112,10 @@ def get_system(name: str, text: str = "", span: tuple[int, int] | None = None) -
         known = ", ".join(sorted(_ALIASES))
         raise NotationError(f"unknown system '{name}': known systems are {known}", text, span)
     if key not in _LOADED:
-        module = importlib.import_module(_MODULES[key])
+        try:
+            module = importlib.import_module(_MODULES[key])
+        except ModuleNotFoundError:
+            raise NotationError(f"the system '{key}' is not available yet", text, span) from None
         _LOADED[key] = module.SYSTEM
     return _LOADED[key]
 

@@ -1282,3 +1282,19 @@ class _Jadeclaw:
 
 
 SYSTEM = _Jadeclaw()
+
+
+def _table_levels(options: Mapping[str, Any]) -> list[list[str]]:
+    merged = {**DEFAULTS, **options}
+    check_options(merged)
+    return levels_table(distribution=merged["bonus_distribution"])
+
+
+def _table_contest(options: Mapping[str, Any]) -> list[list[str]]:
+    merged = {**DEFAULTS, **options}
+    penalties = int(merged.pop("penalties", 0))
+    check_options(merged)
+    return contest_table(merged, penalties)
+
+
+TABLES = {"levels": _table_levels, "contest": _table_contest}

@@ -1,0 +1,84 @@
+"""Renderers: pure functions from ``Roll`` / ``Odds`` / tables to text and JSON. No I/O here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..dice import Roll
+from ..systems import Odds
+
+__all__ = ["roll_text", "odds_text", "table_text", "to_json_text", "bar"]
+
+_OUTCOME_WORDS = {
+    "botch": "Botch",
+    "overwhelming_failure": "Overwhelming Failure",
+    "failure": "Failure",
+    "tie": "Tie",
+    "success": "Success",
+    "overwhelming_success": "Overwhelming Success",
+    "no_botch": "no Botch",
+}
+
+
+def outcome_words(outcome: str) -> str:
+    """A category key in the game's words (``overwhelming_success`` → Overwhelming Success)."""
+    return _OUTCOME_WORDS.get(outcome, outcome.replace("_", " ").capitalize())
+
+
+def bar(p: float, width: int = 30) -> str:
+    """A horizontal bar for a probability, in eighths of a character."""
+    eighths = round(max(0.0, min(1.0, p)) * width * 8)
+    full, rest = divmod(eighths, 8)
+    return "█" * full + ("" if rest == 0 else " ▏▎▍▌▋▊▉"[rest])
+
+
+def roll_text(roll: Roll) -> str:
+    """The transcript of a roll, ending with its verdict."""
+    return "\n".join(roll.transcript)
+
+
+def odds_text(odds: Odds) -> str:
+    """Outcome categories, then the distribution with at-least / at-most columns and bars."""
+    lines = [f"Exact odds: {odds.input}"]
+    lines += [f"  {n}" for n in odds.notes]
+    lines.append("")
+    width = max((len(outcome_words(k)) for k in odds.outcomes.outcomes()), default=8)
+    for k, p in odds.outcomes.items():
+        lines.append(f"  {outcome_words(k):<{width}}  {100 * p:7.3f}%  {bar(p)}")
+    dist = odds.distribution
+    if len(dist):
+        lines.append("")
+        name = odds.value_name
+        lines.append(f"  {name:>7}  {'P(=)':>8}  {'P(>=)':>8}  {'P(<=)':>8}")
+        for k, p in dist.items():
+            lines.append(f"  {k!s:>7}  {100 * p:7.3f}%  {100 * dist.at_least(k):7.3f}%  "
+                         f"{100 * dist.at_most(k):7.3f}%  {bar(p)}")
+        lines.append(f"  mean {dist.mean():.4f}, standard deviation {dist.std():.4f}")
+    if dist.truncated:
+        lines.append(f"  (tail cut where the lost probability is {dist.truncated:.1e})")
+    for key, value in odds.extra.items():
+        if isinstance(value, dict) and value and all(isinstance(v, float) for v in value.values()):
+            lines.append("")
+            lines.append(f"  {key.replace('_', ' ')}:")
+            for k, p in value.items():
+                lines.append(f"    {outcome_words(k):<{width}}  {100 * p:7.3f}%")
+    return "\n".join(lines)
+
+
+def table_text(rows: Sequence[Sequence[str]]) -> str:
+    """A plain aligned text table; the first row is the header."""
+    widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+    out = []
+    for n, row in enumerate(rows):
+        out.append("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                             for i, (c, w) in enumerate(zip(row, widths))).rstrip())
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def to_json_text(data: Any) -> str:
+    """Stable, indented JSON."""
+    return json.dumps(data, indent=2, ensure_ascii=False)
