@@ -84,6 +84,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return int(server.main(args))
 
 
+def _cmd_verify_log(args: argparse.Namespace) -> int:
+    try:
+        log = importlib.import_module("astragal.web.verify")
+    except ModuleNotFoundError as exc:
+        raise InputError(f"verify-log needs the web extra: pip install 'astragal[web]' "
+                         f"({exc.name} is missing)") from None
+    return int(log.main(args))
+
+
+def _cmd_fight(args: argparse.Namespace) -> int:
+    fight = importlib.import_module("astragal.systems.attack")
+    return int(fight.fight_main(list(args.rest), args.file))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the CLI)."""
     p = argparse.ArgumentParser(prog="astragal", description="Roll tabletop RPG dice by the "
@@ -130,6 +144,16 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--port", type=int, default=8000)
     sv.add_argument("--db", default=None, help="sqlite file path or postgresql://… URL")
     sv.set_defaults(func=_cmd_serve)
+
+    vl = sub.add_parser("verify-log", help="check a room log's hash chain")
+    vl.add_argument("source", help="an exported JSON log file, or a room id with --db")
+    vl.add_argument("--db", default=None)
+    vl.set_defaults(func=_cmd_verify_log)
+
+    f = sub.add_parser("fight", help="run an attack-table fight: new, add, attack, show")
+    f.add_argument("--file", default="fight.json", help="the fight file (JSON)")
+    f.add_argument("rest", nargs=argparse.REMAINDER)
+    f.set_defaults(func=_cmd_fight)
     return p
 
 
