@@ -343,7 +343,7 @@ class Pool:
         return self.terms[0] if len(self.terms) == 1 and self.terms[0] in DIFFICULTIES else None
 
     def __str__(self) -> str:
-        parts = [f"'{t}'" if " " in t else t for t in self.terms]
+        parts = [t.replace(" ", "-") for t in self.terms]
         parts += [f"+d{s}" for s in self.include]
         parts += [f"remove {r}" for r in self.remove]
         if self.limit is not None:
@@ -390,7 +390,9 @@ class Damage:
 
     def __str__(self) -> str:
         kinds = (" slaying" if self.slaying else "") + (" enervated" if self.enervated else "")
-        text = f"jc: dmg {self.damage}{kinds} vs soak {self.soak}"
+        text = f"jc: dmg {self.damage}{kinds}"
+        if self.soak.terms or self.soak.include:
+            text += f" vs soak {self.soak}"
         if self.resolve is not None:
             text += f" resolve {self.resolve}"
         return text + "".join(f" {k}={_opt_text(v)}" for k, v in self.options)
@@ -596,13 +598,11 @@ def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> 
                 enervated = True
             if (t2 := toks.peek()) is not None and t2.lower not in _STOP and "=" not in t2.lower:
                 raise toks.error("write slaying/enervated after the damage dice", t2)
-        if toks.accept("vs") is None:
-            tok = toks.peek()
-            if tok is None:
-                raise toks.error_at_end("a Damage Roll needs its Soak: add 'vs soak d10 d6'")
-            raise toks.error(f"expected 'vs soak ...' here, not '{tok.text}'", tok)
-        toks.accept("soak")
-        soak = _read_pool(toks, limits, "soak", False)
+        if toks.accept("vs") is not None:
+            toks.accept("soak")
+            soak = _read_pool(toks, limits, "soak", False)
+        else:  # no Soak dice: every damage die meets an imaginary 1 (J26)
+            soak = Pool()
         resolve = None
         if toks.accept("resolve") is not None:
             resolve = _read_pool(toks, limits, "resolve", False)
@@ -898,7 +898,7 @@ def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str
         if botch:
             lines.append("  Soak Botch (every soak die shows 1): +1 hit (J28)")
         hits = damage_hits(faces["Damage"], faces["Soak"], kind, options)
-        result = {"hits": hits, "pairs": [[d, s if s is not None else 1, h] for d, s, h in pairs],
+        result = {"hits": hits, "pairs": [[d, s, h] for d, s, h in pairs],  # s None: imaginary 1
                   "soak_botch": botch}
     outcome = "nothing" if hits == 0 else "hit"
     lines.append(f"{hits} hit{'s' if hits != 1 else ''}" if hits else "No hits: nothing")
