@@ -193,9 +193,9 @@ def test_damage_every_pool_up_to_3_against_up_to_3(kind: str) -> None:
             total = math.prod(d) * math.prod(s)
             exact = np.bincount(hits.ravel(), weights=weight.ravel().astype(float)) / total
             fast = J.damage_hits_distribution(d, s, kind)
-            n = max(len(exact), len(fast))
-            assert np.abs(np.pad(exact, (0, n - len(exact))) -
-                          np.pad(fast, (0, n - len(fast)))).max() < TOL, (d, s)
+            m = max(len(exact), len(fast))
+            assert np.abs(np.pad(exact, (0, m - len(exact))) -
+                          np.pad(fast, (0, m - len(fast)))).max() < TOL, (d, s)
 
 
 def test_resolve_combination_odds_equal_enumeration() -> None:

@@ -1,0 +1,424 @@
+"""Where rooms, members, sheets and the roll log live: one small interface, two real backends.
+
+``SQLiteStore`` (the default: one file, zero set-up; WAL so readers never wait for the writer) and
+``PostgresStore`` (several app instances on one database; an append sends ``NOTIFY`` so the other
+instances wake their clients, who then catch up by the last id they saw).
+
+Appends are atomic and ordered per room: the room is locked (SQLite ``BEGIN IMMEDIATE``, PostgreSQL
+``SELECT … FOR UPDATE`` on the room row), the last entry's hash is read, and the new entry is sealed
+with it (``chain.seal``) and inserted in the same transaction. ``(room, id)`` is the primary key.
+
+Keys are never stored: only their SHA-256, so a copy of the database lets nobody act as a member.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from .chain import GENESIS, canonical, seal
+
+__all__ = ["Store", "SQLiteStore", "PostgresStore", "NameTaken", "open_store", "DEFAULT_DB"]
+
+DEFAULT_DB = "astragal.db"
+MAX_PAGE = 500
+
+Wake = Callable[[str | None], None]
+"""Called with a room id when another instance appended to it (None: wake every room)."""
+
+
+class NameTaken(Exception):
+    """A member with this display name (ignoring case) is already in the room."""
+
+
+class Store(Protocol):
+    """What the web table needs from storage."""
+
+    def create_room(self, room: Mapping[str, Any], gm: Mapping[str, Any]) -> None:
+        """Store a new room and its GM (a member with role ``gm``) together."""
+
+    def room(self, room_id: str) -> dict[str, Any] | None:
+        """The room's id, name, system and creation time, or None."""
+
+    def add_member(self, member: Mapping[str, Any]) -> None:
+        """Store a member; ``NameTaken`` if the room already has the name."""
+
+    def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
+        """The member of ``room_id`` whose key hashes to ``key_hash``, with its sheet."""
+
+    def members(self, room_id: str) -> list[dict[str, Any]]:
+        """Everyone in the room (id, name, role), in joining order."""
+
+    def save_sheet(self, member_id: str, sheet: Mapping[str, Any]) -> None:
+        """Replace a member's stats and macros."""
+
+    def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Seal ``body`` as the room's next entry (id, prev, hash) and store it atomically."""
+
+    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+        """The room's entries with id > ``after``, oldest first, at most ``limit``."""
+
+    def head(self, room_id: str) -> tuple[int, str]:
+        """The last entry's id and hash (0 and GENESIS for an empty log)."""
+
+    def listen(self, wake: Wake) -> None:
+        """Call ``wake`` when another instance appends (no-op where there is no other instance)."""
+
+    def close(self) -> None:
+        """Release connections and stop listening."""
+
+
+def _member_row(row: Any) -> dict[str, Any]:
+    mid, room_id, name, role, created, sheet = row
+    return {"id": mid, "room": room_id, "name": name, "role": role, "created": created,
+            "sheet": json.loads(sheet) if sheet else {}}
+
+
+# ------------------------------------------------------------------------------------------------
+# SQLite
+
+
+_SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS astragal_rooms (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, system TEXT NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS astragal_members (
+  id TEXT PRIMARY KEY, room_id TEXT NOT NULL REFERENCES astragal_rooms(id),
+  name TEXT NOT NULL, name_key TEXT NOT NULL, role TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE,
+  created TEXT NOT NULL, sheet TEXT NOT NULL DEFAULT '{}', UNIQUE (room_id, name_key));
+CREATE TABLE IF NOT EXISTS astragal_log (
+  room_id TEXT NOT NULL REFERENCES astragal_rooms(id), seq INTEGER NOT NULL,
+  hash TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (room_id, seq));
+"""
+
+
+class SQLiteStore:
+    """The embedded store: one SQLite file in WAL mode, one connection guarded by a lock."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB) -> None:
+        self.path = str(path)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                   timeout=10.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SQLITE_SCHEMA)
+
+    def create_room(self, room: Mapping[str, Any], gm: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("INSERT INTO astragal_rooms VALUES (?, ?, ?, ?)",
+                                 (room["id"], room["name"], room["system"], room["created"]))
+                self._insert_member(gm)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def _insert_member(self, m: Mapping[str, Any]) -> None:
+        try:
+            self._db.execute(
+                "INSERT INTO astragal_members (id, room_id, name, name_key, role, key_hash, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (m["id"], m["room"], m["name"], m["name"].casefold(), m["role"], m["key_hash"],
+                 m["created"]))
+        except sqlite3.IntegrityError as exc:
+            if "name_key" in str(exc):
+                raise NameTaken(m["name"]) from None
+            raise
+
+    def room(self, room_id: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute("SELECT id, name, system, created FROM astragal_rooms "
+                                   "WHERE id = ?", (room_id,)).fetchone()
+        if row is None:
+            return None
+        return {"id": row[0], "name": row[1], "system": row[2], "created": row[3]}
+
+    def add_member(self, member: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._insert_member(member)
+
+    def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT id, room_id, name, role, created, sheet FROM astragal_members "
+                "WHERE key_hash = ? AND room_id = ?", (key_hash, room_id)).fetchone()
+        return None if row is None else _member_row(row)
+
+    def members(self, room_id: str) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, name, role FROM astragal_members WHERE room_id = ? "
+                "ORDER BY created, rowid", (room_id,)).fetchall()
+        return [{"id": r[0], "name": r[1], "role": r[2]} for r in rows]
+
+    def save_sheet(self, member_id: str, sheet: Mapping[str, Any]) -> None:
+        with self._lock:
+            self._db.execute("UPDATE astragal_members SET sheet = ? WHERE id = ?",
+                             (canonical(sheet), member_id))
+
+    def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                last = self._db.execute(
+                    "SELECT seq, hash FROM astragal_log WHERE room_id = ? "
+                    "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
+                seq, prev = (last[0], last[1]) if last else (0, GENESIS)
+                entry = seal(body, seq + 1, prev)
+                self._db.execute("INSERT INTO astragal_log VALUES (?, ?, ?, ?)",
+                                 (room_id, seq + 1, entry["hash"], canonical(entry)))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return entry
+
+    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT body FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (room_id, after, limit)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def head(self, room_id: str) -> tuple[int, str]:
+        with self._lock:
+            row = self._db.execute("SELECT seq, hash FROM astragal_log WHERE room_id = ? "
+                                   "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
+        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def listen(self, wake: Wake) -> None:
+        """One process owns the file's live clients; nothing to listen to."""
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# PostgreSQL
+
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,40}$")
+
+
+def split_schema(url: str) -> tuple[str, str]:
+    """Take ``?schema=NAME`` off a PostgreSQL URL (psycopg does not know it): (url, schema)."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = "public"
+    rest = []
+    for k, v in query:
+        if k == "schema":
+            schema = v
+        else:
+            rest.append((k, v))
+    if not _SCHEMA_NAME.match(schema):
+        raise ValueError(f"'{schema}' is not a schema name: lower-case letters, digits and _")
+    return urlunsplit(parts._replace(query=urlencode(rest))), schema
+
+
+class PostgresStore:
+    """Rooms in PostgreSQL (psycopg 3): several app instances share them, NOTIFY wakes the others.
+
+    Tables live in ``schema`` (created if missing) so that test runs, or several tables, never
+    collide; the NOTIFY channel is named after the schema too.
+    """
+
+    def __init__(self, url: str, schema: str | None = None, pool_size: int = 8) -> None:
+        import psycopg
+
+        self._psycopg = psycopg
+        self.url, url_schema = split_schema(url)
+        self.schema = schema or url_schema
+        if not _SCHEMA_NAME.match(self.schema):
+            raise ValueError(f"'{self.schema}' is not a schema name")
+        self.channel = f"astragal_{self.schema}"[:63]
+        s = f'"{self.schema}".'
+        self._rooms, self._members, self._log = (s + "astragal_rooms", s + "astragal_members",
+                                                 s + "astragal_log")
+        self._idle: list[Any] = []
+        self._pool_lock = threading.Lock()
+        self._pool_size = pool_size
+        self._stop = threading.Event()
+        self._listener: threading.Thread | None = None
+        with self._conn() as conn, conn.transaction():
+            # Two instances starting at once would race on CREATE … IF NOT EXISTS.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.channel,))
+            conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self.schema}"')
+            conn.execute(f"""CREATE TABLE IF NOT EXISTS {self._rooms} (
+              id TEXT PRIMARY KEY, name TEXT NOT NULL, system TEXT NOT NULL,
+              created TEXT NOT NULL)""")
+            conn.execute(f"""CREATE TABLE IF NOT EXISTS {self._members} (
+              id TEXT PRIMARY KEY, room_id TEXT NOT NULL REFERENCES {self._rooms}(id),
+              name TEXT NOT NULL, name_key TEXT NOT NULL, role TEXT NOT NULL,
+              key_hash TEXT NOT NULL UNIQUE, created TEXT NOT NULL,
+              sheet TEXT NOT NULL DEFAULT '{{}}', n BIGSERIAL,
+              UNIQUE (room_id, name_key))""")
+            conn.execute(f"""CREATE TABLE IF NOT EXISTS {self._log} (
+              room_id TEXT NOT NULL REFERENCES {self._rooms}(id), seq INTEGER NOT NULL,
+              hash TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (room_id, seq))""")
+
+    # A tiny pool: psycopg_pool is a separate package, and the app needs only a handful.
+    class _Lease:
+        def __init__(self, store: PostgresStore) -> None:
+            self.store = store
+            self.conn: Any = None
+
+        def __enter__(self) -> Any:
+            self.conn = self.store._take()
+            return self.conn
+
+        def __exit__(self, *exc: object) -> None:
+            self.store._give(self.conn)
+
+    def _conn(self) -> PostgresStore._Lease:
+        return PostgresStore._Lease(self)
+
+    def _take(self) -> Any:
+        with self._pool_lock:
+            while self._idle:
+                conn = self._idle.pop()
+                if not conn.closed:
+                    return conn
+        return self._psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+
+    def _give(self, conn: Any) -> None:
+        ok = (not conn.closed and conn.info.transaction_status
+              == self._psycopg.pq.TransactionStatus.IDLE)
+        with self._pool_lock:
+            if ok and len(self._idle) < self._pool_size:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def create_room(self, room: Mapping[str, Any], gm: Mapping[str, Any]) -> None:
+        with self._conn() as conn, conn.transaction():
+            conn.execute(f"INSERT INTO {self._rooms} VALUES (%s, %s, %s, %s)",
+                         (room["id"], room["name"], room["system"], room["created"]))
+            self._insert_member(conn, gm)
+
+    def _insert_member(self, conn: Any, m: Mapping[str, Any]) -> None:
+        try:
+            with conn.transaction():
+                conn.execute(
+                    f"INSERT INTO {self._members} (id, room_id, name, name_key, role, key_hash, "
+                    "created) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    (m["id"], m["room"], m["name"], m["name"].casefold(), m["role"],
+                     m["key_hash"], m["created"]))
+        except self._psycopg.errors.UniqueViolation as exc:
+            if "name_key" in str(exc):
+                raise NameTaken(m["name"]) from None
+            raise
+
+    def room(self, room_id: str) -> dict[str, Any] | None:
+        with self._conn() as conn:
+            row = conn.execute(f"SELECT id, name, system, created FROM {self._rooms} "
+                               "WHERE id = %s", (room_id,)).fetchone()
+        if row is None:
+            return None
+        return {"id": row[0], "name": row[1], "system": row[2], "created": row[3]}
+
+    def add_member(self, member: Mapping[str, Any]) -> None:
+        with self._conn() as conn:
+            self._insert_member(conn, member)
+
+    def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
+        with self._conn() as conn:
+            row = conn.execute(
+                f"SELECT id, room_id, name, role, created, sheet FROM {self._members} "
+                "WHERE key_hash = %s AND room_id = %s", (key_hash, room_id)).fetchone()
+        return None if row is None else _member_row(row)
+
+    def members(self, room_id: str) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute(f"SELECT id, name, role FROM {self._members} WHERE room_id = %s "
+                                "ORDER BY n", (room_id,)).fetchall()
+        return [{"id": r[0], "name": r[1], "role": r[2]} for r in rows]
+
+    def save_sheet(self, member_id: str, sheet: Mapping[str, Any]) -> None:
+        with self._conn() as conn:
+            conn.execute(f"UPDATE {self._members} SET sheet = %s WHERE id = %s",
+                         (canonical(sheet), member_id))
+
+    def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        with self._conn() as conn, conn.transaction():
+            # Lock the room row: appends to one room queue here, other rooms do not wait.
+            if conn.execute(f"SELECT 1 FROM {self._rooms} WHERE id = %s FOR UPDATE",
+                            (room_id,)).fetchone() is None:
+                raise KeyError(room_id)
+            last = conn.execute(f"SELECT seq, hash FROM {self._log} WHERE room_id = %s "
+                                "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
+            seq, prev = (last[0], last[1]) if last else (0, GENESIS)
+            entry = seal(body, seq + 1, prev)
+            conn.execute(f"INSERT INTO {self._log} VALUES (%s, %s, %s, %s)",
+                         (room_id, seq + 1, entry["hash"], canonical(entry)))
+            # Delivered on commit only, so a woken instance always finds the entry.
+            conn.execute("SELECT pg_notify(%s, %s)", (self.channel, room_id))
+        return entry
+
+    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+        with self._conn() as conn:
+            rows = conn.execute(f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s "
+                                "ORDER BY seq LIMIT %s", (room_id, after, limit)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def head(self, room_id: str) -> tuple[int, str]:
+        with self._conn() as conn:
+            row = conn.execute(f"SELECT seq, hash FROM {self._log} WHERE room_id = %s "
+                               "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
+        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def listen(self, wake: Wake) -> None:
+        """Start a thread that LISTENs on the channel and calls ``wake(room_id)`` per NOTIFY."""
+        if self._listener is not None:
+            return
+        self._listener = threading.Thread(target=self._listen, args=(wake,),
+                                          name="astragal-listen", daemon=True)
+        self._listener.start()
+
+    def _listen(self, wake: Wake) -> None:
+        backoff = 0.5
+        while not self._stop.is_set():
+            try:
+                with self._psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                    conn.execute(f'LISTEN "{self.channel}"')
+                    wake(None)  # anything appended while we were not listening
+                    backoff = 0.5
+                    while not self._stop.is_set():
+                        for note in conn.notifies(timeout=0.5, stop_after=64):
+                            wake(note.payload or None)
+            except self._psycopg.Error:
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 10.0)
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._listener is not None:
+            self._listener.join(timeout=5)
+        with self._pool_lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    def drop_schema(self) -> None:
+        """Remove the schema and everything in it (tests clean up with this)."""
+        with self._conn() as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+
+
+def open_store(db: str | None) -> Store:
+    """The store for ``--db``: a PostgreSQL URL, else a SQLite file path (default ./astragal.db)."""
+    if db and db.startswith(("postgresql://", "postgres://")):
+        return PostgresStore(db)
+    if db and db.startswith("sqlite:///"):
+        db = db[len("sqlite:///"):]
+    return SQLiteStore(db or DEFAULT_DB)
