@@ -1,0 +1,70 @@
+"""The command line as a user meets it: a real process, exit codes, stdout and stderr."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "astragal.cli", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_roll_with_faces_prints_the_transcript() -> None:
+    p = run("roll", "jc: d10 d4 vs routine", "--faces", "7,2 / 3,4")
+    assert p.returncode == 0, p.stderr
+    assert "d10→7" in p.stdout and "7 vs 4: margin +3 → Success" in p.stdout
+
+
+def test_roll_json_shape() -> None:
+    p = run("roll", "jc: dmg d8 d6 d4 vs soak d8 d6", "--faces", "7,6,2 / 8,3", "--json")
+    data = json.loads(p.stdout)
+    assert set(data) == {"system", "input", "outcome", "result", "dice", "transcript"}
+    assert data["result"]["hits"] == 2
+
+
+def test_odds_json_shape() -> None:
+    data = json.loads(run("odds", "jc: d12 d8 vs 2d10", "--json").stdout)
+    assert {"system", "input", "outcomes", "distribution", "mean"} <= set(data)
+    assert list(data["outcomes"]) == ["botch", "overwhelming_failure", "failure", "tie",
+                                      "success", "overwhelming_success"]
+    assert sum(data["outcomes"].values()) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_bad_input_exits_2_with_a_caret_on_stderr() -> None:
+    p = run("roll", "jc: d12 d7 vs 2d10")
+    assert p.returncode == 2 and p.stdout == ""
+    lines = p.stderr.splitlines()
+    assert "Traceback" not in p.stderr
+    assert lines[1] == "jc: d12 d7 vs 2d10" and lines[2] == "        ^^"
+    assert "d7 is not a Jadeclaw die" in lines[3]
+
+
+@pytest.mark.parametrize("args", [
+    ("roll", "jc: d12", "--faces", "13"),
+    ("odds", "jc: dmg 60d12 vs soak 60d12"),
+    ("table", "jadeclaw", "nope"),
+    ("roll", "jc: d12", "-o", "nonsense"),
+])
+def test_other_errors_exit_2_without_traceback(args: tuple[str, ...]) -> None:
+    p = run(*args)
+    assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.strip()
+
+
+def test_tables() -> None:
+    p = run("table", "jadeclaw", "levels")
+    lines = p.stdout.splitlines()
+    assert lines[0].split()[:2] == ["Level", "Dice"]
+    assert lines[9].split()[0] == "7" and "2d12 & d4" in lines[9]  # L7 +2 → 2d12&d4
+    c = run("table", "jadeclaw", "contest", "--json")
+    rows = json.loads(c.stdout)["rows"]
+    assert len(rows) == 21 and rows[0][1] == "Trivial"
+
+
+def test_demo_rolls_and_prints_odds() -> None:
+    p = run("demo", "--seed", "1")
+    assert p.returncode == 0 and "Exact odds" in p.stdout and "Score" in p.stdout
