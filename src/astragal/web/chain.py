@@ -82,8 +82,9 @@ class Report:
                 out.append(f"ok: {self.replayed} roll(s) replayed from their faces give the "
                            "stored verdicts")
             if self.redacted:
-                out.append(f"note: {self.redacted} hidden entr{'y' if self.redacted == 1 else 'ies'} "
-                           "appear only as links in the chain; their contents could not be checked")
+                out.append(f"note: {self.redacted} hidden "
+                           f"{'entry appears' if self.redacted == 1 else 'entries appear'} only as "
+                           "links in the chain; their contents could not be checked")
             return out
         return [f"TAMPERED: {p}" for p in self.problems] + [
             f"{len(self.problems)} problem(s) in {self.entries} entries"]

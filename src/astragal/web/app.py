@@ -1,0 +1,475 @@
+"""The FastAPI application: the HTTP API (documented in OpenAPI at /docs), the live WebSocket, the page.
+
+Every error has one JSON shape, ``{"error": kind, "message": …}``, plus the ``text`` and ``span``
+for notation (422). Keys travel in the ``Authorization: Bearer <key>`` header, and on the WebSocket
+in its first message: never in a URL, so they stay out of logs and browser history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, Header, Query, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.websockets import WebSocketDisconnect
+
+from .room import Member, RateLimit, Table, TableError
+from .store import Store
+
+__all__ = ["create_app", "Hub", "MAX_BODY"]
+
+STATIC = Path(__file__).with_name("static")
+MAX_BODY = 16 * 1024
+WS_MAX_MESSAGE = 4 * 1024
+CATCH_UP_SECONDS = 15.0  # a safety net: clients re-read the log even if a wake-up was lost
+
+_PAGE_HEADERS = {
+    "Content-Security-Policy": ("default-src 'self'; script-src 'self'; style-src 'self'; "
+                                "img-src 'self' data:; connect-src 'self'; object-src 'none'; "
+                                "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+    "Referrer-Policy": "no-referrer",
+}
+_ALL_HEADERS = {"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+                "Cache-Control": "no-store"}
+
+
+# ------------------------------------------------------------------------------------------------
+# Request and response bodies (they document the API in OpenAPI)
+
+
+class RoomIn(BaseModel):
+    """A room to open: its name, its default system, and the GM's display name."""
+
+    name: str = Field("", description="shown at the top of the room", examples=["The Jade Court"])
+    system: str = Field("jadeclaw", description="the default system (name or prefix)",
+                        examples=["jadeclaw"])
+    gm_name: str = Field("GM", description="the GM's display name", examples=["Hostess Mei"])
+
+
+class JoinIn(BaseModel):
+    """A player joining: their display name (unique in the room, ignoring case)."""
+
+    name: str = Field(..., examples=["Wu"])
+
+
+class RollIn(BaseModel):
+    """A roll: notation (a macro name, stat names allowed) and who may see it."""
+
+    text: str = Field(..., examples=["d12 d8 vs 2d10"])
+    visibility: Literal["public", "gm", "blind"] = Field(
+        "public", description="public: everyone; gm: the GM and you; blind: the GM only")
+
+
+class SheetIn(BaseModel):
+    """A player's stats (named pools and numbers) and macros (named rolls)."""
+
+    stats: dict[str, str | int] = Field(default_factory=dict,
+                                        examples=[{"Fast-Talk": "d12", "Will": "d10"}])
+    macros: dict[str, str] = Field(default_factory=dict,
+                                   examples=[{"sneak": "jc: Speed + Stealth vs routine"}])
+
+
+class MemberOut(BaseModel):
+    id: str
+    name: str
+    role: Literal["gm", "player"]
+
+
+class RoomOut(BaseModel):
+    id: str
+    name: str
+    system: str
+    created: str
+
+
+class RoomCreated(BaseModel):
+    """The new room, you (its GM), your secret key, and the two links to share or keep."""
+
+    room: RoomOut
+    member: MemberOut
+    key: str = Field(..., description="the GM's secret key: keep it; it is shown once")
+    gm_link: str
+    join_link: str
+
+
+class Joined(BaseModel):
+    member: MemberOut
+    key: str = Field(..., description="your secret key: the page keeps it for you")
+
+
+class LogPage(BaseModel):
+    """Entries you may see with id > after, oldest first; ask again with after=last if more."""
+
+    entries: list[dict[str, Any]]
+    last: int
+    more: bool
+
+
+class ErrorOut(BaseModel):
+    error: str
+    message: str
+    text: str | None = None
+    span: list[int] | None = None
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorOut, "description": "missing or wrong key"},
+    404: {"model": ErrorOut, "description": "no such room"},
+    413: {"model": ErrorOut, "description": "request body too large"},
+    422: {"model": ErrorOut, "description": "bad input: notation errors carry text and span"},
+    429: {"model": ErrorOut, "description": "too many requests; see retry_after (seconds)"},
+}
+
+
+# ------------------------------------------------------------------------------------------------
+# Live: which connections watch which room
+
+
+class Hub:
+    """Wakes the WebSocket connections of a room when its log grows (here or on another instance)."""
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, set[asyncio.Event]] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def subscribe(self, room_id: str) -> asyncio.Event:
+        event = asyncio.Event()
+        self.rooms.setdefault(room_id, set()).add(event)
+        return event
+
+    def unsubscribe(self, room_id: str, event: asyncio.Event) -> None:
+        watchers = self.rooms.get(room_id)
+        if watchers is not None:
+            watchers.discard(event)
+            if not watchers:
+                del self.rooms[room_id]
+
+    def wake(self, room_id: str | None) -> None:
+        """In the event loop: wake one room's connections (None: all rooms)."""
+        targets = self.rooms.values() if room_id is None else [self.rooms.get(room_id, set())]
+        for watchers in list(targets):
+            for event in list(watchers):
+                event.set()
+
+    def wake_threadsafe(self, room_id: str | None) -> None:
+        """From any thread (request workers, the PostgreSQL listener)."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop is shutting down
+                loop.call_soon_threadsafe(self.wake, room_id)
+
+
+# ------------------------------------------------------------------------------------------------
+# Middleware: a body size limit and security headers, as plain ASGI (it also sees chunked bodies)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
+                   Awaitable[None]]
+
+
+def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
+    async def guarded(scope: Scope, receive: Callable[[], Awaitable[Message]],
+                      send: Callable[[Message], Awaitable[None]]) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        too_large = JSONResponse(
+            {"error": "TooLarge", "message": f"the request body is over the limit of {max_body} "
+                                             "bytes"}, status_code=413)
+        for name, value in scope.get("headers", []):
+            if name == b"content-length" and (not value.isdigit() or int(value) > max_body):
+                await too_large(scope, receive, send)
+                return
+        # Bodies here are small: read the whole body first (chunked or not), refuse it whole.
+        chunks: list[bytes] = []
+        seen = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            seen += len(chunks[-1])
+            if seen > max_body:
+                await too_large(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                extra = dict(_ALL_HEADERS)
+                if scope["path"] == "/" or scope["path"].startswith(("/r/", "/static/")):
+                    extra.update(_PAGE_HEADERS)
+                for k, v in extra.items():
+                    if k.lower().encode() not in present:
+                        headers.append((k.lower().encode(), v.encode()))
+                message["headers"] = headers
+            await send(message)
+
+        await app(scope, replay, send_with_headers)
+
+    return guarded
+
+
+# ------------------------------------------------------------------------------------------------
+# The application
+
+
+def _key(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, value = authorization.partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else None
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def create_app(store: Store, *, table: Table | None = None, own_store: bool = True,
+               max_body: int = MAX_BODY, door_rate: tuple[float, int] = (1.0, 30)) -> FastAPI:
+    """The web table's ASGI app over ``store`` (closed on shutdown when ``own_store``)."""
+    table = table or Table(store)
+    hub = Hub()
+    doors = RateLimit(*door_rate)  # rooms opened and joins, per client address
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        hub.loop = asyncio.get_running_loop()
+        store.listen(hub.wake_threadsafe)
+        yield
+        hub.loop = None
+        if own_store:
+            await run_in_threadpool(store.close)
+
+    app = FastAPI(
+        title="astragal web table",
+        version="1",
+        summary="Roll together, live: rooms, a shared roll log with a hash chain, exact odds.",
+        description=(
+            "Open a room (you are its GM), share its link, and everyone rolls in any system's "
+            "notation. Rolls are made by the server, stored in order, and sent live over the "
+            "WebSocket `/api/rooms/{id}/live` (send `{\"key\": …, \"after\": last_id}` first; "
+            "then receive `{\"type\": \"entry\", \"entry\": …}` messages). Authenticate with "
+            "`Authorization: Bearer <key>`."),
+        lifespan=lifespan,
+        responses=_ERRORS,
+    )
+    app.state.table = table
+    app.state.hub = hub
+
+    @app.exception_handler(TableError)
+    async def table_error(request: Request, exc: TableError) -> JSONResponse:
+        headers = ({"Retry-After": str(max(1, round(exc.extra["retry_after"] + 0.5)))}
+                   if "retry_after" in exc.extra else None)
+        return JSONResponse(exc.to_json(), status_code=exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        message = f"{where}: {first.get('msg', 'invalid request')}" if where else \
+            str(first.get("msg", "invalid request"))
+        return JSONResponse({"error": "RequestError", "message": message,
+                             "detail": json.loads(json.dumps(errors, default=str))},
+                            status_code=422)
+
+    # -- the page ----------------------------------------------------------------------------
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/r/{room_id}", include_in_schema=False)
+    def room_page(room_id: str) -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    # -- the API -----------------------------------------------------------------------------
+
+    @app.get("/api/systems", tags=["odds"])
+    def systems() -> list[dict[str, Any]]:
+        """The installed game systems: name, title, prefixes."""
+        return list(table.systems()["systems"].values())
+
+    @app.post("/api/rooms", status_code=201, response_model=RoomCreated, tags=["rooms"])
+    def create_room(body: RoomIn, request: Request) -> dict[str, Any]:
+        """Open a room. You are its GM: keep the GM link, share the join link."""
+        doors.check(_client(request), "rooms opened or joined from this address")
+        made = table.create_room(body.name, body.system, body.gm_name)
+        rid = made["room"]["id"]
+        return {**made, "gm_link": f"/r/{rid}#key={made['key']}", "join_link": f"/r/{rid}"}
+
+    @app.get("/api/rooms/{room_id}", response_model=RoomOut, tags=["rooms"])
+    def get_room(room_id: str) -> dict[str, Any]:
+        """A room's name and system (anyone with the link may see these, to join)."""
+        return table.room(room_id)
+
+    @app.post("/api/rooms/{room_id}/members", status_code=201, response_model=Joined,
+              tags=["rooms"])
+    def join(room_id: str, body: JoinIn, request: Request) -> dict[str, Any]:
+        """Join a room by its link with a display name; returns your player key."""
+        doors.check(_client(request), "rooms opened or joined from this address")
+        return table.join(room_id, body.name)
+
+    @app.get("/api/rooms/{room_id}/me", tags=["rooms"])
+    def me(room_id: str, authorization: str | None = Header(None)) -> dict[str, Any]:
+        """You, your sheet, the room, who else is in it, and the log's head."""
+        member = table.member(room_id, _key(authorization))
+        last, head = store.head(room_id)
+        return {"member": member.to_json(), "sheet": member.sheet.to_json(),
+                "room": table.room(room_id), "members": store.members(room_id),
+                "head": {"id": last, "hash": head}}
+
+    @app.put("/api/rooms/{room_id}/sheet", tags=["characters"])
+    def put_sheet(room_id: str, body: SheetIn,
+                  authorization: str | None = Header(None)) -> dict[str, Any]:
+        """Replace your stats (``Fast-Talk = d12``) and macros (``sneak = jc: …``)."""
+        member = table.member(room_id, _key(authorization))
+        return table.save_sheet(member, body.model_dump()).to_json()
+
+    @app.post("/api/rooms/{room_id}/rolls", status_code=201, tags=["rolls"])
+    def post_roll(room_id: str, body: RollIn,
+                  authorization: str | None = Header(None)) -> dict[str, Any]:
+        """Roll (on the server), store it in the log, and send it live to who may see it.
+
+        Returns the stored entry as you may see it (a blind roll comes back without its result).
+        """
+        member = table.member(room_id, _key(authorization))
+        entry = table.roll(member, body.text, body.visibility)
+        hub.wake_threadsafe(room_id)
+        seen = Table.visible(entry, member)
+        assert seen is not None  # the roller always sees at least a stub
+        return seen
+
+    @app.get("/api/rooms/{room_id}/log", response_model=LogPage, tags=["rolls"])
+    def get_log(room_id: str, after: int = Query(0, ge=0), limit: int = Query(500, ge=1, le=500),
+                authorization: str | None = Header(None)) -> dict[str, Any]:
+        """The log entries you may see, with id > ``after`` (the last id you saw)."""
+        return table.log(table.member(room_id, _key(authorization)), after, limit)
+
+    @app.get("/api/rooms/{room_id}/odds", tags=["odds"])
+    def room_odds(room_id: str, text: str = Query(..., max_length=2000),
+                  authorization: str | None = Header(None)) -> dict[str, Any]:
+        """Exact odds of a roll in this room (its default system, your stats and macros)."""
+        member = table.member(room_id, _key(authorization))
+        return table.odds(text, table.room(room_id)["system"], member)
+
+    @app.get("/api/odds", tags=["odds"])
+    def odds(request: Request, text: str = Query(..., max_length=2000),
+             system: str | None = Query(None, description="default system for text without "
+                                                          "a prefix")) -> dict[str, Any]:
+        """Exact odds of any roll: outcome categories and the value's distribution."""
+        return table.odds(text, system, None, _client(request))
+
+    @app.get("/api/rooms/{room_id}/export.json", tags=["log"])
+    def export_json(room_id: str, authorization: str | None = Header(None)) -> JSONResponse:
+        """The whole log, as you may see it, for ``astragal verify-log``."""
+        data = table.export(table.member(room_id, _key(authorization)))
+        return JSONResponse(data, headers={
+            "Content-Disposition": f'attachment; filename="astragal-{room_id}.json"'})
+
+    @app.get("/api/rooms/{room_id}/export.md", tags=["log"], response_class=PlainTextResponse)
+    def export_md(room_id: str, authorization: str | None = Header(None)) -> Response:
+        """The whole log, as you may see it, as a Markdown table."""
+        text = table.export_markdown(table.member(room_id, _key(authorization)))
+        return Response(text, media_type="text/markdown; charset=utf-8", headers={
+            "Content-Disposition": f'attachment; filename="astragal-{room_id}.md"'})
+
+    # -- live ------------------------------------------------------------------------------
+
+    @app.websocket("/api/rooms/{room_id}/live")
+    async def live(ws: WebSocket, room_id: str) -> None:
+        """Send ``{"key": …, "after": N}``; receive every entry you may see with id > N, live."""
+        await ws.accept()
+        try:
+            first = await asyncio.wait_for(ws.receive_text(), timeout=10)
+            if len(first) > WS_MAX_MESSAGE:
+                raise ValueError("the first message is too long")
+            hello = json.loads(first)
+            if not isinstance(hello, dict):
+                raise ValueError("the first message must be an object")
+            after = hello.get("after", 0)
+            if not isinstance(after, int) or isinstance(after, bool) or after < 0:
+                raise ValueError("after must be a whole number ≥ 0")
+            member: Member = await run_in_threadpool(table.member, room_id, hello.get("key"))
+        except TableError as exc:
+            await ws.send_json({"type": "error", **exc.to_json()})
+            await ws.close(code=4000 + exc.status)
+            return
+        except (ValueError, asyncio.TimeoutError, KeyError) as exc:
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", "error": "RequestError",
+                                    "message": f"start with {{\"key\": …, \"after\": N}}: {exc}"})
+                await ws.close(code=4400)
+            return
+        except WebSocketDisconnect:
+            return
+        event = hub.subscribe(room_id)
+
+        async def drain() -> None:  # the client only pings; a close ends the connection
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+                while True:
+                    message = await ws.receive_text()
+                    if len(message) > WS_MAX_MESSAGE:
+                        return
+
+        receiver = asyncio.create_task(drain())
+        try:
+            await ws.send_json({"type": "hello", "member": member.to_json(), "after": after})
+            while not receiver.done():
+                event.clear()  # before reading, so a wake-up during the read is not lost
+                page = await run_in_threadpool(table.log, member, after)
+                for entry in page["entries"]:
+                    await ws.send_json({"type": "entry", "entry": entry})
+                after = page["last"]
+                if page["more"]:
+                    continue
+                waiter = asyncio.create_task(event.wait())
+                await asyncio.wait({receiver, waiter}, timeout=CATCH_UP_SECONDS,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            hub.unsubscribe(room_id, event)
+            receiver.cancel()
+            with contextlib.suppress(Exception):
+                await ws.close()
+
+    app.add_middleware(_GuardMiddleware, max_body=max_body)
+    return app
+
+
+class _GuardMiddleware:
+    """``_guard`` as a Starlette middleware class."""
+
+    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY) -> None:
+        self.app = _guard(app, max_body)
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Message]],
+                       send: Callable[[Message], Awaitable[None]]) -> None:
+        await self.app(scope, receive, send)
