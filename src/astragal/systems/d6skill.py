@@ -11,8 +11,8 @@ notation → rolling → exact odds → GM tables. Rolling and odds call the sam
 >>> import astragal
 >>> astragal.roll("ds: d6+2", faces="6,6,3").result["result"]
 17
->>> round(astragal.odds("ds: d6+3 vs 6").outcomes["success"], 4)
-0.6667
+>>> astragal.odds("ds: d6+3 vs 6").outcomes["success"]  # 4, 5 or a Critical 6
+0.5
 """
 
 from __future__ import annotations
@@ -515,23 +515,23 @@ def _read_option(tok: Token, toks: Tokens, opts: dict[str, Any]) -> None:
 
 
 def _describe(d: D6Roll, side: Side, rules: DieRules) -> str:
-    faces = ", ".join(map(str, d.faces))
+    """How one d6 was read, in the game's words: ``d6 shows 6, 6, 3: Critical (S9) …``."""
     result = d.total + side.bonus
     sign = "-" if side.bonus < 0 else "+"
     sum_text = f"{d.total} {sign} {abs(side.bonus)} = {result}"
     if d.botch:
-        return f"{faces}: a 1, botch check (S7) shows 1 — Botch!"
+        return "d6 shows 1, botch check (S7) shows 1 — Botch!"
     if d.faces[0] == BOTCH_FACE and rules.botches:
-        return (f"{faces}: a 1, botch check (S7) shows {d.faces[1]} — no Botch, the die counts 1 "
-                f"(S8): {sum_text}")
+        return (f"d6 shows 1, botch check (S7) shows {d.faces[1]}: no Botch, the die counts 1 "
+                f"(S8) → {sum_text}")
     if d.critical:
         chain = " + ".join(map(str, d.faces))
         capped = (rules.max_explosions is not None and d.explosions == rules.max_explosions
                   and d.faces[-1] == CRITICAL_FACE)
-        return (f"{faces}: Critical (S9) {chain} = {d.total}"
-                + (" (the house cap on explosions stops the chain)" if capped else "")
-                + f": {sum_text}")
-    return f"{faces}: {sum_text}"
+        return (f"d6 shows {', '.join(map(str, d.faces))}: Critical (S9), {chain} = {d.total}"
+                + (" (the house cap on explosions ends the chain)" if capped else "")
+                + f" → {sum_text}")
+    return f"d6 shows {d.faces[0]} → {sum_text}"
 
 
 def roll_d6(tray: Tray, rules: DieRules, group: str, stream: int, limits: Limits,
@@ -586,7 +586,7 @@ def roll(spec: Check, source: Source, options: Mapping[str, Any], limits: Limits
     if spec.opposition is not None:
         return _roll_opposed(spec, tray, rules, limits, text, lines)
     d = roll_d6(tray, rules.die(actor.kind), "actor", 0, limits, text)
-    lines.append(f"{title} roll d6: {_describe(d, actor, rules.die(actor.kind))}")
+    lines.append(f"{title}: {_describe(d, actor, rules.die(actor.kind))}")
     result = _side_json(d, actor)
     res = d.total + actor.bonus
     if spec.difficulty is None:
@@ -631,7 +631,7 @@ def _roll_damage(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: st
     weapon: int | None = None
     if hit and isinstance(spec.dmg, Side):  # S9, S-A3: a rolled DMG, rolled by the attacker
         d = roll_d6(tray, rules.die("dmg"), "dmg", 0, limits, text)
-        lines.append(f"DMG roll d6: {_describe(d, spec.dmg, rules.die('dmg'))}")
+        lines.append(f"DMG roll: {_describe(d, spec.dmg, rules.die('dmg'))}")
         weapon = d.total + spec.dmg.bonus
         result["dmg_roll"] = _side_json(d, spec.dmg)
     elif isinstance(spec.dmg, int):
@@ -639,7 +639,8 @@ def _roll_damage(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: st
     dmg = damage(margin, weapon or 0) if hit else 0
     result.update({"dmg_bonus": margin if hit else 0, "weapon_dmg": weapon, "dmg": dmg})
     if hit:
-        base = f"base DMG {weapon} + " if spec.dmg is not None else ""
+        base = ("" if spec.dmg is None else f"DMG roll {weapon} + " if isinstance(spec.dmg, Side)
+                else f"base DMG {weapon} + ")
         lines.append(f"DMG = {base}margin {margin} = {dmg} (S5)")
 
 
@@ -662,8 +663,8 @@ def _roll_opposed(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: s
                        "margin": res_a - res_b, "outcome": verdict})
         if len(rounds) > 1:
             lines.append(f"Round {len(rounds)}:")
-        lines.append(f"  {KIND_TITLES[actor.kind]} d6: {_describe(a, actor, ra)}")
-        lines.append(f"  {KIND_TITLES[opp.kind]} d6: {_describe(b, opp, rb)}")
+        lines.append(f"  {KIND_TITLES[actor.kind]}: {_describe(a, actor, ra)}")
+        lines.append(f"  {KIND_TITLES[opp.kind]}: {_describe(b, opp, rb)}")
         if verdict == "reroll":
             lines.append(f"  {res_a} vs {res_b}: a tie — roll again (S3)")
             continue

@@ -1137,16 +1137,26 @@ def _damage_dp(damage: tuple[tuple[int, int], ...], soak: tuple[tuple[int, int],
     real_soak_lo = {lo for _, lo in soak}
 
     def merge(cands: list[tuple[Any, Any, Any, Any]]) -> tuple[Any, Any]:
-        all_states = np.concatenate([c[0] for c in cands])
-        all_probs = np.concatenate([c[1] for c in cands])
-        all_shift = np.concatenate([c[2] for c in cands])
+        # Sum the candidates that reached the same state; shift each row's hits by its new hits.
+        all_states = np.concatenate([c[0] for c in cands]) if len(cands) > 1 else cands[0][0]
         keys = all_states @ weights_radix
-        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        K = len(uniq)
-        cols = np.arange(H)[None, :] + all_shift[:, None]
-        flat = (inverse[:, None] * H + np.minimum(cols, H - 1)).ravel()
-        merged = np.bincount(flat, weights=all_probs.ravel(), minlength=K * H).reshape(K, H)
-        return all_states[first], merged
+        order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[order]
+        starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
+        position = np.empty_like(order)
+        position[order] = np.arange(len(order))
+        table = np.zeros((len(order), H))
+        offset = 0
+        for _, p, shift, _ in cands:
+            rows = position[offset:offset + len(p)]
+            offset += len(p)
+            if not shift.any():
+                table[rows] = p
+                continue
+            for sh in np.unique(shift):
+                sel = shift == sh
+                table[rows[sel], sh:] = p[sel, :H - sh]
+        return all_states[order[starts]], np.add.reduceat(table, starts, axis=0)
 
     def place(states: Any, probs: Any, col: int, lo: int, dice: tuple[tuple[int, int], ...],
               v: int, is_soak: bool) -> tuple[Any, Any]:

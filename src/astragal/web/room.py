@@ -350,7 +350,8 @@ class Table:
                 result = astragal.odds(exp.text, limits=self.limits, default_system=system)
             except InputError as exc:
                 raise RollError(exc, exp) from None
-            hit = {"notation": exp.text, "odds": result.to_json(), "odds_text": odds_text(result)}
+            hit = {"notation": exp.text, "system": result.system, "value_name": result.value_name,
+                   "odds": result.to_json(), "odds_text": odds_text(result)}
             with self._odds_lock:
                 if len(self._odds_cache) > 512:
                     self._odds_cache.clear()
