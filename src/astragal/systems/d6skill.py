@@ -11,7 +11,7 @@ notation → rolling → exact odds → GM tables. Rolling and odds call the sam
 >>> import astragal
 >>> astragal.roll("ds: d6+2", faces="6,6,3").result["result"]
 17
->>> astragal.odds("ds: d6+3 vs 6").outcomes["success"]  # 4, 5 or a Critical 6
+>>> round(astragal.odds("ds: d6+3 vs 6").outcomes["success"], 12)  # 4, 5 or a Critical 6
 0.5
 """
 
@@ -727,9 +727,9 @@ def d6_law(rules: DieRules) -> D6Law:
                 p[6 * k] = reach
                 break
             for r in range(1, 6):
-                p[6 * k + r] = reach * sixth
-            reach *= sixth
+                p[6 * k + r] = 1.0 / SIDES ** (k + 1)
             k += 1
+            reach = 1.0 / SIDES**k
             if rules.max_explosions is None and reach < TAIL:
                 truncated = reach
                 break
@@ -743,7 +743,7 @@ def result_law(law: D6Law, bonus: int) -> dict[int, float]:
     """P(result = x) for d6 + bonus, a botched die counting 1 (S8)."""
     out = {t + bonus: q for t, q in enumerate(law.plain) if q}
     if law.botch:
-        out[1 + bonus] = out.get(1 + bonus, 0.0) + law.botch
+        out[1 + bonus] = math.fsum((out.get(1 + bonus, 0.0), law.botch))
     return out
 
 
@@ -784,30 +784,32 @@ def opposed_law(la: D6Law, bonus_a: int, lb: D6Law, bonus_b: int, rules: Rules) 
                        [la.botch * q for q in reversed(lb.plain)]))
     if la.botch and lb.botch:
         blocks.append((True, True, bonus_a - bonus_b, [la.botch * lb.botch]))
-    outcomes: dict[str, float] = {}
-    margins: dict[int, float] = {}
-    hits: dict[int, float] = {}
-    opp_botch = 0.0
+    outcomes: dict[str, list[float]] = {}
+    margins: dict[int, list[float]] = {}
+    hits: dict[int, list[float]] = {}
+    opp_botch: list[float] = []
     for a_botch, b_botch, offset, pmf in blocks:
         for i, q in enumerate(pmf):
             if q <= 0.0:
                 continue
             verdict, m = opposed_verdict(offset + i, a_botch, b_botch, rules)
-            outcomes[verdict] = outcomes.get(verdict, 0.0) + q
+            outcomes.setdefault(verdict, []).append(q)
             if verdict == "reroll":
                 continue
-            margins[m] = margins.get(m, 0.0) + q
+            margins.setdefault(m, []).append(q)
             if verdict == "success":
-                hits[m] = hits.get(m, 0.0) + q
+                hits.setdefault(m, []).append(q)
             if b_botch:
-                opp_botch += q
-    tie = outcomes.pop("reroll", 0.0)
+                opp_botch.append(q)
+    tie = math.fsum(outcomes.pop("reroll", []))
     scale = 1.0 / (1.0 - tie)  # S3: the conditional law of the round that decides
     lost = la.truncated + lb.truncated - la.truncated * lb.truncated
-    return RoundLaw({k: v * scale for k, v in outcomes.items()},
-                    {k: v * scale for k, v in margins.items()},
-                    {k: v * scale for k, v in hits.items()},
-                    tie, opp_botch * scale, lost * scale)
+
+    def norm(acc: Mapping[Any, list[float]]) -> dict[Any, float]:
+        return {k: math.fsum(v) * scale for k, v in acc.items()}
+
+    return RoundLaw(norm(outcomes), norm(margins), norm(hits), tie,
+                    math.fsum(opp_botch) * scale, lost * scale)
 
 
 def damage_law(hit_margins: Mapping[int, float], miss: float, weapon: int | Side | None,
@@ -817,7 +819,7 @@ def damage_law(hit_margins: Mapping[int, float], miss: float, weapon: int | Side
     A rolled DMG (S9, S-A3) is convolved with the margins; S5 depends only on their sum.
     Returns the law and the extra mass cut from the DMG roll's own tail.
     """
-    out: dict[int, float] = {0: miss} if miss else {}
+    acc: dict[int, list[float]] = {0: [miss]} if miss else {}
     if isinstance(weapon, Side):
         law = d6_law(rules.die("dmg"))
         wl = result_law(law, weapon.bonus)
@@ -831,13 +833,13 @@ def damage_law(hit_margins: Mapping[int, float], miss: float, weapon: int | Side
         conv = _np_correlate(ma, wa[::-1])  # a convolution: index k ↔ margin + weapon − lows
         for k, q in enumerate(conv):
             if q > 0.0:
-                d = damage(k + lo_m + lo_w, 0)
-                out[d] = out.get(d, 0.0) + q
-        return out, law.truncated * math.fsum(hit_margins.values())
-    for m, q in hit_margins.items():
-        d = damage(m, weapon or 0)
-        out[d] = out.get(d, 0.0) + q
-    return out, 0.0
+                acc.setdefault(damage(k + lo_m + lo_w, 0), []).append(q)
+        lost = law.truncated * math.fsum(hit_margins.values())
+    else:
+        for m, q in hit_margins.items():
+            acc.setdefault(damage(m, weapon or 0), []).append(q)
+        lost = 0.0
+    return {k: math.fsum(v) for k, v in acc.items()}, lost
 
 
 def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
@@ -866,11 +868,12 @@ def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> 
                         {"p_critical": 0.0, "auto_success": True})
         if actor.bonus > spec.difficulty:
             notes.append("S6: the bonus alone beats #, but the situation is stressful: roll")
-    out = dict.fromkeys(CHECK_OUTCOMES, 0.0)
-    out["botch"] = la.botch
+    parts: dict[str, list[float]] = {k: [] for k in CHECK_OUTCOMES}
+    parts["botch"].append(la.botch)
     for t, q in enumerate(la.plain):
         if q:
-            out[check_outcome(t + actor.bonus, False, spec.difficulty)] += q
+            parts[check_outcome(t + actor.bonus, False, spec.difficulty)].append(q)
+    out = {k: math.fsum(v) for k, v in parts.items()}
     if not spec.is_attack:
         extra["auto_success"] = False
         return Odds("d6skill", text, Distribution.from_mapping(out, order=CHECK_OUTCOMES),
