@@ -1,0 +1,760 @@
+"""The combat tracker: ``astragal fight`` keeps a fight's state in a small JSON file.
+
+The defence rules look at last turn (A12, A20), so a fight has state: each combatant's numbers,
+their Luck, Heal and Ammo counters (A16), damage taken, stun, and what they did on their last
+turn. Every command reads the file, checks everything, changes a copy and writes it back
+atomically (a temporary file, then ``os.replace``), so an error or a crash never leaves a
+half-written fight: it is all of the turn or none of it.
+
+Commands (``astragal fight [--file fight.json] COMMAND ...``)::
+
+    new [force] [KEY=VALUE ...] [table=PATH] [critical_table=PATH]
+    add NAME KEY=VALUE ...            attack weapon class throw crit armor shield parry
+                                      luck heal ammo hp (dodge = parry)
+    set NAME KEY=VALUE ...            the same keys, plus damage and stunned
+    remove NAME
+    attack A B [berserk|defensive] [throw] [luck=N] [ammo=N] [--faces F | --seed N] [--json]
+    odds A B [berserk|defensive] [throw] [luck=N]
+    pass NAME                         a turn without attacking (last turn's stance ends)
+    heal NAME [N]                     spend N Heal (default 1): N damage healed
+    spend NAME luck|heal|ammo [N]     spend a counter outside an attack
+    option KEY=VALUE ...              change a house rule (or table=PATH) mid-fight
+    show [--json]    log [--json]
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..._errors import InputError, OptionError
+from ..._limits import DEFAULT_LIMITS
+from ..._rng import Source, SystemSource, make_source
+from .exchange import odds as exchange_odds
+from .exchange import roll as exchange_roll
+from .notation import Attacker, Defender, Exchange, check
+from .rules import (
+    BERSERK,
+    BERSERK_LAST_TURN,
+    DEFAULTS,
+    DEFENSIVE,
+    DEFENSIVE_LAST_TURN,
+    FILE_OPTIONS,
+    NORMAL,
+    STUNNED,
+    THREW_LAST_TURN,
+    WHIFFED_LAST_TURN,
+    AttackTable,
+    CriticalTable,
+    Rules,
+    attack_table_from_data,
+    critical_table_from_data,
+    read_json_file,
+    rules_for,
+)
+
+FORMAT = "astragal fight"
+VERSION = 1
+
+
+class FightError(InputError):
+    """A fight command that cannot be carried out (unknown combatant, empty counter, bad file)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Combatants
+
+# key in the file → (words a GM may type, kind)
+FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "attack": (("attack", "atk"), "count"),
+    "weapon": (("weapon", "wpn"), "count"),
+    "class": (("class", "weapon_class"), "class"),
+    "throw_bonus": (("throw", "throw_bonus", "tb"), "count"),
+    "crit_bonus": (("crit", "crit_bonus"), "signed"),
+    "armor": (("armor", "armour"), "count"),
+    "shield": (("shield",), "count"),
+    "parry": (("parry", "dodge", "parry_dodge"), "count"),
+    "luck": (("luck",), "count"),
+    "heal": (("heal",), "count"),
+    "ammo": (("ammo",), "optional"),
+    "hp": (("hp", "health"), "optional"),
+    "damage": (("damage",), "count"),
+    "stunned": (("stunned",), "bool"),
+}
+ADD_ONLY_NOT = ("damage", "stunned")
+_WORDS = {w: key for key, (words, _) in FIELDS.items() for w in words}
+LAST_TURN_FLAGS = ("berserk", "defensive", "threw", "whiffed")
+_FLAG_STATE = {"berserk": BERSERK_LAST_TURN, "defensive": DEFENSIVE_LAST_TURN,
+               "threw": THREW_LAST_TURN, "whiffed": WHIFFED_LAST_TURN}
+_MAX = 10_000
+
+
+def new_combatant(name: str) -> dict[str, Any]:
+    """A combatant with every number at its starting value."""
+    return {"name": name, "attack": 0, "weapon": 0, "class": None, "throw_bonus": 0,
+            "crit_bonus": 0, "armor": 0, "shield": 0, "parry": 0, "luck": 0, "heal": 0,
+            "ammo": None, "hp": None, "damage": 0, "stunned": False, "last_turn": [],
+            "criticals": []}
+
+
+def _field_value(key: str, kind: str, text: str, word: str) -> Any:
+    low = text.strip().lower()
+    if kind == "class":
+        if low in ("-", "none", ""):
+            return None
+        if len(low) == 1 and low.isalpha():
+            return low.upper()
+        raise FightError(f"{word}: a weapon class is one letter such as C or D (or '-' for "
+                         f"none), not '{text}'")
+    if kind == "bool":
+        if low in ("true", "yes", "on", "1"):
+            return True
+        if low in ("false", "no", "off", "0"):
+            return False
+        raise FightError(f"{word} takes true or false, not '{text}'")
+    if kind == "optional" and low in ("-", "none", ""):
+        return None
+    signed = kind == "signed"
+    digits = low[1:] if signed and low[:1] in "+-" else low
+    if not digits.isdigit() or len(digits) > 5 or int(digits) > _MAX:
+        what = "a whole number such as +2 or -1" if signed else "a whole number ≥ 0"
+        extra = " (or '-' for not tracked)" if kind == "optional" else ""
+        raise FightError(f"{word} takes {what}{extra}, not '{text}'")
+    return int(low)
+
+
+def _apply_fields(c: dict[str, Any], pairs: Sequence[str], allow_state: bool) -> list[str]:
+    changed: list[str] = []
+    for pair in pairs:
+        word, sep, value = pair.partition("=")
+        word = word.strip().lower().replace("-", "_")
+        if not sep:
+            raise FightError(f"write numbers as key=value, such as atk=4, not '{pair}'")
+        key = _WORDS.get(word)
+        if key is None:
+            raise FightError(f"'{word}' is not a combatant's number; keys are "
+                             f"{', '.join(sorted(_WORDS))}")
+        if key in ADD_ONLY_NOT and not allow_state:
+            raise FightError(f"{word} is part of the fight's state: change it with "
+                             f"'fight set {c['name']} {word}=…'")
+        c[key] = _field_value(key, FIELDS[key][1], value, word)
+        changed.append(key)
+    return changed
+
+
+def _check_combatant(c: Any, i: int) -> dict[str, Any]:
+    where = f"combatant {i + 1}"
+    if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not c["name"]:
+        raise FightError(f"the fight file is damaged: {where} has no name")
+    where = f"combatant {c['name']}"
+    base = new_combatant(c["name"])
+    for key in base:
+        if key not in c:
+            raise FightError(f"the fight file is damaged: {where} has no '{key}'")
+    for key, (_, kind) in FIELDS.items():
+        v = c[key]
+        ok = (kind == "class" and (v is None or (isinstance(v, str) and len(v) == 1
+                                                  and v.isalpha()))) or \
+             (kind == "bool" and isinstance(v, bool)) or \
+             (kind == "optional" and (v is None or (type(v) is int and 0 <= v <= _MAX))) or \
+             (kind == "count" and type(v) is int and 0 <= v <= 10 * _MAX) or \
+             (kind == "signed" and type(v) is int and abs(v) <= _MAX)
+        if not ok:
+            raise FightError(f"the fight file is damaged: {where} has {key} = {json.dumps(v)}")
+    if not isinstance(c["last_turn"], list) or any(f not in LAST_TURN_FLAGS
+                                                   for f in c["last_turn"]):
+        raise FightError(f"the fight file is damaged: {where} has last_turn = "
+                         f"{json.dumps(c['last_turn'])}")
+    if not isinstance(c["criticals"], list):
+        raise FightError(f"the fight file is damaged: {where} has criticals that are not a list")
+    return c
+
+
+# --------------------------------------------------------------------------------------------
+# The file
+
+
+def load(path: str) -> dict[str, Any]:
+    """Read and check a fight file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise FightError(f"no fight file {path}: start one with 'astragal fight new'") from None
+    except OSError as exc:
+        raise FightError(f"cannot read the fight file {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise FightError(f"the fight file {path} is not valid JSON ({exc}); it was not changed "
+                         "by astragal, which writes it whole or not at all") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise FightError(f"{path} is not an astragal fight file (its \"format\" is not "
+                         f"\"{FORMAT}\")")
+    if data.get("version") != VERSION:
+        raise FightError(f"{path} is a fight file of version {data.get('version')!r}; this "
+                         f"astragal reads version {VERSION}")
+    for key, kind in (("turn", int), ("options", dict), ("combatants", list), ("log", list)):
+        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+            raise FightError(f"the fight file {path} is damaged: '{key}' is missing or wrong")
+    data["combatants"] = [_check_combatant(c, i) for i, c in enumerate(data["combatants"])]
+    names = [c["name"].lower() for c in data["combatants"]]
+    if len(set(names)) != len(names):
+        raise FightError(f"the fight file {path} is damaged: two combatants share a name")
+    try:
+        fight_rules(data)
+    except InputError as exc:
+        raise FightError(f"the fight file {path} has bad house rules or tables: "
+                         f"{exc.message}") from None
+    return data
+
+
+def save(path: str, data: dict[str, Any]) -> None:
+    """Write the fight atomically: a temporary file in the same folder, then ``os.replace``."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".fight-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise FightError(f"cannot write the fight file {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def fight_rules(data: dict[str, Any]) -> Rules:
+    """The rules of this fight: its switches and the tables kept in the file."""
+    table: AttackTable | None = None
+    crit: CriticalTable | None = None
+    if data.get("attack_table") is not None:
+        table = attack_table_from_data(data["attack_table"], "the fight's attack table")
+    if data.get("critical_damage_table") is not None:
+        crit = critical_table_from_data(data["critical_damage_table"],
+                                        "the fight's Critical Damage Table")
+    opts = data["options"]
+    for key in opts:
+        if key not in DEFAULTS or key in FILE_OPTIONS:
+            raise OptionError(f"'{key}' is not a house rule of this game")
+    return rules_for(opts, table, crit)
+
+
+def _set_options(data: dict[str, Any], pairs: Sequence[str]) -> list[str]:
+    said: list[str] = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().lower().replace("-", "_")
+        if not sep:
+            raise FightError(f"house rules are written key=value, not '{pair}'")
+        if key in ("table", "attack_table"):
+            data["attack_table"] = None if value in ("", "-", "default") else \
+                read_json_file(value, "attack table")
+            if data["attack_table"] is not None:
+                attack_table_from_data(data["attack_table"], f"the attack table {value}")
+            said.append(f"attack table: {value if data['attack_table'] else 'the default'}")
+        elif key in ("critical_table", "critical_damage_table"):
+            data["critical_damage_table"] = None if value in ("", "-", "default") else \
+                read_json_file(value, "Critical Damage Table")
+            if data["critical_damage_table"] is not None:
+                critical_table_from_data(data["critical_damage_table"],
+                                         f"the Critical Damage Table {value}")
+            said.append(f"Critical Damage Table: "
+                        f"{value if data['critical_damage_table'] else 'none'}")
+        elif key in DEFAULTS:
+            data["options"][key] = value
+            said.append(f"{key}={value}")
+        else:
+            raise FightError(f"'{key}' is not a house rule of this game; they are "
+                             f"{', '.join(sorted(k for k in DEFAULTS if k not in FILE_OPTIONS))}"
+                             ", table, critical_table")
+    fight_rules(data)  # every value is checked before anything is written
+    return said
+
+
+# --------------------------------------------------------------------------------------------
+# Commands
+
+
+def _find(data: dict[str, Any], name: str) -> dict[str, Any]:
+    for c in data["combatants"]:
+        if c["name"].lower() == name.lower():
+            return c  # type: ignore[no-any-return]
+    known = ", ".join(c["name"] for c in data["combatants"]) or "nobody yet"
+    raise FightError(f"no combatant '{name}' in this fight (it has {known}); add one with "
+                     f"'astragal fight add {name} atk=4 wpn=3 …'")
+
+
+def _check_name(data: dict[str, Any], name: str) -> None:
+    if not name or len(name) > 40 or "=" in name or name.startswith("-") or \
+            not name.isprintable() or name.lower() in _COMMAND_WORDS:
+        raise FightError(f"'{name}' cannot be a name: names are up to 40 characters, without "
+                         "'=' and not a command or option word")
+    if any(c["name"].lower() == name.lower() for c in data["combatants"]):
+        raise FightError(f"there is already a combatant called {name}")
+
+
+def _states(c: dict[str, Any]) -> tuple[str, ...]:
+    """A12: the defender's state words from the tracker (stun and last turn's flags)."""
+    states = [STUNNED] if c["stunned"] else []
+    states += [_FLAG_STATE[f] for f in c["last_turn"]]
+    return tuple(states)
+
+
+class _Args:
+    """A command's words: positional words, flags, key=value pairs and the dice source."""
+
+    def __init__(self, words: Sequence[str]) -> None:
+        self.words: list[str] = []
+        self.pairs: dict[str, str] = {}
+        self.json = False
+        self.faces: str | None = None
+        self.seed: int | None = None
+        items = list(words)
+        i = 0
+        while i < len(items):
+            w = items[i]
+            low = w.lower()
+            if low == "--json":
+                self.json = True
+            elif low in ("--faces", "--seed"):
+                if i + 1 >= len(items):
+                    raise FightError(f"{w} needs a value")
+                self._source(low[2:], items[i + 1])
+                i += 1
+            elif low.startswith(("--faces=", "--seed=", "faces=", "seed=")):
+                key, _, value = w.lstrip("-").partition("=")
+                self._source(key.lower(), value)
+            elif "=" in w and not w.startswith("-"):
+                key, _, value = w.partition("=")
+                key = key.strip().lower().replace("-", "_")
+                if key in self.pairs:
+                    raise FightError(f"{key} is given twice")
+                self.pairs[key] = value
+            elif w.startswith("--"):
+                raise FightError(f"unknown flag {w}")
+            else:
+                self.words.append(w)
+            i += 1
+
+    def _source(self, key: str, value: str) -> None:
+        if key == "faces":
+            if self.faces is not None:
+                raise FightError("faces are given twice")
+            self.faces = value
+        else:
+            if self.seed is not None:
+                raise FightError("the seed is given twice")
+            if not value.strip().lstrip("-").isdigit() or len(value) > 30:
+                raise FightError(f"a seed is a whole number, not '{value}'")
+            self.seed = int(value)
+
+    def source(self) -> Source:
+        if self.faces is not None and self.seed is not None:
+            raise OptionError("give either a seed or faces, not both")
+        return make_source(self.seed, self.faces) if (self.faces or self.seed is not None) \
+            else SystemSource()
+
+    def no_source(self, command: str) -> None:
+        if self.faces is not None or self.seed is not None:
+            raise FightError(f"'{command}' rolls no dice: faces and seeds go with 'attack'")
+
+    def no_pairs(self, command: str) -> None:
+        if self.pairs:
+            raise FightError(f"'{command}' takes no key=value words "
+                             f"(got {', '.join(self.pairs)})")
+
+
+def _cmd_new(path: str, args: _Args) -> str:
+    force = False
+    for w in args.words:
+        if w.lower() in ("force", "--force"):
+            force = True
+        else:
+            raise FightError(f"'new' takes house rules (key=value) and 'force', not '{w}'")
+    if os.path.exists(path) and not force:
+        raise FightError(f"{path} already exists: 'astragal fight new force' replaces it, or "
+                         "use --file for another fight")
+    data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "turn": 0, "options": {},
+                            "attack_table": None, "critical_damage_table": None,
+                            "combatants": [], "log": []}
+    said = _set_options(data, [f"{k}={v}" for k, v in args.pairs.items()])
+    save(path, data)
+    return f"New fight in {path}" + (f" ({'; '.join(said)})" if said else "") + \
+        ". Add combatants: astragal fight add NAME atk=4 wpn=3 armor=2 shield=1 parry=2"
+
+
+def _cmd_add(data: dict[str, Any], args: _Args) -> str:
+    if len(args.words) != 1:
+        raise FightError("add NAME key=value …: one name, such as 'add Anna atk=4 wpn=3'")
+    name = args.words[0]
+    _check_name(data, name)
+    c = new_combatant(name)
+    _apply_fields(c, [f"{k}={v}" for k, v in args.pairs.items()], allow_state=False)
+    data["combatants"].append(c)
+    data["log"].append({"turn": data["turn"], "action": "add", "name": name})
+    return f"{name} joins the fight: {_summary(c)}"
+
+
+def _cmd_set(data: dict[str, Any], args: _Args) -> str:
+    if len(args.words) != 1 or not args.pairs:
+        raise FightError("set NAME key=value …, such as 'set Anna shield=0'")
+    c = _find(data, args.words[0])
+    changed = _apply_fields(c, [f"{k}={v}" for k, v in args.pairs.items()], allow_state=True)
+    data["log"].append({"turn": data["turn"], "action": "set", "name": c["name"],
+                        "changes": {k: c[k] for k in changed}})
+    return f"{c['name']}: {_summary(c)}"
+
+
+def _cmd_remove(data: dict[str, Any], args: _Args) -> str:
+    args.no_pairs("remove")
+    if len(args.words) != 1:
+        raise FightError("remove NAME")
+    c = _find(data, args.words[0])
+    data["combatants"].remove(c)
+    data["log"].append({"turn": data["turn"], "action": "remove", "name": c["name"]})
+    return f"{c['name']} leaves the fight"
+
+
+def _spend(c: dict[str, Any], counter: str, n: int, why: str) -> str:
+    have = c[counter]
+    word = {"luck": "Luck", "heal": "Heal", "ammo": "Ammo"}[counter]
+    if have is None:
+        raise FightError(f"{c['name']} has no {word} counter; set one with "
+                         f"'fight set {c['name']} {counter}=N'")
+    if n > have:
+        raise FightError(f"{c['name']} has {have} {word} left and cannot spend {n} {why}")
+    c[counter] = have - n  # A16: counters go down when spent, never below zero
+    return f"{c['name']}: {word} {have} → {c[counter]}"
+
+
+def _count_arg(text: str, what: str) -> int:
+    if not text.isdigit() or len(text) > 5:
+        raise FightError(f"{what} takes a whole number ≥ 0, not '{text}'")
+    return int(text)
+
+
+def _declarations(args: _Args, extra: Sequence[str]) -> tuple[str, bool]:
+    stance, thrown = NORMAL, False
+    for w in extra:
+        low = w.lower()
+        if low in ("berserk", "defensive", "defensively", "def"):
+            if stance != NORMAL:
+                raise FightError("declare Berserk or Defensive, not both (A3)")
+            stance = BERSERK if low == "berserk" else DEFENSIVE
+        elif low in ("throw", "thrown", "throws"):
+            thrown = True
+        elif low == "normal":
+            continue
+        else:
+            raise FightError(f"'{w}' is not a declaration: berserk, defensive, throw, "
+                             "luck=N, ammo=N")
+    return stance, thrown
+
+
+def _exchange(data: dict[str, Any], rules: Rules, a: dict[str, Any], b: dict[str, Any],
+              stance: str, thrown: bool, luck: int) -> Exchange:
+    attacker = Attacker(attack=a["attack"], weapon=a["weapon"], weapon_class=a["class"],
+                        crit_bonus=a["crit_bonus"], thrown=thrown,
+                        throw_bonus=a["throw_bonus"], stance=stance, luck=luck)
+    defender = Defender(armor=b["armor"], shield=b["shield"], parry=b["parry"],
+                        states=_states(b))
+    inline = tuple(sorted((k, v) for k, v in data["options"].items()
+                          if k not in ("stun_duration", "luck_dice") and v != DEFAULTS[k]))
+    spec = Exchange(attacker, defender, inline)
+    check(spec, rules, DEFAULT_LIMITS, str(spec))
+    return spec
+
+
+def _pair_of(data: dict[str, Any], args: _Args, command: str) -> tuple[dict[str, Any],
+                                                                       dict[str, Any]]:
+    if len(args.words) < 2:
+        raise FightError(f"{command} ATTACKER DEFENDER [berserk|defensive] [throw] [luck=N]")
+    a, b = _find(data, args.words[0]), _find(data, args.words[1])
+    if a is b:
+        raise FightError(f"{a['name']} cannot attack themself")
+    return a, b
+
+
+def _cmd_attack(data: dict[str, Any], args: _Args) -> tuple[str, dict[str, Any]]:
+    rules = fight_rules(data)
+    a, b = _pair_of(data, args, "attack")
+    stance, thrown = _declarations(args, args.words[2:])
+    luck = _count_arg(args.pairs.pop("luck", "0"), "luck")
+    ammo_text = args.pairs.pop("ammo", None)
+    args.no_pairs("attack")
+    notes: list[str] = []
+    turn = data["turn"] + 1
+    # A-A9: a stun lasts until the stunned combatant's own next turn (switch stun_duration)
+    if a["stunned"] and rules.stun_duration == "until_next_turn":
+        a["stunned"] = False
+        notes.append(f"{a['name']} is no longer stunned")
+    if luck:
+        if rules.luck_dice == "spent":
+            notes.append(_spend(a, "luck", luck, "Luck dice (A4)"))
+        elif luck > a["luck"]:
+            raise FightError(f"{a['name']} has {a['luck']} Luck dice and cannot declare {luck}")
+    ammo = _count_arg(ammo_text, "ammo") if ammo_text is not None else \
+        (1 if thrown and a["ammo"] is not None else 0)
+    if ammo:
+        notes.append(_spend(a, "ammo", ammo, "Ammo"))
+    spec = _exchange(data, rules, a, b, stance, thrown, luck)
+    text = str(spec)
+    result = exchange_roll(spec, args.source(), rules, DEFAULT_LIMITS, text)
+    r = result.result
+    before = b["damage"]
+    b["damage"] += r["damage"]
+    if rules.stun_duration == "one_defence" and b["stunned"] and not r["whiff"]:
+        b["stunned"] = False  # A-A9 switch: the stun cost this one defence
+    if r["stun"]:
+        b["stunned"] = True  # A10
+    if r.get("critical_total") is not None:
+        b["criticals"].append({"turn": turn, "from": a["name"], "total": r["critical_total"],
+                               "result": r.get("critical_result")})
+    # A20: this turn's declarations (and a Whiff, A6) shape the attacker's next defence
+    a["last_turn"] = [f for f, on in (("berserk", stance == BERSERK),
+                                      ("defensive", stance == DEFENSIVE),
+                                      ("threw", thrown), ("whiffed", r["whiff"])) if on]
+    data["turn"] = turn
+    faces = " / ".join(",".join(str(d.face) for d in result.dice if d.group in groups)
+                       for groups in (("attack", "luck"), ("defence",), ("critical",)))
+    data["log"].append({"turn": turn, "action": "attack", "attacker": a["name"],
+                        "defender": b["name"], "notation": text, "faces": faces.rstrip(" /"),
+                        "outcome": result.outcome, "damage": r["damage"], "stun": r["stun"],
+                        **({"critical_total": r["critical_total"]}
+                           if r.get("critical_total") is not None else {})})
+    lines = [f"Turn {turn}: {a['name']} attacks {b['name']}"
+             + "".join(f", {w}" for w in (stance if stance != NORMAL else "",
+                                          "throw" if thrown else "",
+                                          f"luck {luck}" if luck else "") if w)]
+    lines += notes
+    lines += list(result.transcript)
+    status = f"{b['name']}: damage {before} → {b['damage']}" if r["damage"] else \
+        f"{b['name']}: no damage"
+    if b["stunned"]:
+        status += ", stunned"
+    if b["hp"] is not None and b["damage"] >= b["hp"]:
+        status += f" — down ({b['damage']} damage ≥ {b['hp']} hp)"
+    lines.append(status)
+    return "\n".join(lines), result.to_json()
+
+
+def _cmd_odds(data: dict[str, Any], args: _Args) -> str:
+    from ...render import odds_text
+
+    rules = fight_rules(data)
+    a, b = _pair_of(data, args, "odds")
+    stance, thrown = _declarations(args, args.words[2:])
+    luck = _count_arg(args.pairs.pop("luck", "0"), "luck")
+    args.no_pairs("odds")
+    args.no_source("odds")
+    if luck > a["luck"]:
+        raise FightError(f"{a['name']} has {a['luck']} Luck dice and cannot declare {luck}")
+    if a["stunned"] and rules.stun_duration == "until_next_turn":
+        a = {**a, "stunned": False}
+    spec = _exchange(data, rules, a, b, stance, thrown, luck)
+    result = exchange_odds(spec, rules, DEFAULT_LIMITS, str(spec))
+    if args.json:
+        from ...render import to_json_text
+
+        return to_json_text(result.to_json())
+    return f"{a['name']} attacks {b['name']}\n" + odds_text(result)
+
+
+def _cmd_pass(data: dict[str, Any], args: _Args) -> str:
+    args.no_pairs("pass")
+    if len(args.words) != 1:
+        raise FightError("pass NAME")
+    c = _find(data, args.words[0])
+    rules = fight_rules(data)
+    notes = []
+    if c["stunned"] and rules.stun_duration == "until_next_turn":
+        c["stunned"] = False
+        notes.append(f"{c['name']} is no longer stunned")
+    c["last_turn"] = []  # A20: last turn's declarations last one turn
+    data["turn"] += 1
+    data["log"].append({"turn": data["turn"], "action": "pass", "name": c["name"]})
+    return "\n".join([f"Turn {data['turn']}: {c['name']} does not attack"] + notes)
+
+
+def _cmd_heal(data: dict[str, Any], args: _Args) -> str:
+    args.no_pairs("heal")
+    if not 1 <= len(args.words) <= 2:
+        raise FightError("heal NAME [N]")
+    c = _find(data, args.words[0])
+    n = _count_arg(args.words[1], "heal") if len(args.words) == 2 else 1
+    if n == 0:
+        raise FightError("heal at least 1")
+    if n > c["damage"]:
+        raise FightError(f"{c['name']} has {c['damage']} damage; healing {n} would waste Heal "
+                         "dice")
+    note = _spend(c, "heal", n, "Heal")
+    before = c["damage"]
+    c["damage"] -= n
+    data["log"].append({"turn": data["turn"], "action": "heal", "name": c["name"], "heal": n})
+    return f"{note}\n{c['name']}: damage {before} → {c['damage']}"
+
+
+def _cmd_spend(data: dict[str, Any], args: _Args) -> str:
+    args.no_pairs("spend")
+    if not 2 <= len(args.words) <= 3 or args.words[1].lower() not in ("luck", "heal", "ammo"):
+        raise FightError("spend NAME luck|heal|ammo [N]")
+    c = _find(data, args.words[0])
+    counter = args.words[1].lower()
+    n = _count_arg(args.words[2], counter) if len(args.words) == 3 else 1
+    note = _spend(c, counter, n, counter)
+    data["log"].append({"turn": data["turn"], "action": "spend", "name": c["name"],
+                        counter: n})
+    return note
+
+
+def _cmd_option(data: dict[str, Any], args: _Args) -> str:
+    if args.words or not args.pairs:
+        raise FightError("option KEY=VALUE …, such as 'option stun_duration=manual'")
+    said = _set_options(data, [f"{k}={v}" for k, v in args.pairs.items()])
+    data["log"].append({"turn": data["turn"], "action": "option", "set": said})
+    return "House rules: " + "; ".join(said)
+
+
+def _summary(c: dict[str, Any]) -> str:
+    parts = [f"ATTACK {c['attack']}", f"WEAPON {c['weapon']}"
+             + (f" class {c['class']}" if c["class"] else "")]
+    if c["throw_bonus"]:
+        parts.append(f"Throw Bonus +{c['throw_bonus']}")
+    if c["crit_bonus"]:
+        parts.append(f"Crit Bonus {c['crit_bonus']:+d}")
+    parts.append(f"ARMOR {c['armor']} SHIELD {c['shield']} PARRY/DODGE {c['parry']}")
+    counters = [f"Luck {c['luck']}", f"Heal {c['heal']}"]
+    if c["ammo"] is not None:
+        counters.append(f"Ammo {c['ammo']}")
+    if c["hp"] is not None:
+        counters.append(f"hp {c['hp']}")
+    return ", ".join(parts + counters)
+
+
+def _cmd_show(path: str, data: dict[str, Any], args: _Args) -> str:
+    from ...render import table_text, to_json_text
+
+    if args.json:
+        return to_json_text(data)
+    rules = fight_rules(data)
+    lines = [f"Fight {path}: turn {data['turn']}, {len(data['combatants'])} combatant(s)"]
+    changed = {k: v for k, v in data["options"].items() if v != DEFAULTS[k]}
+    if changed or data.get("attack_table") or data.get("critical_damage_table"):
+        lines.append("House rules: " + ", ".join(
+            [f"{k}={v}" for k, v in changed.items()]
+            + (["own attack table"] if data.get("attack_table") else [])
+            + (["own Critical Damage Table"] if data.get("critical_damage_table") else [])))
+    if not data["combatants"]:
+        lines.append("No combatants yet: astragal fight add NAME atk=4 wpn=3 armor=2 …")
+        return "\n".join(lines)
+    rows = [["Name", "ATK", "WPN", "Class", "Throw", "Crit", "ARMOR", "SHIELD", "PARRY",
+             "Luck", "Heal", "Ammo", "Damage", "Defends with", "State"]]
+    for c in data["combatants"]:
+        d = Defender(armor=c["armor"], shield=c["shield"], parry=c["parry"], states=_states(c))
+        n = d.dice_rolled(rules.threw_last_turn_defense)
+        state = (["stunned"] if c["stunned"] else []) + \
+            [f"{f} last turn" for f in c["last_turn"]]
+        if c["hp"] is not None and c["damage"] >= c["hp"]:
+            state.insert(0, "down")
+        damage = str(c["damage"]) + (f"/{c['hp']}" if c["hp"] is not None else "")
+        rows.append([c["name"], str(c["attack"]), str(c["weapon"]), c["class"] or "-",
+                     f"+{c['throw_bonus']}", f"{c['crit_bonus']:+d}", str(c["armor"]),
+                     str(c["shield"]), str(c["parry"]), str(c["luck"]), str(c["heal"]),
+                     "-" if c["ammo"] is None else str(c["ammo"]), damage,
+                     f"{n}d6 ({' + '.join(d.pools(rules.threw_last_turn_defense))})",
+                     ", ".join(state) or "-"])
+    lines.append(table_text(rows))
+    crits = [(c["name"], k) for c in data["combatants"] for k in c["criticals"]]
+    for name, k in crits:
+        lines.append(f"  {name}: Critical (turn {k['turn']}, from {k['from']}): total "
+                     f"{k['total']}" + (f" — {k['result']}" if k.get("result") else ""))
+    return "\n".join(lines)
+
+
+def _cmd_log(data: dict[str, Any], args: _Args) -> str:
+    from ...render import to_json_text
+
+    if args.json:
+        return to_json_text(data["log"])
+    out = []
+    for e in data["log"]:
+        what = e["action"]
+        if what == "attack":
+            out.append(f"{e['turn']:>4}  {e['attacker']} → {e['defender']}: {e['outcome']}, "
+                       f"{e['damage']} damage{', stun' if e['stun'] else ''}   "
+                       f"[{e['notation']} --faces \"{e['faces']}\"]")
+        else:
+            rest = {k: v for k, v in e.items() if k not in ("turn", "action")}
+            out.append(f"{e['turn']:>4}  {what} " + " ".join(f"{k}={v}" for k, v in rest.items()))
+    return "\n".join(out) or "The log is empty."
+
+
+_COMMAND_WORDS = {"new", "add", "set", "remove", "attack", "odds", "pass", "heal", "spend",
+                  "option", "show", "log", "help", "vs", "berserk", "defensive", "throw",
+                  "normal", "force"}
+
+
+def fight_main(rest: list[str], file: str) -> int:
+    """Run one ``astragal fight`` command on the fight file; prints the result, returns 0.
+
+    User errors raise ``FightError`` (an ``InputError``), and the file is then left unchanged.
+    """
+    if not rest or rest[0].lower() in ("help", "-h", "--help"):
+        print(__doc__.split("Commands", 1)[1].split("\n", 1)[1].rstrip())
+        return 0
+    command, args = rest[0].lower(), _Args(rest[1:])
+    if command == "new":
+        args.no_source("new")
+        print(_cmd_new(file, args))
+        return 0
+    data = load(file)
+    work = copy.deepcopy(data)
+    read_only: dict[str, Callable[[dict[str, Any], _Args], str]] = {
+        "odds": _cmd_odds, "log": _cmd_log}
+    if command == "show":
+        args.no_pairs("show")
+        args.no_source("show")
+        print(_cmd_show(file, data, args))
+        return 0
+    if command in read_only:
+        print(read_only[command](work, args))
+        return 0
+    if command == "attack":
+        text, as_json = _cmd_attack(work, args)
+        save(file, work)
+        if args.json:
+            from ...render import to_json_text
+
+            print(to_json_text(as_json))
+        else:
+            print(text)
+        return 0
+    writers: dict[str, Callable[[dict[str, Any], _Args], str]] = {
+        "add": _cmd_add, "set": _cmd_set, "remove": _cmd_remove, "pass": _cmd_pass,
+        "heal": _cmd_heal, "spend": _cmd_spend, "option": _cmd_option}
+    if command not in writers:
+        raise FightError(f"unknown fight command '{rest[0]}': commands are new, add, set, "
+                         "remove, attack, odds, pass, heal, spend, option, show, log")
+    args.no_source(command)
+    message = writers[command](work, args)
+    save(file, work)
+    print(message)
+    return 0
+
+
+__all__ = ["FightError", "fight_main", "load", "save"]
