@@ -394,7 +394,7 @@ class PostgresStore:
                     wake(None)  # anything appended while we were not listening
                     backoff = 0.5
                     while not self._stop.is_set():
-                        for note in conn.notifies(timeout=0.5, stop_after=64):
+                        for note in conn.notifies(timeout=0.25, stop_after=64):
                             wake(note.payload or None)
             except self._psycopg.Error:
                 time.sleep(backoff)

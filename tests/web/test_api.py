@@ -1,0 +1,279 @@
+"""The HTTP API and the WebSocket, on every store (SQLite always, PostgreSQL when reachable)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+import astragal
+from astragal.web.chain import verify_export
+
+from .conftest import Room, auth
+
+
+def test_open_a_room_join_roll_and_read_the_log(room: Room) -> None:
+    assert room.data["room"]["system"] == "jadeclaw"
+    assert room.data["gm_link"] == f"/r/{room.id}#key={room.gm}"
+    wu = room.join("Wu")
+    r = room.roll(wu, "d12 d8 vs 2d10")  # the room's default system: no prefix needed
+    assert r.status_code == 201, r.text
+    entry = r.json()
+    assert entry["id"] == 1 and entry["who"] == "Wu" and entry["system"] == "jadeclaw"
+    assert entry["notation"] == "d12 d8 vs 2d10" and entry["visibility"] == "public"
+    # The verdict follows from the recorded faces under the game's own rules.
+    streams: list[list[int]] = [[], []]
+    for side, size, face in entry["draws"]:
+        streams[side].append(face)
+    again = astragal.roll("d12 d8 vs 2d10", faces=streams, default_system="jadeclaw")
+    assert again.to_json() == entry["roll"] and again.outcome == entry["outcome"]
+    assert entry["transcript_text"] == str(again)
+    assert entry["verdict"] == again.transcript[-1]
+    for key in (room.gm, wu):
+        log = room.log(key).json()
+        assert [e["id"] for e in log["entries"]] == [1] and log["last"] == 1
+        assert log["entries"][0]["hash"] == entry["hash"]
+
+
+def test_log_after_id_returns_only_newer_entries(room: Room) -> None:
+    wu = room.join("Wu")
+    for text in ("d4", "d6", "d8", "d10"):
+        assert room.roll(wu, text).status_code == 201
+    assert [e["notation"] for e in room.log(wu, after=2).json()["entries"]] == ["d8", "d10"]
+    assert room.log(wu, after=4).json() == {"entries": [], "last": 4, "more": False}
+
+
+def test_notation_errors_are_422_with_message_and_span(room: Room) -> None:
+    wu = room.join("Wu")
+    r = room.roll(wu, "d12 d7 vs 2d10")
+    assert r.status_code == 422
+    body = r.json()
+    assert body["error"] == "NotationError" and "d7 is not a Jadeclaw die" in body["message"]
+    assert body["text"] == "d12 d7 vs 2d10" and body["span"] == [4, 6]
+    assert room.roll(wu, "").json()["error"] == "NotationError"
+    too_long = room.roll(wu, "d4 " * 200)
+    assert too_long.status_code == 422 and too_long.json()["error"] == "LimitError"
+    huge = room.roll(wu, "600d12")
+    assert huge.status_code == 422 and "limit" in huge.json()["message"]
+    assert room.log(wu).json()["entries"] == []  # nothing was stored
+
+
+def test_a_prefix_overrides_the_rooms_system(room: Room) -> None:
+    wu = room.join("Wu")
+    r = room.roll(wu, "nosuch: d6")
+    assert r.status_code == 422 and "unknown system 'nosuch'" in r.json()["message"]
+    assert r.json()["span"] == [0, 6]
+
+
+def test_visibility_public_gm_and_blind(client: Any, room: Room) -> None:
+    wu, li = room.join("Wu"), room.join("Li")
+    assert room.roll(wu, "d12", "public").status_code == 201
+    gm_only = room.roll(wu, "d10", "gm").json()
+    blind = room.roll(wu, "d8", "blind").json()
+    mine = room.roll(room.gm, "d6", "blind").json()
+    assert "roll" in gm_only and gm_only["outcome"]
+    # The player who rolled blind learns that they rolled, never what.
+    assert blind["hidden"] is True
+    assert not {"roll", "outcome", "verdict", "draws", "transcript_text", "hash"} & set(blind)
+
+    def seen(key: str) -> dict[int, dict[str, Any]]:
+        return {e["id"]: e for e in room.log(key).json()["entries"]}
+
+    assert set(seen(room.gm)) == {1, 2, 3, 4} and all("roll" in e for e in seen(room.gm).values())
+    assert set(seen(wu)) == {1, 2, 3} and seen(wu)[3].get("hidden") is True
+    assert set(seen(li)) == {1}
+    assert [e["notation"] for e in seen(li).values()] == ["d12"] and mine["id"] == 4
+
+
+def test_nobody_rolls_or_reads_without_their_key(client: Any, room: Room) -> None:
+    other = Room(client)
+    wu = room.join("Wu")
+    url = f"/api/rooms/{room.id}/rolls"
+    for headers in ({}, auth("not-a-key"), auth(other.gm), {"Authorization": wu}):
+        r = client.post(url, json={"text": "d6"}, headers=headers)
+        assert r.status_code == 401 and r.json()["error"] == "Unauthorized"
+        assert client.get(f"/api/rooms/{room.id}/log", headers=headers).status_code == 401
+    assert client.post("/api/rooms/nope/rolls", json={"text": "d6"},
+                       headers=auth(wu)).status_code == 404
+    assert client.get("/api/rooms/nope").status_code == 404
+
+
+def test_keys_are_long_random_and_distinct(client: Any) -> None:
+    rooms = [Room(client) for _ in range(3)]
+    keys = [r.gm for r in rooms] + [rooms[0].join(f"p{i}") for i in range(3)]
+    assert len(set(keys)) == len(keys) and all(len(k) >= 43 for k in keys)
+    assert len({r.id for r in rooms}) == 3 and all(len(r.id) >= 16 for r in rooms)
+
+
+def test_display_names_are_unique_in_a_room_and_checked(room: Room, client: Any) -> None:
+    room.join("Wu")
+    r = client.post(f"/api/rooms/{room.id}/members", json={"name": " wu "})
+    assert r.status_code == 409 and "already called" in r.json()["message"]
+    assert client.post(f"/api/rooms/{room.id}/members", json={"name": "  "}).status_code == 422
+    assert client.post(f"/api/rooms/{room.id}/members",
+                       json={"name": "x" * 41}).status_code == 422
+    assert client.post(f"/api/rooms/{room.id}/members",
+                       json={"name": "a\u0007b"}).status_code == 422
+
+
+def test_unknown_or_unwritten_system_is_refused(client: Any) -> None:
+    r = client.post("/api/rooms", json={"system": "monopoly"})
+    assert r.status_code == 422 and "not an installed system" in r.json()["message"]
+    names = {s["name"] for s in client.get("/api/systems").json()}
+    assert "jadeclaw" in names
+
+
+def test_characters_and_macros_are_used_by_name(room: Room, client: Any) -> None:
+    wu = room.join("Wu")
+    sheet = {"stats": {"Speed": "d10", "Stealth": "d8", "Fast-Talk": "d12", "Will": "d10"},
+             "macros": {"sneak": "jc: Speed + Stealth vs routine"}}
+    r = client.put(f"/api/rooms/{room.id}/sheet", json=sheet, headers=auth(wu))
+    assert r.status_code == 200 and r.json() == sheet
+    entry = room.roll(wu, "sneak").json()
+    assert entry["text"] == "sneak" and entry["notation"] == "jc: d10 & d8 vs routine"
+    assert [d["size"] for d in entry["roll"]["dice"]] == [10, 8, 6, 6]
+    entry = room.roll(wu, "Will & Fast-Talk vs 2d10").json()
+    assert entry["notation"] == "d10 & d12 vs 2d10"
+    # Sheets are per player: the GM has no 'Will'.
+    assert room.roll(room.gm, "Will").status_code == 422
+    err = room.roll(wu, "Fast-Talk d7").json()
+    assert err["span"] == [10, 12] and err["expanded"] == "d12 d7"
+    me = client.get(f"/api/rooms/{room.id}/me", headers=auth(wu)).json()
+    assert me["sheet"] == sheet and me["member"]["name"] == "Wu"
+    assert [m["name"] for m in me["members"]] == ["Mei", "Wu"]
+    bad = client.put(f"/api/rooms/{room.id}/sheet", json={"stats": {"d8": "d6"}},
+                     headers=auth(wu))
+    assert bad.status_code == 422 and "dice notation" in bad.json()["message"]
+
+
+def test_odds_exact_with_and_without_a_room(room: Room, client: Any) -> None:
+    r = client.get("/api/odds", params={"text": "jc: d12 vs d12"})
+    assert r.status_code == 200
+    body = r.json()
+    expected = astragal.odds("jc: d12 vs d12")
+    assert body["odds"] == expected.to_json()
+    assert body["odds_text"].startswith("Exact odds: jc: d12 vs d12")
+    assert abs(sum(body["odds"]["outcomes"].values()) - 1) < 1e-12
+    wu = room.join("Wu")
+    client.put(f"/api/rooms/{room.id}/sheet", json={"stats": {"Will": "d10"}}, headers=auth(wu))
+    r = client.get(f"/api/rooms/{room.id}/odds", params={"text": "Will vs d8"}, headers=auth(wu))
+    assert r.json()["odds"] == astragal.odds("d10 vs d8", default_system="jadeclaw").to_json()
+    bad = client.get("/api/odds", params={"text": "jc: d12 vs d3"})
+    assert bad.status_code == 422 and bad.json()["span"] == [11, 13]
+    assert client.get("/api/odds", params={"text": "d6"}).status_code == 422  # which game?
+    assert client.get("/api/odds", params={"text": "d6", "system": "jc"}).status_code == 200
+
+
+def test_rolls_per_second_per_player_are_limited_with_a_clear_429(room: Room) -> None:
+    wu, li = room.join("Wu"), room.join("Li")
+    codes = [room.roll(wu, "d6").status_code for _ in range(12)]
+    assert codes[0] == 201 and 429 in codes
+    r = room.roll(wu, "d6")
+    assert r.status_code == 429
+    assert "too many rolls" in r.json()["message"] and int(r.headers["Retry-After"]) >= 1
+    assert room.roll(li, "d6").status_code == 201  # per player: Li is not slowed by Wu
+
+
+def test_request_bodies_over_the_limit_are_413(room: Room, client: Any) -> None:
+    wu = room.join("Wu")
+    r = client.post(f"/api/rooms/{room.id}/rolls", headers=auth(wu),
+                    content=json.dumps({"text": "d6" + " " * 20000}))
+    assert r.status_code == 413 and r.json()["error"] == "TooLarge"
+
+    def chunks() -> Any:  # no Content-Length: the limit still holds
+        for _ in range(40):
+            yield b" " * 1000
+
+    r = client.post(f"/api/rooms/{room.id}/rolls", headers=auth(wu), content=chunks())
+    assert r.status_code == 413
+
+
+def test_bad_json_and_bad_fields_are_clear_422s(room: Room, client: Any) -> None:
+    wu = room.join("Wu")
+    r = client.post(f"/api/rooms/{room.id}/rolls", headers={**auth(wu),
+                    "Content-Type": "application/json"}, content=b"{nope")
+    assert r.status_code == 422 and r.json()["error"] == "RequestError"
+    r = room.roll(wu, "d6", "secret")
+    assert r.status_code == 422 and r.json()["message"].startswith("visibility")
+
+
+def test_export_json_verifies_and_markdown_escapes(room: Room, client: Any) -> None:
+    wu = room.join("<b>Wu|</b>")
+    room.roll(wu, "d12 vs d10")
+    room.roll(wu, "d8", "blind")
+    room.roll(room.gm, "d6", "gm")
+    gm_export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(room.gm)).json()
+    report = verify_export(gm_export)
+    assert report.ok and report.entries == 3 and report.replayed == 3 and not report.redacted
+    wu_export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(wu)).json()
+    report = verify_export(wu_export)
+    assert report.ok and report.redacted == 2 and report.head == gm_export["head"]
+    assert "draws" not in json.dumps(wu_export["entries"][1:])
+    md = client.get(f"/api/rooms/{room.id}/export.md", headers=auth(room.gm))
+    assert md.headers["content-type"].startswith("text/markdown")
+    assert "&lt;b&gt;Wu\\|&lt;/b&gt;" in md.text and "<b>" not in md.text
+    assert md.text.count("\n| ") == 4  # header + 3 entries
+
+
+def test_websocket_sends_backlog_then_live_entries_filtered_per_reader(room: Room,
+                                                                      client: Any) -> None:
+    wu, li = room.join("Wu"), room.join("Li")
+    room.roll(wu, "d4")
+    with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws_li, \
+            client.websocket_connect(f"/api/rooms/{room.id}/live") as ws_gm:
+        ws_li.send_text(json.dumps({"key": li, "after": 0}))
+        ws_gm.send_text(json.dumps({"key": room.gm, "after": 1}))
+        assert ws_li.receive_json()["type"] == "hello"
+        assert ws_gm.receive_json()["type"] == "hello"
+        assert ws_li.receive_json()["entry"]["id"] == 1  # the backlog
+        room.roll(wu, "d6", "blind")
+        room.roll(wu, "d8", "public")
+        assert ws_gm.receive_json()["entry"]["id"] == 2
+        assert ws_gm.receive_json()["entry"]["id"] == 3
+        got = ws_li.receive_json()["entry"]  # the blind roll never reaches Li
+        assert got["id"] == 3 and got["notation"] == "d8"
+
+
+def test_websocket_refuses_a_bad_key_or_a_bad_hello(room: Room, client: Any) -> None:
+    with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+        ws.send_text(json.dumps({"key": "wrong", "after": 0}))
+        msg = ws.receive_json()
+        assert msg["type"] == "error" and msg["error"] == "Unauthorized"
+    with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+        ws.send_text("not json")
+        assert ws.receive_json()["error"] == "RequestError"
+    with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+        ws.send_text(json.dumps({"key": room.gm, "after": -3}))
+        assert ws.receive_json()["error"] == "RequestError"
+
+
+def test_the_api_is_documented_in_openapi(client: Any) -> None:
+    spec = client.get("/openapi.json").json()
+    paths = spec["paths"]
+    for path, method in [("/api/rooms", "post"), ("/api/rooms/{room_id}/members", "post"),
+                         ("/api/rooms/{room_id}/rolls", "post"), ("/api/rooms/{room_id}/log", "get"),
+                         ("/api/odds", "get"), ("/api/rooms/{room_id}/sheet", "put"),
+                         ("/api/rooms/{room_id}/export.json", "get")]:
+        assert method in paths[path], path
+        assert paths[path][method].get("summary") or paths[path][method].get("description")
+    assert "422" in paths["/api/rooms/{room_id}/rolls"]["post"]["responses"]
+    assert "WebSocket" in spec["info"]["description"]
+
+
+def test_the_page_is_served_with_a_strict_content_security_policy(client: Any, room: Room) -> None:
+    for path in ("/", f"/r/{room.id}"):
+        r = client.get(path)
+        assert r.status_code == 200 and "<script src=\"/static/app.js\"" in r.text
+        csp = r.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    js = client.get("/static/app.js").text
+    assert not re.search(r"\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write|eval\(", js)
+
+
+@pytest.mark.parametrize("payload", ["<img src=x onerror=alert(1)>", "d6 <script>x</script>"])
+def test_user_text_is_stored_as_text(room: Room, payload: str) -> None:
+    wu = room.join("Wu")
+    r = room.roll(wu, payload)
+    assert r.status_code == 422 and r.json()["text"] == payload  # returned as JSON data only
