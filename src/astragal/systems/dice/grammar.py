@@ -1,0 +1,614 @@
+"""Reading the notation: a scanner-less recursive-descent parser that keeps spans.
+
+Grammar (lowest precedence first; ``docs/notation.md`` has every operator with an example)::
+
+    request    := [INT "x"] compare ["#" comment]
+    compare    := sum [(">=" | ">" | "<=" | "<" | "=" | "==") sum]
+    sum        := product (("+" | "-") product)*
+    product    := unary (("*" | "/" | "%") unary)*
+    unary      := ("-" | "+") unary | postfix
+    postfix    := atom ["[" label "]"]
+    atom       := NUMBER | dice | group | "(" compare ")" | FUNC "(" compare ("," compare)* ")"
+    dice       := [INT] "d" (INT | "%" | "F") modifier*        (no spaces inside)
+    group      := "{" compare ("," compare)* "}" modifier*
+    modifier   := "r" / "rr" / "ro" [cmp] | "!" / "!!" / "!p" / "x" / "xo" [cmp]
+                | ("kh" | "kl" | "k" | "dh" | "dl" | "d") [INT]
+                | cmp-op INT | "f" [cmp] | "dbl" [cmp] | "s" | "sa" | "sd"
+
+A compare point glued to dice or a group (``10d10>=8``) counts successes; written with a space
+(``2d20kh1+5 >= 15``) it compares totals.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from ..._errors import LimitError, NotationError, OptionError
+from ..._limits import Limits
+from .nodes import (
+    FUDGE,
+    FUNCTIONS,
+    Call,
+    Compare,
+    Comparison,
+    Dice,
+    Expression,
+    Group,
+    Keep,
+    Label,
+    Neg,
+    Node,
+    Num,
+    Product,
+    Sum,
+    faces_of,
+)
+
+__all__ = ["parse", "MAX_DEPTH", "MAX_SIDES", "DEFAULTS", "CHOICES", "TAIL"]
+
+MAX_DEPTH = 40  # parentheses, unary signs, groups and calls nested inside each other
+MAX_SIDES = 1_000_000
+MAX_DIGITS = 15
+TAIL = 1e-15  # the probability below which an endless tail may be cut (explosions, re-rolls)
+
+DEFAULTS: dict[str, Any] = {
+    "reroll": "recursive",     # bare ``r``: Roll20 (recursive) | "once" (Foundry)
+    "greater_than": "strict",  # ``>`` in a compare point: "strict" | "or_equal" (Roll20)
+}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "reroll": ("recursive", "once"),
+    "greater_than": ("strict", "or_equal"),
+}
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_DICE = re.compile(r"(\d*)[dD](\d+|%|[fF])")
+_WORD = re.compile(r"[A-Za-z_]+")
+_CMP = re.compile(r">=|<=|==|=|>|<")
+_REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(])")
+_MODIFIER_WORD = re.compile(r"(kh|kl|dh|dl|k|d|r|ro|rr|f|dbl|s|sa|sd|x|xo|!|!!|!p)\d*")
+_COUNT_ON = {"success": "counts a success", "failure": "counts a failure",
+             "double": "counts twice", "explode": "explodes", "reroll": "is re-rolled"}
+
+
+class _Parser:
+    def __init__(self, text: str, start: int, options: Mapping[str, Any], limits: Limits) -> None:
+        self.text = text
+        self.pos = start
+        self.end = len(text)
+        self.depth = 0
+        self.limits = limits
+        self.reroll_once = options.get("reroll", "recursive") == "once"
+        self.or_equal = options.get("greater_than", "strict") == "or_equal"
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def error(self, message: str, start: int, end: int | None = None) -> NotationError:
+        return NotationError(message, self.text, (start, end if end is not None else start + 1))
+
+    def ws(self) -> None:
+        while self.pos < self.end and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def peek(self, n: int = 1) -> str:
+        return self.text[self.pos:self.pos + n]
+
+    def enter(self, at: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise LimitError(f"the expression nests more than {MAX_DEPTH} levels deep "
+                             "(parentheses, signs, groups, functions)", self.text, (at, at + 1))
+
+    def leave(self) -> None:
+        self.depth -= 1
+
+    def describe_here(self) -> str:
+        if self.pos >= self.end:
+            return "the end"
+        m = _WORD.match(self.text, self.pos)
+        return f"'{m.group()}'" if m else f"'{self.text[self.pos]}'"
+
+    # --- the request -----------------------------------------------------------------------
+
+    def request(self) -> Expression:
+        repeat = 1
+        m = _REPEAT.match(self.text, self.pos)
+        if m:
+            repeat = self.int_literal(m.group(1), m.start(1))
+            if repeat < 1:
+                raise self.error("repeat at least once: 1x or more", m.start(1), m.end(1))
+            if repeat > self.limits.max_rolls:
+                raise LimitError(f"{repeat} repeated rolls is more than the limit of "
+                                 f"{self.limits.max_rolls}", self.text, (m.start(1), m.end(1)))
+            self.pos = m.end()
+        self.ws()
+        if self.pos >= self.end or self.text[self.pos] == "#":
+            raise self.error("nothing to roll: expected dice such as 4d6kh3 or 2d6+3",
+                             min(self.pos, self.end))
+        body = self.compare()
+        self.ws()
+        comment = ""
+        if self.pos < self.end and self.text[self.pos] == "#":
+            comment = " ".join(self.text[self.pos + 1:].split())
+            self.pos = self.end
+        if self.pos < self.end:
+            raise self.unexpected()
+        return Expression(body, repeat, comment)
+
+    def unexpected(self) -> NotationError:
+        start = self.pos
+        m = re.compile(r"[A-Za-z!]+\d*").match(self.text, start)
+        end = m.end() if m else start + 1
+        if m and _MODIFIER_WORD.fullmatch(m.group().lower()):
+            return self.error("modifiers go right after their dice, without spaces "
+                              "(4d6kh3, 10d10>=8)", start, end)
+        return self.error(f"unexpected {self.describe_here()}: expected +, -, *, /, %, a "
+                          "comparison such as >= 15, or the end", start, end)
+
+    # --- precedence levels -----------------------------------------------------------------
+
+    def compare(self) -> Node:
+        start = self.pos
+        left = self.sum()
+        self.ws()
+        m = _CMP.match(self.text, self.pos)
+        if not m:
+            return left
+        op = "=" if m.group() == "==" else m.group()
+        self.pos = m.end()
+        right = self.sum()
+        self.ws()
+        if (m2 := _CMP.match(self.text, self.pos)) is not None:
+            raise self.error("compare once: a < b < c is not allowed; use parentheses",
+                             m2.start(), m2.end())
+        return Comparison(op, left, right, (start, self.pos))
+
+    def sum(self) -> Node:
+        start = self.pos
+        terms: list[tuple[str, Node]] = [("+", self.product())]
+        while True:
+            self.ws()
+            c = self.peek()
+            if c not in ("+", "-"):
+                break
+            self.pos += 1
+            terms.append((c, self.product()))
+        if len(terms) == 1:
+            return terms[0][1]
+        return Sum(tuple(terms), (start, self.pos))
+
+    def product(self) -> Node:
+        start = self.pos
+        factors: list[tuple[str, Node]] = [("*", self.unary())]
+        spans: list[tuple[int, int]] = [(start, start)]
+        while True:
+            self.ws()
+            c = self.peek()
+            if c not in ("*", "/", "%"):
+                break
+            if self.peek(2) in ("**", "//"):
+                raise self.error(f"'{self.peek(2)}' is not supported: use * or / (exact), "
+                                 "with floor() or ceil() to round", self.pos, self.pos + 2)
+            spans.append((self.pos, self.pos + 1))
+            self.pos += 1
+            factors.append((c, self.unary()))
+        if len(factors) == 1:
+            return factors[0][1]
+        return Product(tuple(factors), tuple(spans), (start, self.pos))
+
+    def unary(self) -> Node:
+        self.ws()
+        c = self.peek()
+        if c in ("-", "+"):
+            at = self.pos
+            self.pos += 1
+            self.enter(at)
+            operand = self.unary()
+            self.leave()
+            return Neg(operand, (at, self.pos)) if c == "-" else operand
+        return self.postfix()
+
+    def postfix(self) -> Node:
+        start = self.pos
+        node = self.atom()
+        save = self.pos
+        self.ws()
+        if self.peek() == "[":
+            node = Label(node, self.label(), (start, self.pos))
+            save = self.pos
+            self.ws()
+            if self.peek() == "[":
+                raise self.error("one label per term", self.pos)
+        self.pos = save
+        return node
+
+    def label(self) -> str:
+        start = self.pos
+        close = self.text.find("]", start + 1)
+        if close < 0:
+            raise self.error("the label is not closed: write [label]", start, self.end)
+        inner = " ".join(self.text[start + 1:close].split())
+        if any(ch in inner for ch in "[{}#"):
+            raise self.error("a label cannot contain [, {, } or #", start, close + 1)
+        if not inner:
+            raise self.error("an empty label: write a name inside [ ]", start, close + 1)
+        self.pos = close + 1
+        return inner
+
+    # --- atoms -----------------------------------------------------------------------------
+
+    def atom(self) -> Node:
+        self.ws()
+        start = self.pos
+        if start >= self.end:
+            raise self.error("the expression ends too early: expected a number, dice or '('",
+                             start)
+        c = self.text[start]
+        if c == "(":
+            self.enter(start)
+            self.pos += 1
+            inner = self.compare()
+            self.ws()
+            if self.peek() != ")":
+                raise self.error(f"expected ')' to close the '(' at {start + 1}, found "
+                                 f"{self.describe_here()}", self.pos)
+            self.pos += 1
+            self.leave()
+            return inner
+        if c == "{":
+            return self.group()
+        if (m := _DICE.match(self.text, start)) is not None:
+            return self.dice(m)
+        if c.isdigit():
+            m2 = _NUMBER.match(self.text, start)
+            assert m2 is not None
+            self.pos = m2.end()
+            if self.pos < self.end and self.text[self.pos] in "dD":
+                if "." in m2.group():
+                    raise self.error("a count of dice is a whole number", start, self.pos)
+                raise self.error("how many sides? write d6, d20, d% or dF", start, self.pos + 1)
+            if len(m2.group()) > MAX_DIGITS + 1:
+                raise LimitError(f"the number has more than {MAX_DIGITS} digits", self.text,
+                                 (start, self.pos))
+            if "." in m2.group():
+                return Num(Fraction(m2.group()), (start, self.pos))
+            return Num(int(m2.group()), (start, self.pos))
+        if (m3 := _WORD.match(self.text, start)) is not None:
+            return self.call(m3)
+        raise self.error(f"expected a number, dice such as 2d6, '(' or '{{', found "
+                         f"{self.describe_here()}", start)
+
+    def call(self, m: re.Match[str]) -> Node:
+        name = m.group().lower()
+        start = m.start()
+        if name not in FUNCTIONS:
+            if name in ("d",):
+                raise self.error("how many sides? write d6, d20, d% or dF", start, m.end())
+            raise self.error(f"unknown word '{m.group()}': functions are "
+                             f"{', '.join(FUNCTIONS)}; dice are written like 2d6", start, m.end())
+        self.pos = m.end()
+        self.ws()
+        if self.peek() != "(":
+            raise self.error(f"{name} needs its arguments in parentheses: {name}(...)",
+                             start, m.end())
+        self.enter(start)
+        self.pos += 1
+        args = [self.compare()]
+        self.ws()
+        while self.peek() == ",":
+            self.pos += 1
+            args.append(self.compare())
+            self.ws()
+        if self.peek() != ")":
+            raise self.error(f"expected ',' or ')' in {name}(...), found {self.describe_here()}",
+                             self.pos)
+        self.pos += 1
+        self.leave()
+        arity = FUNCTIONS[name]
+        if arity > 0 and len(args) != arity:
+            raise self.error(f"{name} takes one argument, not {len(args)}", start, self.pos)
+        if arity < 0 and len(args) < 2:
+            raise self.error(f"{name} takes two or more arguments", start, self.pos)
+        return Call(name, tuple(args), (start, self.pos))
+
+    def group(self) -> Node:
+        start = self.pos
+        self.enter(start)
+        self.pos += 1
+        self.ws()
+        if self.peek() == "}":
+            raise self.error("an empty group: write {2d6, 1d8}", start, self.pos + 1)
+        items = [self.compare()]
+        self.ws()
+        while self.peek() == ",":
+            self.pos += 1
+            items.append(self.compare())
+            self.ws()
+        if self.peek() != "}":
+            raise self.error(f"expected ',' or '}}' in the group, found {self.describe_here()}",
+                             self.pos)
+        self.pos += 1
+        self.leave()
+        mods = self.modifiers(group=True, sides=None)
+        return Group(tuple(items), mods.get("keep"), mods.get("success"), mods.get("failure"),
+                     mods.get("double"), mods.get("sort"), (start, self.pos))
+
+    def int_literal(self, digits: str, at: int) -> int:
+        if len(digits.lstrip("-")) > MAX_DIGITS:
+            raise LimitError(f"the number has more than {MAX_DIGITS} digits", self.text,
+                             (at, at + len(digits)))
+        return int(digits)
+
+    def dice(self, m: re.Match[str]) -> Node:
+        start = m.start()
+        count = 1
+        if m.group(1):
+            count = self.int_literal(m.group(1), start)
+        if count > self.limits.max_dice:
+            raise LimitError(f"{count} dice is more than the limit of {self.limits.max_dice} "
+                             "dice per roll", self.text, (start, m.end()))
+        sides_text = m.group(2)
+        if sides_text == "%":
+            sides = 100
+        elif sides_text.lower() == "f":
+            sides = FUDGE
+        else:
+            sides = self.int_literal(sides_text, m.start(2))
+            if sides < 1:
+                raise self.error("a die needs at least one side", m.start(2), m.end(2))
+            if sides > MAX_SIDES:
+                raise LimitError(f"a d{sides} has more than {MAX_SIDES:,} sides", self.text,
+                                 (m.start(2), m.end(2)))
+        self.pos = m.end()
+        mods = self.modifiers(group=False, sides=sides)
+        dice = Dice(count, sides, mods.get("reroll", ()), mods.get("reroll_once", False),
+                    mods.get("explode"), mods.get("explode_on"), mods.get("keep"),
+                    mods.get("success"), mods.get("failure"), mods.get("double"),
+                    mods.get("sort"), (start, self.pos))
+        if dice.explode is not None and dice.explode_on is None:
+            dice = _with_explode_on(dice, Compare("=", max(faces_of(sides))))
+        _check_dice(dice, self.text, self.limits, mods["_spans"])
+        return dice
+
+    # --- modifiers -------------------------------------------------------------------------
+
+    def compare_point(self, required: bool, what: str, start: int) -> Compare | None:
+        m = _CMP.match(self.text, self.pos)
+        op = "="
+        if m is not None:
+            op = "=" if m.group() == "==" else m.group()
+            self.pos = m.end()
+            if self.or_equal and op in (">", "<"):
+                op += "="  # the Roll20 reading: a compare point > 3 means 3 or more
+        elif required:
+            return None
+        n = re.compile(r"-?\d+" if m is not None else r"\d+").match(self.text, self.pos)
+        if n is None:
+            if m is None:
+                return None
+            if self.pos < self.end and self.text[self.pos].isspace():
+                raise self.error(f"no spaces inside a dice term: write {what}{op}N right "
+                                 f"after the dice, or put spaces on both sides to compare "
+                                 f"the total", start, self.pos + 1)
+            raise self.error(f"{what or 'the compare point'} {op} needs a whole number",
+                             start, self.pos + 1)
+        self.pos = n.end()
+        return Compare(op, self.int_literal(n.group(), n.start()))
+
+    def modifiers(self, group: bool, sides: int | None) -> dict[str, Any]:
+        mods: dict[str, Any] = {}
+        spans: dict[str, tuple[int, int]] = {}
+        text = self.text
+        while self.pos < self.end:
+            start = self.pos
+            rest = text[start:start + 4].lower()
+            kind: str
+            if rest.startswith("dbl"):
+                self.pos += 3
+                kind = "double"
+                mods[kind] = self.compare_point(False, "dbl", start) or Compare(
+                    "=", max(faces_of(sides)) if sides is not None else 1)
+            elif rest[:2] in ("kh", "kl", "dh", "dl") or rest[:1] in ("k", "d"):
+                how = rest[:2] if rest[:2] in ("kh", "kl", "dh", "dl") else \
+                    ("kh" if rest[0] == "k" else "dl")
+                self.pos += len(how) if rest[:2] == how else 1
+                n = re.compile(r"\d+").match(text, self.pos)
+                count = 1
+                if n is not None:
+                    count = self.int_literal(n.group(), n.start())
+                    self.pos = n.end()
+                kind = "keep"
+                if kind in mods:
+                    raise self.error("one keep or drop per term (kh, kl, dh, dl)", start,
+                                     self.pos)
+                mods[kind] = Keep(how, count)
+            elif rest[:2] in ("!!", "!p", "xo") or rest[:1] in ("!", "x"):
+                if group:
+                    raise self.error("explosions apply to dice, not to a group", start,
+                                     start + 1)
+                token = rest[:2] if rest[:2] in ("!!", "!p", "xo") else rest[:1]
+                self.pos += len(token)
+                kind = "explode"
+                if kind in mods:
+                    raise self.error("one explosion per term (!, !!, !p or xo)", start, self.pos)
+                mods[kind] = {"!": "explode", "x": "explode", "!!": "compound",
+                              "!p": "penetrate", "xo": "once"}[token]
+                mods["explode_on"] = self.compare_point(False, token, start)
+            elif rest[:2] in ("ro", "rr") or rest[:1] == "r":
+                if group:
+                    raise self.error("re-rolls apply to dice, not to a group", start, start + 1)
+                token = rest[:2] if rest[:2] in ("ro", "rr") else "r"
+                self.pos += len(token)
+                once = token == "ro" or (token == "r" and self.reroll_once)
+                if "reroll" in mods and mods["reroll_once"] != once:
+                    raise self.error("re-roll once (ro) and until it stops matching (rr) "
+                                     "cannot be mixed on one term", start, self.pos)
+                cond = self.compare_point(False, token, start)
+                if cond is None:
+                    cond = Compare("=", min(faces_of(sides if sides is not None else 1)))
+                mods["reroll"] = mods.get("reroll", ()) + (cond,)
+                mods["reroll_once"] = once
+                kind = "reroll"
+            elif rest[:2] in ("cs", "cf"):
+                raise self.error(f"'{rest[:2]}' means different things in Roll20 (critical "
+                                 "range) and Foundry (count): write >=N to count successes "
+                                 "and fN to count failures", start, start + 2)
+            elif rest[:1] == "f":
+                self.pos += 1
+                kind = "failure"
+                mods[kind] = self.compare_point(False, "f", start)
+                if mods[kind] is None:
+                    mods[kind] = Compare("=", min(faces_of(sides)) if sides is not None else 1)
+            elif rest[:1] == "s":
+                token = rest[:2] if rest[:2] in ("sa", "sd") else "s"
+                self.pos += len(token)
+                kind = "sort"
+                mods[kind] = "d" if token == "sd" else "a"
+            elif _CMP.match(text, start):
+                kind = "success"
+                if kind in mods:
+                    raise self.error("one success condition per term", start, start + 1)
+                mods[kind] = self.compare_point(True, "", start)
+            else:
+                if text[start].isalnum():
+                    m = _WORD.match(text, start) or re.compile(r"\w+").match(text, start)
+                    assert m is not None
+                    raise self.error(f"unknown modifier '{m.group()}': modifiers are r, ro, "
+                                     "rr, !, !!, !p, xo, kh, kl, dh, dl, >=N, f, dbl, s, sd",
+                                     start, m.end())
+                break
+            if kind in spans and kind not in ("reroll",):
+                raise self.error(f"the {kind} modifier is given twice", start, self.pos)
+            spans[kind] = (start, self.pos)
+        for kind in ("failure", "double"):
+            if kind in mods and "success" not in mods:
+                a, b = spans[kind]
+                raise self.error(f"'{self.text[a:b]}' needs a success condition first, "
+                                 "such as 10d10>=8" + ("f1" if kind == "failure" else "dbl10"),
+                                 a, b)
+        mods["_spans"] = spans
+        return mods
+
+
+def _with_explode_on(dice: Dice, on: Compare) -> Dice:
+    from dataclasses import replace
+
+    return replace(dice, explode_on=on)
+
+
+# --------------------------------------------------------------------------------------------
+# Checks once the tree is read: conditions that match no face, endless re-rolls and explosions
+
+
+def _walk(node: Node) -> list[Node]:
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        match n:
+            case Group(items=items):
+                stack.extend(items)
+            case Neg(operand=o):
+                stack.append(o)
+            case Sum(terms=t) | Product(factors=t):
+                stack.extend(x for _, x in t)
+            case Call(args=a):
+                stack.extend(a)
+            case Comparison(left=lhs, right=rhs):
+                stack.extend((lhs, rhs))
+            case Label(node=inner):
+                stack.append(inner)
+    return out
+
+
+def _check_dice(d: Dice, text: str, limits: Limits,
+                spans: Mapping[str, tuple[int, int]]) -> None:
+    faces = faces_of(d.sides)
+    name = f"{d.die_text()}"
+
+    def never(c: Compare, what: str) -> None:
+        span = spans.get(what, d.span)
+        if not any(c(f) for f in faces):
+            hint = (" (to compare the total, put spaces around the comparison: 1d20+1d4 >= 15)"
+                    if what == "success" else "")
+            raise NotationError(f"no face of a {name} is {c.words()}: nothing {_COUNT_ON[what]}"
+                                + hint, text, span)
+
+    for c in d.reroll:
+        never(c, "reroll")
+    rerolled = [f for f in faces if any(c(f) for c in d.reroll)]
+    if d.reroll and not d.reroll_once and len(rerolled) == len(faces):
+        raise NotationError(f"every face of a {name} is re-rolled: the roll would never end",
+                            text, spans.get("reroll", d.span))
+    q_r = len(rerolled) / len(faces)
+    if d.reroll and not d.reroll_once and _too_long(q_r, d.count, limits):
+        raise LimitError(f"{name} re-rolls {len(rerolled)} of {len(faces)} faces: a die could "
+                         f"need more than {limits.max_explosions} re-rolls (the limit)",
+                         text, spans.get("reroll", d.span))
+    if d.explode is not None and d.explode_on is not None:
+        never(d.explode_on, "explode")
+        standing = [f for f in faces if f not in rerolled] if not d.reroll_once else faces
+        exploding = [f for f in standing if d.explode_on(f)]
+        if d.explode != "once" and len(exploding) == len(standing):
+            raise NotationError(f"every face of a {name} explodes: the roll would never end",
+                                text, spans.get("explode", d.span))
+        if d.explode != "once":
+            q = _explode_chance(d)
+            if _too_long(q, d.count, limits):
+                raise LimitError(f"{name} explodes too often: a die could need more than "
+                                 f"{limits.max_explosions} explosions (the limit)", text,
+                                 spans.get("explode", d.span))
+    for what in ("success", "failure", "double"):
+        c = getattr(d, what)
+        if c is not None:
+            # penetrated and compounded dice have other values than faces: check those loosely
+            if d.explode in ("compound", "penetrate"):
+                continue
+            never(c, what)
+
+
+def _explode_chance(d: Dice) -> float:
+    """The chance that one roll of the die (after its re-roll rule) explodes."""
+    from .rules import roll_pmf
+
+    pmf = roll_pmf(d)
+    assert d.explode_on is not None
+    return math.fsum(p for f, p in pmf.items() if d.explode_on(f))
+
+
+def _too_long(q: float, dice: int, limits: Limits) -> bool:
+    """True if some die of ``dice`` could pass the per-die limit with probability over TAIL."""
+    return q > 0 and dice * q ** (limits.max_explosions + 1) > TAIL
+
+
+def check(expr: Expression, text: str, limits: Limits) -> None:
+    """Refuse what would never end, never match, or pass the dice limit."""
+    total = sum(node.count for node in _walk(expr.body) if isinstance(node, Dice))
+    if total * expr.repeat > limits.max_dice:
+        raise LimitError(f"{total * expr.repeat} dice in all is more than the limit of "
+                         f"{limits.max_dice} dice per roll", text, (0, len(text)))
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """Refuse a switch value that is not one of its choices."""
+    for key, choices in CHOICES.items():
+        if options.get(key, DEFAULTS[key]) not in choices:
+            raise OptionError(f"option {key} takes one of {', '.join(choices)}, "
+                              f"not '{options[key]}'")
+
+
+def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> Expression:
+    """Read general dice notation from ``text[start:]``.
+
+    >>> from astragal import Limits
+    >>> print(parse("dice: 4d6kh3 + 2", 5, {}, Limits()))
+    dice: 4d6kh3+2
+    """
+    check_options(options)
+    expr = _Parser(text, start, options, limits).request()
+    check(expr, text, limits)
+    return expr

@@ -1,0 +1,329 @@
+"""The parsed expression: immutable nodes whose ``str()`` is canonical notation.
+
+Canonical printing is independent of the house-rule switches: a re-roll prints as ``rr`` (until
+it stops matching) or ``ro`` (once), a compare point prints its operator in full. So the printed
+text parses back to an equal tree under any options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Union
+
+__all__ = [
+    "Value", "Compare", "Keep", "Num", "Dice", "Group", "Neg", "Sum", "Product", "Call",
+    "Comparison", "Label", "Node", "Expression", "FUDGE", "format_value", "faces_of",
+    "PREFIX",
+]
+
+Value = Union[int, Fraction]
+FUDGE = 0  # the ``sides`` of a Fudge die (faces −1, 0, +1)
+PREFIX = "dice"
+
+Span = tuple[int, int]
+
+
+def format_value(v: Value) -> str:
+    """A value as a player reads it: ``7``, ``3.5``, ``3.333333`` (six decimals at most)."""
+    if isinstance(v, int) or v.denominator == 1:
+        return str(int(v))
+    text = f"{float(v):.6f}".rstrip("0")
+    return text
+
+
+def _literal(v: Value) -> str:
+    """A number literal exactly as written (decimal literals have finite expansions)."""
+    if isinstance(v, int) or v.denominator == 1:
+        return str(int(v))
+    whole, rest = divmod(v.numerator, v.denominator)
+    digits = []
+    while rest:
+        rest *= 10
+        d, rest = divmod(rest, v.denominator)
+        digits.append(str(d))
+    return f"{whole}.{''.join(digits)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """A compare point such as ``>=8``: which faces or values it matches."""
+
+    op: str  # "=", "<", "<=", ">", ">="
+    value: int
+
+    def __call__(self, v: Value) -> bool:
+        match self.op:
+            case "=":
+                return v == self.value
+            case "<":
+                return v < self.value
+            case "<=":
+                return v <= self.value
+            case ">":
+                return v > self.value
+            case _:
+                return v >= self.value
+
+    def text(self, bare: bool = True) -> str:
+        """``>=8``; an equality prints as the bare number where the modifier allows it (``r1``)."""
+        if self.op == "=" and bare and self.value >= 0:
+            return str(self.value)
+        return f"{self.op}{self.value}"
+
+    def words(self) -> str:
+        """``8 or more``, ``exactly 1``."""
+        return {"=": f"exactly {self.value}", "<": f"under {self.value}",
+                "<=": f"{self.value} or less", ">": f"over {self.value}",
+                ">=": f"{self.value} or more"}[self.op]
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """Keep or drop: ``kh`` keep highest, ``kl`` keep lowest, ``dh`` drop highest, ``dl`` drop lowest."""
+
+    how: str
+    n: int
+
+    def __str__(self) -> str:
+        return f"{self.how}{self.n}"
+
+    def kept(self, total: int) -> tuple[bool, int]:
+        """(keep the highest?, how many) for a pool of ``total`` dice."""
+        match self.how:
+            case "kh":
+                return True, min(self.n, total)
+            case "kl":
+                return False, min(self.n, total)
+            case "dh":
+                return False, max(0, total - self.n)
+            case _:
+                return True, max(0, total - self.n)
+
+    def words(self) -> str:
+        return {"kh": "keep highest", "kl": "keep lowest", "dh": "drop highest",
+                "dl": "drop lowest"}[self.how] + f" {self.n}"
+
+
+EXPLODE_TEXT = {"explode": "!", "compound": "!!", "penetrate": "!p", "once": "xo"}
+
+
+@dataclass(frozen=True, slots=True)
+class Dice:
+    """``NdS`` with its modifiers, applied in a fixed order (see docs/notation.md).
+
+    re-roll → explode/compound/penetrate → keep/drop → count successes, failures, doubles → sort.
+    """
+
+    count: int
+    sides: int  # FUDGE for dF
+    reroll: tuple[Compare, ...] = ()
+    reroll_once: bool = False
+    explode: str | None = None  # "explode" | "compound" | "penetrate" | "once"
+    explode_on: Compare | None = None
+    keep: Keep | None = None
+    success: Compare | None = None
+    failure: Compare | None = None
+    double: Compare | None = None
+    sort: str | None = None  # "a" | "d"
+    span: Span = field(default=(0, 0), compare=False)
+
+    @property
+    def size(self) -> int:
+        """Faces on the die (3 for a Fudge die)."""
+        return 3 if self.sides == FUDGE else self.sides
+
+    def die_text(self) -> str:
+        return "dF" if self.sides == FUDGE else f"d{self.sides}"
+
+    def __str__(self) -> str:
+        out = [f"{self.count}{self.die_text()}"]
+        for c in self.reroll:
+            out.append(("ro" if self.reroll_once else "rr") + c.text())
+        if self.explode is not None:
+            out.append(EXPLODE_TEXT[self.explode])
+            top = max(faces_of(self.sides))
+            default = self.explode_on == Compare("=", top)
+            # a bare ``!`` followed by a success compare would read that compare as its own
+            if self.explode_on is not None and not (default and (self.keep or not self.success)):
+                out.append(self.explode_on.text())
+        if self.keep is not None:
+            out.append(str(self.keep))
+        out.append(_counting(self.success, self.failure, self.double))
+        if self.sort:
+            out.append("s" + self.sort)
+        return "".join(out)
+
+
+def _counting(success: Compare | None, failure: Compare | None, double: Compare | None) -> str:
+    out = ""
+    if success is not None:
+        out += success.text(bare=False)
+    if failure is not None:
+        out += "f" + failure.text()
+    if double is not None:
+        out += "dbl" + double.text()
+    return out
+
+
+def faces_of(sides: int) -> tuple[int, ...]:
+    """The faces of a die: 1..S, or −1, 0, +1 for Fudge."""
+    return (-1, 0, 1) if sides == FUDGE else tuple(range(1, sides + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Num:
+    """A number (decimal literals are exact fractions)."""
+
+    value: Value
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        return _literal(self.value)
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """``{a, b, ...}`` with keep/drop or success counting over the items' totals."""
+
+    items: tuple[Node, ...]
+    keep: Keep | None = None
+    success: Compare | None = None
+    failure: Compare | None = None
+    double: Compare | None = None
+    sort: str | None = None
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        inner = ", ".join(_text(item, 1) for item in self.items)
+        out = "{" + inner + "}"
+        if self.keep is not None:
+            out += str(self.keep)
+        out += _counting(self.success, self.failure, self.double)
+        if self.sort:
+            out += "s" + self.sort
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    """Unary minus."""
+
+    operand: Node
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        return "-" + _text(self.operand, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class Sum:
+    """``a + b - c``: terms with their signs (the first is ``+``)."""
+
+    terms: tuple[tuple[str, Node], ...]
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        out = _text(self.terms[0][1], 3)
+        for op, node in self.terms[1:]:
+            out += op + _text(node, 3)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Product:
+    """``a * b / c % d``, left to right; ``/`` is exact division."""
+
+    factors: tuple[tuple[str, Node], ...]
+    spans: tuple[Span, ...] = field(default=(), compare=False)  # each operator's span
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        out = _text(self.factors[0][1], 4)
+        for op, node in self.factors[1:]:
+            out += op + _text(node, 4)
+        return out
+
+
+FUNCTIONS = {"floor": 1, "ceil": 1, "round": 1, "abs": 1, "min": -1, "max": -1}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """``floor(x)``, ``ceil``, ``round`` (halves up), ``abs``, ``min(a, b, ...)``, ``max``."""
+
+    name: str
+    args: tuple[Node, ...]
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.name}(" + ", ".join(_text(a, 1) for a in self.args) + ")"
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """``a >= b`` between totals (written with spaces): 1 if true, 0 if false."""
+
+    op: str
+    left: Node
+    right: Node
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        return f"{_text(self.left, 2)} {self.op} {_text(self.right, 2)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """``2d6[fire]``: a name for the term before it; changes nothing else."""
+
+    node: Node
+    text: str
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        return f"{_text(self.node, 5)}[{self.text}]"
+
+
+Node = Union[Num, Dice, Group, Neg, Sum, Product, Call, Comparison, Label]
+
+
+def precedence(node: Node) -> int:
+    """1 comparison, 2 sum, 3 product, 4 unary minus, 5 atom."""
+    match node:
+        case Comparison():
+            return 1
+        case Sum():
+            return 2
+        case Product():
+            return 3
+        case Neg():
+            return 4
+        case _:
+            return 5
+
+
+def _text(node: Node, need: int) -> str:
+    """A child printed inside a parent that needs precedence above ``need - 1``."""
+    text = str(node)
+    return f"({text})" if precedence(node) < need else text
+
+
+@dataclass(frozen=True, slots=True)
+class Expression:
+    """A whole request: ``[N x] expression [# comment]``; ``str()`` starts with ``dice:``."""
+
+    body: Node
+    repeat: int = 1
+    comment: str = ""
+
+    def notation(self) -> str:
+        """The canonical notation without the system prefix."""
+        out = f"{self.repeat}x " if self.repeat > 1 else ""
+        out += _text(self.body, 1)
+        if self.comment:
+            out += f" # {self.comment}"
+        return out
+
+    def __str__(self) -> str:
+        return f"{PREFIX}: {self.notation()}"

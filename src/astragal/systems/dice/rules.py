@@ -1,0 +1,136 @@
+"""The rules as pure functions of faces and values; the roller and the exact odds both call them.
+
+A die term works in this order (docs/notation.md, "order of modifiers"):
+
+1. each roll of a die is re-rolled while its face matches ``r`` (``ro``: at most once);
+2. a standing face that matches the explosion condition rolls again: ``!`` adds a new die,
+   ``!!`` adds the roll to the same die, ``!p`` adds a new die worth one less, ``xo`` adds at
+   most one new die;
+3. keep/drop picks dice by value (ties: earlier dice are kept first);
+4. the term's value is the sum of the kept dice, or with a success condition the number of kept
+   dice that match it (+1 each for ``dbl``, −1 each die that matches ``f``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+from .nodes import Compare, Dice, Group, Keep, Value, faces_of
+
+__all__ = [
+    "roll_pmf", "rerolls", "explodes", "kept_flags", "score", "term_value", "arith",
+    "call", "compare", "round_half_up", "as_number",
+]
+
+
+def rerolls(d: Dice, face: int) -> bool:
+    """Rule 1: this face is re-rolled."""
+    return any(c(face) for c in d.reroll)
+
+
+def explodes(d: Dice, face: int) -> bool:
+    """Rule 2: this standing face rolls again (checked on the face, before ``!p`` takes 1 off)."""
+    return d.explode_on is not None and d.explode_on(face)
+
+
+def roll_pmf(d: Dice) -> dict[int, float]:
+    """The standing face of one roll of the die after its re-roll rule (rule 1), exactly."""
+    faces = faces_of(d.sides)
+    n = len(faces)
+    hit = [f for f in faces if rerolls(d, f)]
+    if not hit:
+        return {f: 1.0 / n for f in faces}
+    if not d.reroll_once:
+        # re-rolled until it stops matching: uniform over the faces that do not match
+        keep = [f for f in faces if f not in hit]
+        return {f: 1.0 / len(keep) for f in keep}
+    again = len(hit) / n  # a matching face is rolled once more and stands whatever it shows
+    return {f: (0.0 if f in hit else 1.0 / n) + again / n for f in faces}
+
+
+def kept_flags(values: Sequence[Value], keep: Keep | None) -> list[bool]:
+    """Rule 3: which dice of a pool are kept. Ties go to the earlier die (stable sort)."""
+    if keep is None:
+        return [True] * len(values)
+    highest, k = keep.kept(len(values))
+    order = sorted(range(len(values)), key=lambda i: -values[i] if highest else values[i])
+    chosen = set(order[:k])
+    return [i in chosen for i in range(len(values))]
+
+
+def score(term: Dice | Group, value: Value) -> int:
+    """Rule 4: what one kept die (or group item) adds to a success count."""
+    assert term.success is not None
+    s = 0
+    if term.success(value):
+        s = 2 if term.double is not None and term.double(value) else 1
+    if term.failure is not None and term.failure(value):
+        s -= 1
+    return s
+
+
+def term_value(term: Dice | Group, values: Sequence[Value], kept: Sequence[bool]) -> Value:
+    """Rule 4: the sum of the kept values, or the net successes."""
+    chosen = [v for v, k in zip(values, kept) if k]
+    if term.success is None:
+        return as_number(sum(chosen, Fraction(0)))
+    return sum(score(term, v) for v in chosen)
+
+
+def as_number(v: Value) -> Value:
+    """An exact value, as an int when it is whole."""
+    if isinstance(v, Fraction) and v.denominator == 1:
+        return int(v)
+    return v
+
+
+def round_half_up(v: Value) -> int:
+    """``round``: halves go up (toward +infinity), as in Roll20 and Foundry (JavaScript)."""
+    return math.floor(Fraction(v) + Fraction(1, 2))
+
+
+class ZeroDivisor(ValueError):
+    """Division or remainder by zero (the caller turns it into a NotationError with a span)."""
+
+
+def arith(op: str, a: Value, b: Value) -> Value:
+    """``+ - * / %``; ``/`` is exact, ``%`` takes the sign of the divisor (floored)."""
+    match op:
+        case "+":
+            return as_number(a + b)
+        case "-":
+            return as_number(a - b)
+        case "*":
+            return as_number(a * b)
+        case "/":
+            if b == 0:
+                raise ZeroDivisor("division by zero")
+            return as_number(Fraction(a) / Fraction(b))
+        case _:
+            if b == 0:
+                raise ZeroDivisor("remainder after division by zero")
+            return as_number(Fraction(a) % Fraction(b))
+
+
+def call(name: str, args: Sequence[Value]) -> Value:
+    """``floor``, ``ceil``, ``round``, ``abs``, ``min``, ``max``."""
+    match name:
+        case "floor":
+            return math.floor(args[0])
+        case "ceil":
+            return math.ceil(args[0])
+        case "round":
+            return round_half_up(args[0])
+        case "abs":
+            return abs(args[0])
+        case "min":
+            return min(args)
+        case _:
+            return max(args)
+
+
+def compare(op: str, a: Value, b: Value) -> int:
+    """A comparison between totals: 1 if it holds, else 0."""
+    return int(Compare(op, 0)(a - b))
