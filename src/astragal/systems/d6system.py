@@ -402,10 +402,13 @@ def _read_side(toks: Tokens, limits: Limits, side: str, wild: list[bool]) -> Sid
             n = _dice_count(m.group(2), tok, toks, limits)
             pips = _number(m.group(3), tok, toks) if m.group(3) else 0
             if m.group(1) == "-" and m.group(3):
-                raise toks.error("a dice penalty is written -1D; write its pips apart "
-                                 "('-1D -2 pips')", tok)
+                raise toks.error(f"write a dice penalty and its pips apart ('-{n}D "
+                                 f"+{pips} pip{'s' if pips != 1 else ''}')", tok)
             if pips > 2:
-                raise toks.error(f"'{tok.text}': a die code's pips are +1 or +2 (D1)", tok)
+                value = 3 * n + pips
+                raise toks.error(f"'{tok.text}': a die code's pips are +1 or +2 (D1); "
+                                 f"{tok.text} is {Term('dice', value // 3, value % 3)} "
+                                 "(3 pips = 1D)", tok)
             terms.append(Term("dice", n if m.group(1) == "+" else -n, pips))
         elif m := _PIPS_TERM.match(w):
             n = _number(m.group(2), tok, toks)
@@ -480,8 +483,8 @@ def _read_options(toks: Tokens, opts: dict[str, Any], wild: list[bool],
             key, _, value = w.partition("=")
             key = key.replace("-", "_")
             if key not in DEFAULTS:
-                raise toks.error(f"'{key}' is not a D6 System option; options are "
-                                 f"{', '.join(sorted(DEFAULTS))}", tok)
+                raise OptionError(f"'{key}' is not a D6 System option; options are "
+                                  f"{', '.join(sorted(DEFAULTS))}", toks.text, (tok.start, tok.end))
             opts[key] = _option_value(key, value, tok, toks)
             continue
         if w == "vs":
@@ -494,22 +497,25 @@ def _read_options(toks: Tokens, opts: dict[str, Any], wild: list[bool],
 
 
 def _option_value(key: str, value: str, tok: Token, toks: Tokens) -> Any:
+    def bad(message: str) -> OptionError:
+        return OptionError(message, toks.text, (tok.start, tok.end))
+
     default = DEFAULTS[key]
     if isinstance(default, bool):
         if value not in ("true", "false", "on", "off", "yes", "no"):
-            raise toks.error(f"option {key} takes on or off, not '{value}'", tok)
+            raise bad(f"option {key} takes on or off, not '{value}'")
         return value in ("true", "on", "yes")
     if isinstance(default, int):
         if not value.isdigit() or len(value) > 3:
-            raise toks.error(f"option {key} takes a whole number, not '{value}'", tok)
+            raise bad(f"option {key} takes a whole number, not '{value}'")
         number = int(value)
         choices = _CHOICES.get(key)
         if (choices is not None and number not in choices) or not 1 <= number <= 100:
             allowed = " or ".join(map(str, choices)) if choices else "1 to 100"
-            raise toks.error(f"option {key} takes {allowed}, not {number}", tok)
+            raise bad(f"option {key} takes {allowed}, not {number}")
         return number
     if value not in _CHOICES[key]:
-        raise toks.error(f"option {key} takes one of {', '.join(_CHOICES[key])}", tok)
+        raise bad(f"option {key} takes one of {', '.join(_CHOICES[key])}, not '{value}'")
     return value
 
 
@@ -856,6 +862,19 @@ def _wild_counts(first_one_counts: bool) -> tuple[int, ...]:
     return tuple(counts)
 
 
+_FLOAT_EXP = 390  # 6^390 < 1e308: below this a float scale factor is exact enough and fast
+
+
+def _to_float(counts: Sequence[int], exp: int) -> list[float]:
+    """Counts over 6^exp as probabilities: one float multiply each, or exact big-int division
+    when 6^exp is beyond the float range (codes of hundreds of dice)."""
+    if exp <= _FLOAT_EXP:
+        scale = 1.0 / SIDES ** exp
+        return [c * scale for c in counts]
+    den = SIDES ** exp
+    return [c / den for c in counts]
+
+
 @dataclass(frozen=True, slots=True)
 class Counts:
     """An exact distribution of integers: ``counts[i]`` ways for value ``low + i``, of 6^exp."""
@@ -866,10 +885,10 @@ class Counts:
     truncated: float = 0.0
 
     def probabilities(self) -> dict[int, float]:
-        """value → probability (count × 6^-exp in floats: within two units in the last place)."""
-        scale = 1.0 / SIDES ** self.exp
+        """value → probability (within two units in the last place)."""
         low = self.low
-        return {low + i: c * scale for i, c in enumerate(self.counts) if c}
+        ps = _to_float(self.counts, self.exp)
+        return {low + i: p for i, (c, p) in enumerate(zip(self.counts, ps)) if c}
 
     def at_least(self, value: int) -> int:
         """The count of outcomes ≥ ``value`` (exact)."""
@@ -978,8 +997,8 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     if spec.difficulty is not None:
         d = spec.difficulty.number
         margin = a.shift(-d)  # D8: result points = total − difficulty
-        scale = 1.0 / SIDES ** margin.exp
-        cats = {k: c * scale for k, c in _category_counts(margin, options, "actor").items()}
+        counts = _category_counts(margin, options, "actor")
+        cats = dict(zip(counts, _to_float(list(counts.values()), margin.exp)))
         p_success = sum(v for k, v in cats.items() if k != "failure")
         notes.append(f"difficulty {spec.difficulty.title} ({d}): P(success) = "
                      f"{100 * p_success:.3f}%")
@@ -1033,13 +1052,12 @@ def difficulties_table(options: Mapping[str, Any] = DEFAULTS, pips: int = 0,
                         in DIFFICULTIES.items()]]
     for dice in range(1, max_dice + 1):
         dist = side_counts(dice, wild, options["wild_one"]).shift(pips)
-        scale = 1.0 / SIDES ** dist.exp
         row = [str(DieCode(dice, pips))]
         for number, _, _ in DIFFICULTIES.values():
             if number == 0:
                 row.append("100.0%")  # D7: Automatic needs no roll
                 continue
-            row.append(f"{100 * dist.at_least(number) * scale:.1f}%")
+            row.append(f"{100 * _to_float([dist.at_least(number)], dist.exp)[0]:.1f}%")
         rows.append(row)
     return rows
 
