@@ -7,8 +7,6 @@ a player who rolled physical dice can type them per side, in the order they were
 
 from __future__ import annotations
 
-import random
-import secrets
 from collections.abc import Sequence
 
 from ._errors import FacesError
@@ -29,14 +27,21 @@ class Source:
 class SystemSource(Source):
     """The operating system's randomness (``secrets``)."""
 
+    def __init__(self) -> None:
+        import secrets  # imported here: it costs start-up time that odds-only runs don't need
+
+        self._randbelow = secrets.randbelow
+
     def face(self, size: int, stream: int = 0) -> int:
-        return secrets.randbelow(size) + 1
+        return self._randbelow(size) + 1
 
 
 class SeededSource(Source):
     """A reproducible stream from an integer seed."""
 
     def __init__(self, seed: int) -> None:
+        import random
+
         self.seed = seed
         self._random = random.Random(seed)
 

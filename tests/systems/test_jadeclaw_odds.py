@@ -22,6 +22,7 @@ import astragal
 from astragal.systems import jadeclaw as J
 
 TOL = 1e-12
+METHODS = ["dp", "enumerate"]  # the two exact damage algorithms; "auto" picks by pool size
 POOLS_UP_TO_3 = [p for n in range(0, 4) for p in itertools.combinations_with_replacement(
     J.SIZES[::-1], n)]
 NONEMPTY = [p for p in POOLS_UP_TO_3 if p]
@@ -135,18 +136,20 @@ def test_contest_outcomes_are_exclusive_and_sum_to_one() -> None:
 POOLS_UP_TO_2 = [p for p in POOLS_UP_TO_3 if len(p) <= 2]
 
 
-def test_damage_every_pool_up_to_2_against_up_to_2_calling_the_rule() -> None:
-    """The damage DP equals ``damage_hits`` itself called on every face combination."""
+@pytest.mark.parametrize("method", METHODS)
+def test_damage_every_pool_up_to_2_against_up_to_2_calling_the_rule(method: str) -> None:
+    """The damage odds equal ``damage_hits`` itself called on every face combination."""
     for d in POOLS_UP_TO_2:
         for s in POOLS_UP_TO_2:
-            fast = J.damage_hits_distribution(d, s, J.NORMAL)
+            fast = J.damage_hits_distribution(d, s, J.NORMAL, method=method)
             close(dict(enumerate(fast)), brute_damage(d, s, J.NORMAL))
 
 
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("fd,fs", [(True, False), (False, True), (True, True)])
-def test_damage_favored_equals_enumeration(fd: bool, fs: bool) -> None:
+def test_damage_favored_equals_enumeration(fd: bool, fs: bool, method: str) -> None:
     for d, s in [((12, 8), (10,)), ((6, 4), (6, 6)), ((4,), (4, 4)), ((10, 6, 4), (8,))]:
-        fast = J.damage_hits_distribution(d, s, J.NORMAL, fd, fs)
+        fast = J.damage_hits_distribution(d, s, J.NORMAL, fd, fs, method=method)
         close(dict(enumerate(fast)), brute_damage(d, s, J.NORMAL, fd, fs))
 
 
@@ -171,8 +174,9 @@ def test_vectorised_enumerator_is_the_rule(d: list[int], s: list[int], kind: str
     assert int(table[sd, ss].sum()) + botch == J.damage_hits(d, s, kind)
 
 
+@pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("kind", [J.NORMAL, J.SLAYING, J.ENERVATED])
-def test_damage_every_pool_up_to_3_against_up_to_3(kind: str) -> None:
+def test_damage_every_pool_up_to_3_against_up_to_3(kind: str, method: str) -> None:
     """Every damage pool of 1–3 dice against every soak pool of 0–3 dice (56 × 55 pairs)."""
     table = np.array([[J.pair_hits(x, y, kind) for y in range(13)] for x in range(13)])
     laws = {p: sorted_law(p) for p in POOLS_UP_TO_3 if p}
@@ -192,7 +196,7 @@ def test_damage_every_pool_up_to_3_against_up_to_3(kind: str) -> None:
             weight = dw[:, None] * sw[None, :]
             total = math.prod(d) * math.prod(s)
             exact = np.bincount(hits.ravel(), weights=weight.ravel().astype(float)) / total
-            fast = J.damage_hits_distribution(d, s, kind)
+            fast = J.damage_hits_distribution(d, s, kind, method=method)
             m = max(len(exact), len(fast))
             assert np.abs(np.pad(exact, (0, m - len(exact))) -
                           np.pad(fast, (0, m - len(fast)))).max() < TOL, (d, s)

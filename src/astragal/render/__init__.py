@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -81,4 +80,6 @@ def table_text(rows: Sequence[Sequence[str]]) -> str:
 
 def to_json_text(data: Any) -> str:
     """Stable, indented JSON."""
+    import json
+
     return json.dumps(data, indent=2, ensure_ascii=False)

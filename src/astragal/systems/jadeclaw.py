@@ -1062,11 +1062,13 @@ def _favored_mixture(sizes: Sequence[int]) -> list[tuple[float, list[tuple[int, 
 def damage_hits_distribution(damage: Sequence[int], soak: Sequence[int], kind: str = NORMAL,
                              damage_favored: bool = False, soak_favored: bool = False,
                              options: Mapping[str, Any] = DEFAULTS,
-                             limits: Limits | None = None, text: str = "") -> list[float]:
+                             limits: Limits | None = None, text: str = "",
+                             method: str = "auto") -> list[float]:
     """P(hits = h) for h = 0..max of a Damage Roll (J23–J34), computed exactly.
 
-    Dynamic programming over faces from 12 down to 1 (see ``_damage_dp``); Favored pools are
-    mixtures of independent dice and are summed component by component.
+    Small pools: every sorted face vector of each side with its probability, paired in one
+    table (``_damage_enumerate``). Larger pools: dynamic programming over faces from 12 down to 1
+    (``_damage_dp``). Favored pools are mixtures of independent dice (``_favored_mixture``).
     """
     n_d, n_s = len(damage), len(soak)
     size = 2 * n_d + 2
@@ -1074,11 +1076,16 @@ def damage_hits_distribution(damage: Sequence[int], soak: Sequence[int], kind: s
         return [1.0]
     d_comps = _favored_mixture(damage) if damage_favored else [(1.0, [(s, 1) for s in damage])]
     s_comps = _favored_mixture(soak) if soak_favored else [(1.0, [(s, 1) for s in soak])]
+    h = _hit_steps(kind)
+    botch_ok = n_s > 0
+    cells = _sorted_count(damage) * _sorted_count(soak)
+    exact_sums = math.prod(damage) * math.prod(soak) * math.lcm(*damage) * math.lcm(*soak)
+    if method == "enumerate" or (method == "auto" and cells <= _ENUMERATE_CELLS
+                                 and exact_sums < 2**53):
+        return _damage_enumerate(d_comps, s_comps, kind)
     work = len(d_comps) * len(s_comps) * _dp_work(n_d, n_s)
     if limits is not None:
         limits.check_work(work, "this Damage Roll", text)
-    h = _hit_steps(kind)
-    botch_ok = n_s > 0
     total = [0.0] * size
     for wd, dc in d_comps:
         for ws, sc in s_comps:
@@ -1088,6 +1095,70 @@ def damage_hits_distribution(damage: Sequence[int], soak: Sequence[int], kind: s
     while len(total) > 1 and total[-1] == 0.0:
         total.pop()
     return total
+
+
+_ENUMERATE_CELLS = 150_000
+
+
+def _sorted_count(sizes: Sequence[int]) -> int:
+    """How many sorted face vectors a pool can show (multisets per size group)."""
+    counts: dict[int, int] = {}
+    for s in sizes:
+        counts[s] = counts.get(s, 0) + 1
+    return math.prod(math.comb(s + n - 1, n) for s, n in counts.items())
+
+
+def _side_law(comps: list[tuple[float, list[tuple[int, int]]]],
+              width: int) -> tuple[Any, Any, Any, int]:
+    """Each sorted face vector of a side (high→low, cut or padded with 1s to ``width``), whether
+    all its real dice show 1, and its weight: integers over a common denominator (returned), so
+    the sums below are exact in float64."""
+    import numpy as np
+
+    sizes = [size for size, _ in comps[0][1]]
+    lcm = math.lcm(*sizes) if sizes else 1
+    denominator = math.prod(sizes) * lcm
+    keys_all, weights_all, rows_all, ones_all = [], [], [], []
+    for weight, dice in comps:
+        if not dice:
+            rows = np.ones((1, width), dtype=np.int64)
+            ones = np.zeros(1, dtype=np.int64)
+            row_weight = 1
+        else:
+            ranges = [np.arange(lo, size + 1) for size, lo in dice]
+            grid = np.stack(np.meshgrid(*ranges, indexing="ij"), axis=-1).reshape(-1, len(dice))
+            rows = -np.sort(-grid, axis=1)
+            ones = (rows == 1).all(axis=1).astype(np.int64)
+            if len(dice) < width:  # J26: imaginary 1s face the surplus damage dice
+                rows = np.hstack([rows, np.ones((len(rows), width - len(dice)), dtype=np.int64)])
+            rows = rows[:, :width]  # J25: surplus soak dice are ignored
+            row_weight = round(weight * denominator / len(rows))  # an integer: see _favored_mixture
+        keys_all.append((rows @ (13 ** np.arange(width, dtype=np.int64))) * 2 + ones)
+        weights_all.append(np.full(len(rows), float(row_weight if dice else denominator)))
+        rows_all.append(rows)
+        ones_all.append(ones)
+    keys = np.concatenate(keys_all)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return (np.concatenate(rows_all)[first], np.concatenate(ones_all)[first],
+            np.bincount(inverse, weights=np.concatenate(weights_all)), denominator)
+
+
+def _damage_enumerate(d_comps: list[tuple[float, list[tuple[int, int]]]],
+                      s_comps: list[tuple[float, list[tuple[int, int]]]], kind: str) -> list[float]:
+    """Exact hits by pairing every sorted damage vector with every sorted soak vector."""
+    import numpy as np
+
+    width = len(d_comps[0][1])
+    d_rows, _, d_w, d_den = _side_law(d_comps, width)
+    s_rows, s_ones, s_w, s_den = _side_law(s_comps, width)
+    table = np.array([[pair_hits(d, s, kind) for s in range(TOP + 1)] for d in range(TOP + 1)])
+    hits = table[d_rows[:, None, :], s_rows[None, :, :]].sum(axis=2)
+    hits += s_ones[None, :]  # J28: a Soak Botch adds one hit
+    out = np.bincount(hits.ravel(), weights=(d_w[:, None] * s_w[None, :]).ravel())
+    result = [float(x) / (d_den * s_den) for x in out]
+    while len(result) > 1 and result[-1] == 0.0:
+        result.pop()
+    return result
 
 
 def _dp_work(n_d: int, n_s: int) -> int:
