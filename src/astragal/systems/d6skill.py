@@ -135,7 +135,7 @@ def _cap(value: Any) -> int | None:
     if isinstance(value, bool):
         raise OptionError(f"option max_explosions takes a whole number or none, not {value!r}")
     text = str(value).strip()
-    if not text.isdigit() or len(text) > _MAX_DIGITS:
+    if not _DIGITS.fullmatch(text) or len(text) > _MAX_DIGITS:
         raise OptionError(f"option max_explosions takes a whole number (0 to 999999) or none, "
                           f"not {value!r}")
     return int(text)
@@ -153,6 +153,20 @@ def _flag(key: str, value: Any) -> bool:
 def make_rules(options: Mapping[str, Any]) -> Rules:
     """Check the switches (defaults overlaid with ``options``) and normalise them."""
     merged = {**DEFAULTS, **options}
+    # the type is part of the key: True == 1, but max_explosions=True is an error and 1 is not
+    key = tuple(sorted((k, type(v).__name__, v) for k, v in merged.items()))
+    try:
+        return _make_rules_cached(key)
+    except TypeError:  # an unhashable value (a list of kinds from the API)
+        return _make_rules(merged)
+
+
+@lru_cache(maxsize=256)
+def _make_rules_cached(key: tuple[tuple[str, str, Any], ...]) -> Rules:
+    return _make_rules({k: v for k, _, v in key})
+
+
+def _make_rules(merged: dict[str, Any]) -> Rules:
     unknown = set(merged) - set(DEFAULTS)
     if unknown:
         raise OptionError(f"'{min(unknown)}' is not a d6 + skill option; options are "
@@ -329,9 +343,10 @@ def _opt_text(v: Any) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
-_D6 = re.compile(r"(\d*)d(\d+)((?:[+-]\d+)*)$")
-_MOD = re.compile(r"[+-]\d+")
-_NUMBER = re.compile(r"#?([+-]?\d+)#?$")
+_D6 = re.compile(r"([0-9]*)d([0-9]+)((?:[+-][0-9]+)*)$")
+_MOD = re.compile(r"[+-][0-9]+")
+_NUMBER = re.compile(r"#?([+-]?[0-9]+)#?$")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _number(tok: Token, digits: str, toks: Tokens) -> int:
@@ -367,7 +382,8 @@ def _read_side(toks: Tokens, where: str, kind: str | None, default_kind: str) ->
         if _MOD.fullmatch(t.text):
             toks.next()
             mods.append(_number(t, t.text, toks))
-        elif t.text in ("+", "-") and (n := toks.peek(1)) is not None and n.text.isdigit():
+        elif t.text in ("+", "-") and (n := toks.peek(1)) is not None and _DIGITS.fullmatch(
+                n.text):
             toks.next()
             toks.next()
             mods.append(_number(n, t.text + n.text, toks))
@@ -420,7 +436,7 @@ def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> 
             if t is None:
                 raise toks.error_at_end("dmg what? expected the weapon's base DMG, such as "
                                         "'dmg 4' or a rolled DMG such as 'dmg d6+2'")
-            if t.text.isdigit():
+            if _DIGITS.fullmatch(t.text):
                 toks.next()
                 dmg = _number(t, t.text, toks)
             else:
