@@ -128,9 +128,10 @@ def timed(fn: Callable[[], Any], budget: float = 2.0) -> float:
 
 
 def main() -> int:
-    lines = [f"d6 + skill exact odds: astragal {astragal.__version__} vs icepool "
+    title = (f"d6 + skill exact odds: astragal {astragal.__version__} vs icepool "
              f"{icepool.__version__}, Python {platform.python_version()}, "
-             f"{platform.machine()}, same run",
+             f"{platform.machine()}, same run")
+    lines = [title,
              "astragal timed cold (caches cleared every call); median per call", ""]
     header = f"{'case':<40} {'astragal':>11} {'icepool':>11} {'ratio':>8} {'max |diff|':>11}"
     lines += [header, "-" * len(header)]

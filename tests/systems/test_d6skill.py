@@ -590,8 +590,8 @@ def seeded_rolls(text: str, seed: int, n: int = ROLLS) -> Iterator[astragal.Roll
     ("ds: d6+3", 20261123, "result"),
     ("ds: d6+3 vs d6+2", 7, "margin"),
     ("ds: atk d6+6 vs def d6+3 dmg d6+2", 11, "dmg"),
-    ("ds: d6+2 vs trait d6+2 opposed_tie=stand botch_check_on_opposed=after_ties "
-     "max_explosions=1", 5, "margin"),
+    ("ds: d6+2 vs trait d6+2 opposed_tie=stand botch_check_on_opposed=after_ties"
+     + " max_explosions=1", 5, "margin"),
 ])
 def test_roller_matches_its_exact_odds(text: str, seed: int, value: str) -> None:
     rolls = list(seeded_rolls(text, seed))
