@@ -1,1 +1,92 @@
-"""The general dice notation (``4d6kh3+2``, ``10d10>=8``, ``d6!``) with exact odds; in progress."""
+"""The general dice notation: ``4d6kh3+2``, ``10d10>=8f1``, ``d6!``, ``{d12,d8}kh1``, ``6x 4d6kh3``.
+
+The common core of Roll20, Foundry and the chat bots on one engine: every expression rolls with a
+full transcript (every face through the ``Tray``) and has exact odds. Modules: ``nodes`` (the
+parsed tree, canonical printing), ``grammar`` (the parser, with spans and limits), ``rules`` (the
+rules as pure functions), ``roller`` (rolling), ``exact`` (the exact odds; imports numpy, so it
+loads only when odds are asked for). The notation is documented in ``docs/notation.md``.
+
+>>> import astragal
+>>> astragal.roll("dice: 4d6kh3+2", faces="6,4,1,3").result["total"]
+15
+>>> round(astragal.odds("dice: 2d20kh1+5 >= 15").outcomes["success"], 4)
+0.7975
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from ..._limits import Limits
+from ..._rng import Source
+from ...dice import Roll
+from .. import Odds
+from .grammar import DEFAULTS, check_options
+from .grammar import parse as _parse
+from .nodes import Expression
+
+__all__ = ["SYSTEM", "parse", "roll", "odds", "DEFAULTS", "Expression"]
+
+
+@lru_cache(maxsize=1024)
+def _parse_cached(text: str, start: int, options: tuple[tuple[str, Any], ...],
+                  limits: Limits) -> Expression:
+    return _parse(text, start, dict(options), limits)
+
+
+def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
+          limits: Limits = Limits()) -> Expression:
+    """Read general dice notation from ``text[start:]`` (specs are immutable, so reads are cached).
+
+    >>> print(parse("4d6kh3 + 2"))
+    dice: 4d6kh3+2
+    """
+    opts = {**DEFAULTS, **(options or {})}
+    check_options(opts)
+    try:
+        key = tuple(sorted(opts.items()))
+        return _parse_cached(text, start, key, limits)
+    except TypeError:  # an unhashable option value: read without the cache
+        return _parse(text, start, opts, limits)
+
+
+def roll(spec: Expression, source: Source, options: Mapping[str, Any] | None = None,
+         limits: Limits = Limits(), text: str = "") -> Roll:
+    """Roll a parsed expression with faces from ``source``."""
+    from .roller import roll as _roll
+
+    return _roll(spec, source, limits, text or str(spec))
+
+
+def odds(spec: Expression, options: Mapping[str, Any] | None = None,
+         limits: Limits = Limits(), text: str = "") -> Odds:
+    """The exact odds of a parsed expression (explosion tails cut below 1e-15, and said so)."""
+    from .exact import odds as _odds
+
+    return _odds(spec, limits, text or str(spec))
+
+
+@dataclass(frozen=True)
+class _Dice:
+    name: str = "dice"
+    aliases: tuple[str, ...] = ()
+    title: str = "General dice notation"
+    defaults: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS))
+
+    def parse(self, text: str, start: int, options: Mapping[str, Any],
+              limits: Limits) -> Expression:
+        return parse(text, start, options, limits)
+
+    def roll(self, spec: Expression, source: Source, options: Mapping[str, Any],
+             limits: Limits, text: str) -> Roll:
+        return roll(spec, source, options, limits, text)
+
+    def odds(self, spec: Expression, options: Mapping[str, Any], limits: Limits,
+             text: str) -> Odds:
+        return odds(spec, options, limits, text)
+
+
+SYSTEM = _Dice()

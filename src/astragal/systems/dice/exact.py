@@ -1,0 +1,713 @@
+"""Exact odds of any expression: nothing here samples.
+
+Every dice term and group is rolled separately, so the distribution of an expression is built
+from independent parts: sums by convolution, other operators over all pairs of outcomes.
+
+A dice term without keep/drop is ``count`` independent *chains* (a die and what its explosions
+add), so its distribution is one chain's distribution convolved ``count`` times. With keep/drop
+the pool is split into classes of independent, identically distributed dice (an exploding pool
+is ``count`` dice that did not explode plus a negative-binomial number that did; see
+``_pool_classes``) and the kept sum comes from order statistics: a dynamic programme over values
+from high to low that tracks how many dice of each class are placed so far (``keep_dp``), the
+same idea as the Jadeclaw damage DP. Endless tails (explosions) are cut once the probability left
+is below ``1e-15``; what was cut is reported as ``truncated``.
+
+Work is estimated before each step; past ``Limits.max_odds_work`` the answer is a LimitError.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..._errors import LimitError, NotationError
+from ..._limits import Limits
+from ...odds import Distribution
+from .. import Odds
+from .grammar import TAIL
+from .nodes import (
+    PREFIX,
+    Call,
+    Comparison,
+    Dice,
+    Expression,
+    Group,
+    Label,
+    Neg,
+    Node,
+    Num,
+    Product,
+    Sum,
+    Value,
+    format_value,
+)
+from .rules import arith, call, compare, explodes, roll_pmf, score
+
+__all__ = ["Pmf", "odds", "evaluate", "keep_dp", "Budget"]
+
+Array = Any  # numpy.ndarray of float64
+
+_FFT_FROM = 4_000_000  # direct convolution above this many multiply-adds switches to the FFT
+
+
+class Budget:
+    """Counts the estimated work and refuses to start a step that would pass the limit."""
+
+    def __init__(self, limits: Limits, text: str) -> None:
+        self.limit = limits.max_odds_work
+        self.limits = limits
+        self.text = text
+        self.used = 0
+
+    def spend(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
+        self.used += int(work)
+        if self.used > self.limit:
+            raise LimitError(
+                f"the exact odds of {what} would take about {self.used:.2g} steps, over the "
+                f"odds work limit of {self.limit:.2g}", self.text,
+                span if span is not None else ((0, len(self.text)) if self.text else None))
+
+
+class Pmf:
+    """A finite distribution over exact values, with the probability ``lost`` to a cut tail.
+
+    Dense form (whole numbers ``off .. off+len(p)-1``) or sparse form (a dict). Probabilities
+    sum to ``1 - lost``.
+    """
+
+    __slots__ = ("off", "p", "sparse", "lost")
+
+    def __init__(self, off: int = 0, p: Array | None = None,
+                 sparse: dict[Value, float] | None = None, lost: float = 0.0) -> None:
+        self.off = off
+        self.p = p
+        self.sparse = sparse
+        self.lost = lost
+
+    @staticmethod
+    def point(v: Value) -> Pmf:
+        if isinstance(v, int):
+            return Pmf(v, np.ones(1))
+        return Pmf(sparse={v: 1.0})
+
+    @staticmethod
+    def from_dict(d: dict[Value, float], lost: float = 0.0) -> Pmf:
+        items = {k: v for k, v in d.items() if v > 0}
+        if not items:
+            return Pmf(0, np.ones(1) * 0.0, lost=lost)
+        if all(isinstance(k, int) for k in items):
+            lo, hi = min(items), max(items)  # type: ignore[type-var]
+            if hi - lo + 1 <= 4 * len(items) + 64:
+                p = np.zeros(int(hi - lo) + 1)
+                for k, v in items.items():
+                    p[int(k) - int(lo)] = v
+                return Pmf(int(lo), p, lost=lost)
+        return Pmf(sparse=items, lost=lost)
+
+    def with_lost(self, lost: float) -> Pmf:
+        """The same outcomes with another lost mass (parts are shared, never changed in place)."""
+        return Pmf(self.off, self.p, self.sparse, lost)
+
+    @property
+    def dense(self) -> bool:
+        return self.p is not None
+
+    def __len__(self) -> int:
+        return len(self.p) if self.p is not None else len(self.sparse or {})
+
+    def items(self) -> list[tuple[Value, float]]:
+        """(value, probability) for every value with a positive probability, in value order."""
+        if self.p is not None:
+            nz = np.nonzero(self.p > 0)[0]
+            return [(self.off + int(i), float(self.p[i])) for i in nz]
+        assert self.sparse is not None
+        return sorted(self.sparse.items())
+
+    def as_dict(self) -> dict[Value, float]:
+        return dict(self.items())
+
+    def total(self) -> float:
+        if self.p is not None:
+            return math.fsum(self.p.tolist())
+        return math.fsum((self.sparse or {}).values())
+
+    def normalised(self) -> Pmf:
+        """The distribution given that the tail was not cut (for the order-statistics DP)."""
+        t = self.total()
+        if self.p is not None:
+            return Pmf(self.off, self.p / t)
+        return Pmf(sparse={k: v / t for k, v in (self.sparse or {}).items()})
+
+
+def _lost(*parts: float) -> float:
+    keep = 1.0
+    for x in parts:
+        keep *= 1.0 - x
+    return 1.0 - keep if any(parts) else 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Arithmetic on independent parts
+
+
+def convolve(a: Array, b: Array, budget: Budget, what: str) -> Array:
+    """The distribution of a sum of two independent dense parts."""
+    la, lb = len(a), len(b)
+    if la == 1:
+        return b * a[0]
+    if lb == 1:
+        return a * b[0]
+    direct = la * lb
+    if direct <= _FFT_FROM or min(la, lb) < 64:
+        budget.spend(direct, what)
+        return np.convolve(a, b)
+    n = la + lb - 1
+    size = 1 << (n - 1).bit_length()
+    budget.spend(8 * size * max(1, size.bit_length()), what)
+    out = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
+    out[out < 1e-300] = 0.0  # rounding can leave tiny negatives where the answer is 0
+    return out
+
+
+def add(a: Pmf, b: Pmf, budget: Budget, what: str, sign: int = 1) -> Pmf:
+    """The sum (or difference) of two independent parts."""
+    if sign < 0:
+        b = negate(b)
+    lost = _lost(a.lost, b.lost)
+    if a.p is not None and b.p is not None:
+        return Pmf(a.off + b.off, convolve(a.p, b.p, budget, what), lost=lost)
+    return binop(a, b, lambda x, y: x + y, budget, what, lost)
+
+
+def negate(a: Pmf) -> Pmf:
+    if a.p is not None:
+        return Pmf(-(a.off + len(a.p) - 1), a.p[::-1].copy(), lost=a.lost)
+    return Pmf(sparse={-k: v for k, v in (a.sparse or {}).items()}, lost=a.lost)
+
+
+def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, what: str,
+          lost: float | None = None) -> Pmf:
+    """Any operator over all pairs of outcomes of two independent parts."""
+    ia, ib = a.items(), b.items()
+    budget.spend(20 * len(ia) * len(ib), what)
+    out: dict[Value, float] = {}
+    for x, p in ia:
+        for y, q in ib:
+            v = f(x, y)
+            out[v] = out.get(v, 0.0) + p * q
+    return Pmf.from_dict(out, _lost(a.lost, b.lost) if lost is None else lost)
+
+
+def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: str) -> Pmf:
+    """The distribution of ``f(outcome)``."""
+    items = a.items()
+    budget.spend(20 * len(items), what)
+    out: dict[Value, float] = {}
+    for x, p in items:
+        v = f(x)
+        out[v] = out.get(v, 0.0) + p
+    return Pmf.from_dict(out, a.lost)
+
+
+def power(a: Pmf, n: int, budget: Budget, what: str) -> Pmf:
+    """The sum of ``n`` independent copies (repeated squaring)."""
+    lost = -math.expm1(n * math.log1p(-a.lost)) if a.lost else 0.0
+    if n == 0:
+        return Pmf.point(0)
+    if a.p is None:
+        out = a
+        for _ in range(n - 1):
+            out = add(out, a, budget, what)
+        return out.with_lost(lost)
+    result: Array | None = None
+    base, off, k = a.p, 0, n
+    base_off = a.off
+    while True:
+        if k & 1:
+            if result is None:
+                result, off = base, base_off
+            else:
+                result, off = convolve(result, base, budget, what), off + base_off
+        k >>= 1
+        if not k:
+            break
+        base, base_off = convolve(base, base, budget, what), 2 * base_off
+    assert result is not None
+    return Pmf(off, result, lost=lost)
+
+
+# --------------------------------------------------------------------------------------------
+# Dice terms
+
+
+def _split(pmf: dict[int, float], d: Dice) -> tuple[dict[int, float], dict[int, float], float]:
+    """(faces that explode, faces that do not, chance to explode) of one roll."""
+    boom = {f: p for f, p in pmf.items() if explodes(d, f)}
+    calm = {f: p for f, p in pmf.items() if not explodes(d, f)}
+    return boom, calm, math.fsum(boom.values())
+
+
+def _scored(pmf: dict[int, float], w: Callable[[int], int], shift: int = 0) -> Pmf:
+    out: dict[Value, float] = {}
+    for f, p in pmf.items():
+        v = w(f + shift)
+        out[v] = out.get(v, 0.0) + p
+    return Pmf.from_dict(out)
+
+
+def _depth(q: float, eps: float, cap: int) -> int:
+    """How many explosions to follow so that what is left (q^(k+1)) is at most ``eps``."""
+    if q <= 0:
+        return 0
+    k = max(0, math.ceil(math.log(eps) / math.log(q)) - 1) if q < 1 else cap
+    return min(k, cap)
+
+
+def _series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: str) -> Pmf:
+    """first + first*step + first*step^2 + ... (``depth`` steps): a chain that goes on."""
+    assert first.p is not None and step.p is not None
+    total = first.p.copy()
+    total_off = first.off
+    cur, cur_off = first.p, first.off
+    for _ in range(depth):
+        cur = convolve(cur, step.p, budget, what)
+        cur_off += step.off
+        lo = min(total_off, cur_off)
+        hi = max(total_off + len(total), cur_off + len(cur))
+        merged = np.zeros(hi - lo)
+        merged[total_off - lo: total_off - lo + len(total)] += total
+        merged[cur_off - lo: cur_off - lo + len(cur)] += cur
+        total, total_off = merged, lo
+    return Pmf(total_off, total)
+
+
+def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) -> Pmf:
+    """What one die and its explosions add to the term (rules 1, 2 and 4), exactly."""
+    g = roll_pmf(d)
+    what = str(d)
+    if d.explode is None:
+        return _scored(g, w)
+    boom, calm, q = _split(g, d)
+    eps = TAIL / 100 / max(1, d.count)
+    depth = _depth(q, eps, limits.max_explosions)
+    if d.explode == "once":
+        return add(_scored(boom, w), _scored(g, w), budget, what) if boom else _scored(g, w)
+    if d.explode == "compound":
+        value = _series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth, budget,
+                        what)
+        return mapped(value, lambda v: w(int(v)), budget, what).with_lost(q ** (depth + 1))
+    if d.explode == "explode":
+        out = _series(_scored(calm, w), _scored(boom, w), depth, budget, what)
+        return out.with_lost(q ** (depth + 1))
+    # penetrate: the first roll counts its face, every roll an explosion adds counts face − 1
+    tail = _series(_scored(calm, w, -1), _scored(boom, w, -1), depth, budget, what)
+    start = add(_scored(boom, w), tail, budget, what)
+    first = _scored(calm, w)
+    return _merge(first, start).with_lost(q * q ** (depth + 1))
+
+
+def _merge(a: Pmf, b: Pmf) -> Pmf:
+    """The mixture a + b of two dense sub-distributions (they are exclusive cases)."""
+    assert a.p is not None and b.p is not None
+    lo = min(a.off, b.off)
+    hi = max(a.off + len(a.p), b.off + len(b.p))
+    out = np.zeros(hi - lo)
+    out[a.off - lo: a.off - lo + len(a.p)] += a.p
+    out[b.off - lo: b.off - lo + len(b.p)] += b.p
+    return Pmf(lo, out)
+
+
+def _weight(term: Dice | Group) -> Callable[[Any], int] | None:
+    """Rule 4 per kept die: the value itself, or its success score."""
+    if term.success is None:
+        return None
+    return lambda v: score(term, v)
+
+
+def dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
+    """The exact distribution of a dice term."""
+    return _dice_pmf_cached(d, limits, budget)
+
+
+def _dice_pmf_cached(d: Dice, limits: Limits, budget: Budget) -> Pmf:
+    key = (d, limits.max_explosions)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        budget.spend(len(hit), str(d))
+        return hit
+    out = _dice_pmf(d, limits, budget)
+    if len(_CACHE) > 256:
+        _CACHE.clear()
+    _CACHE[key] = out
+    return out
+
+
+_CACHE: dict[tuple[Dice, int], Pmf] = {}
+
+
+def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
+    what = str(d)
+    weight = _weight(d)
+    w: Callable[[int], int] = weight if weight is not None else (lambda v: v)
+    if d.count == 0:
+        return Pmf.point(0)
+    if d.keep is None:
+        return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
+    mixture = _pool_classes(d, limits, budget)
+    parts: list[tuple[float, Pmf]] = []
+    for weight_, classes in mixture:
+        total = sum(n for n, _ in classes)
+        highest, k = d.keep.kept(total)
+        parts.append((weight_, keep_dp(classes, highest, k, w, budget, what, d.span)))
+    return _mix(parts).with_lost(max(0.0, 1.0 - math.fsum(wt for wt, _ in parts)))
+
+
+def _mix(parts: Sequence[tuple[float, Pmf]]) -> Pmf:
+    if len(parts) == 1 and parts[0][0] == 1.0:
+        return parts[0][1]
+    acc: Pmf | None = None
+    for wt, pmf in parts:
+        assert pmf.p is not None
+        scaled = Pmf(pmf.off, pmf.p * wt)
+        acc = scaled if acc is None else _merge(acc, scaled)
+    assert acc is not None
+    return acc
+
+
+def _norm(d: dict[int, float], shift: int = 0) -> dict[int, float]:
+    t = math.fsum(d.values())
+    return {f + shift: p / t for f, p in d.items()}
+
+
+def _binom(n: int, p: float) -> list[float]:
+    return [math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
+
+
+def _negbin_upto(r: int, q: float, eps: float) -> list[float]:
+    """P(M = m), m = 0.. until the tail left is ≤ eps: explosions among r chains (rule 2)."""
+    if r == 0 or q == 0:
+        return [1.0]
+    out: list[float] = []
+    left = 1.0
+    m = 0
+    while left > eps:
+        pm = math.comb(r + m - 1, m) * q**m * (1 - q) ** r
+        out.append(pm)
+        left -= pm
+        m += 1
+        if m > 100_000:
+            break
+    return out
+
+
+Classes = list[tuple[int, dict[int, float]]]
+
+
+def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, Classes]]:
+    """The pool of a dice term as a mixture of pools of i.i.d. classes: [(weight, [(n, pmf)])].
+
+    ``!``: every chain ends with one die that did not explode, and the number of dice that did
+    is negative binomial; given those counts, exploded faces and calm faces are independent.
+    ``!p`` splits first rolls from added rolls (worth one less); ``xo`` adds one die per
+    exploded first roll; ``!!`` is one class of compounded values.
+    """
+    g = roll_pmf(d)
+    n = d.count
+    eps = TAIL / 100
+    if d.explode is None:
+        return [(1.0, [(n, g)])]
+    boom, calm, q = _split(g, d)
+    if d.explode == "compound":
+        depth = _depth(q, eps / max(1, n), limits.max_explosions)
+        value = _series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth,
+                        budget, str(d))
+        lost = q ** (depth + 1)
+        pmf = {int(v): p / (1 - lost) for v, p in value.items()}
+        return [((1 - lost) ** n, [(n, pmf)])]
+    if not boom:
+        return [(1.0, [(n, g)])]
+    boom_n, calm_n = _norm(boom), _norm(calm) if calm else {}
+    out: list[tuple[float, Classes]] = []
+    if d.explode == "explode":
+        for m, pm in enumerate(_negbin_upto(n, q, eps)):
+            out.append((pm, [(n, calm_n), (m, boom_n)]))
+        return out
+    first = _binom(n, q)
+    for a, pa in enumerate(first):
+        if pa == 0:
+            continue
+        if d.explode == "once":
+            out.append((pa, [(a, boom_n), (n - a, calm_n), (a, g)]))
+            continue
+        for m, pm in enumerate(_negbin_upto(a, q, eps)):
+            out.append((pa * pm, [(a, boom_n), (n - a, calm_n), (a, _norm(calm, -1)),
+                                  (m, _norm(boom, -1))]))
+    return out
+
+
+def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
+            w: Callable[[int], int], budget: Budget, what: str,
+            span: tuple[int, int] | None = None) -> Pmf:
+    """Order statistics: the distribution of the sum of ``w`` over the ``k`` highest (lowest).
+
+    Dice of one class are i.i.d. Values are placed from the highest down; given that the
+    ``r`` unplaced dice of a class all show at most ``v``, the number showing exactly ``v`` is
+    binomial with ``p = P(v) / P(≤ v)``. The state is how many dice of each class are placed
+    (while fewer than ``k`` are) and the kept sum so far; once ``k`` are placed the rest cannot
+    change the sum.
+    """
+    classes = [(n, pmf) for n, pmf in classes if n > 0]
+    if k <= 0 or not classes:
+        return Pmf.point(0)
+    if not highest:  # the lowest k of X are the highest k of −X
+        classes = [(n, {-v: p for v, p in pmf.items()}) for n, pmf in classes]
+        inner = w
+        w = lambda v: inner(-v)  # noqa: E731
+    values = sorted({v for _, pmf in classes for v in pmf if pmf[v] > 0}, reverse=True)
+    scores = {v: w(v) for v in values}
+    lo_w, hi_w = min(scores.values()), max(scores.values())
+    off = k * min(lo_w, 0)
+    size = k * max(hi_w, 0) - off + 1
+    n_classes = len(classes)
+    states_bound = math.comb(k + n_classes - 1, n_classes) if n_classes > 1 else k
+    budget.spend(len(values) * n_classes * states_bound * k * (size + 48), what, span)
+    cdf: list[dict[int, float]] = []
+    for _, pmf in classes:
+        acc, c = 0.0, {}
+        for v in sorted(pmf):
+            acc += pmf[v]
+            c[v] = acc
+        cdf.append(c)
+    start = np.zeros(size)
+    start[-off] = 1.0
+    state: dict[tuple[int, ...], Array] = {(0,) * n_classes: start}
+    done = np.zeros(size)
+    for v in values:
+        sv = scores[v]
+        for c, (count, pmf) in enumerate(classes):
+            p = pmf.get(v, 0.0)
+            if p <= 0 or not state:
+                continue
+            x = min(1.0, p / cdf[c][v])
+            nxt: dict[tuple[int, ...], Array] = {}
+            for key, arr in state.items():
+                r = count - key[c]
+                if r <= 0:
+                    _acc(nxt, key, arr, 0)
+                    continue
+                need = k - sum(key)
+                pm = _binom(r, x)
+                for m in range(0, min(r, need - 1) + 1):
+                    if pm[m] > 0:
+                        nk = key[:c] + (key[c] + m,) + key[c + 1:]
+                        _acc(nxt, nk, arr * pm[m], m * sv)
+                if r >= need:
+                    tail = math.fsum(pm[need:])
+                    if tail > 0:
+                        _shift_add(done, arr * tail, need * sv)
+            state = nxt
+    return Pmf(off, done)
+
+
+def _acc(dst: dict[tuple[int, ...], Array], key: tuple[int, ...], arr: Array, shift: int) -> None:
+    cur = dst.get(key)
+    if cur is None:
+        cur = np.zeros(len(arr))
+        dst[key] = cur
+    _shift_add(cur, arr, shift)
+
+
+def _shift_add(dst: Array, src: Array, shift: int) -> None:
+    if shift == 0:
+        dst += src
+    elif shift > 0:
+        dst[shift:] += src[:-shift]
+    else:
+        dst[:shift] += src[-shift:]
+
+
+# --------------------------------------------------------------------------------------------
+# Groups
+
+
+def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
+    """``{a, b, ...}``: the sum of the items, or keep/drop and success counting over them."""
+    what = str(g)
+    weight = _weight(g)
+    lost = _lost(*(p.lost for p in items))
+    if g.keep is None:
+        parts = items if weight is None else [mapped(p, weight, budget, what) for p in items]
+        out = parts[0]
+        for p in parts[1:]:
+            out = add(out, p, budget, what)
+        return out.with_lost(lost)
+    # classes of identical items; fractional values are scaled to whole numbers for the DP
+    dists = [p.normalised().as_dict() for p in items]
+    scale = math.lcm(*(Fraction(v).denominator for d in dists for v in d))
+    classes: list[tuple[int, dict[int, float]]] = []
+    for dist in dists:
+        scaled = {int(Fraction(v) * scale): p for v, p in dist.items()}
+        for i, (n, other) in enumerate(classes):
+            if other == scaled:
+                classes[i] = (n + 1, other)
+                break
+        else:
+            classes.append((1, scaled))
+    highest, k = g.keep.kept(len(items))
+    if weight is None:
+        out = keep_dp(classes, highest, k, lambda v: v, budget, what, g.span)
+        if scale != 1:
+            out = mapped(out, lambda v: Fraction(v, scale) if v % scale else v // scale,
+                         budget, what)
+    else:
+        out = keep_dp(classes, highest, k, lambda v: weight(Fraction(v, scale)), budget, what,
+                      g.span)
+    return out.with_lost(lost)
+
+
+# --------------------------------------------------------------------------------------------
+# The expression
+
+
+def _as_value(v: Value) -> Value:
+    if isinstance(v, Fraction) and v.denominator == 1:
+        return int(v)
+    return v
+
+
+def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
+    """The exact distribution of a node; its parts are independent (each term rolls its own)."""
+    match node:
+        case Num(value=v):
+            return Pmf.point(_as_value(v))
+        case Dice():
+            return dice_pmf(node, limits, budget)
+        case Group(items=items):
+            return group_pmf(node, [evaluate(i, limits, budget) for i in items], budget)
+        case Label(node=inner):
+            return evaluate(inner, limits, budget)
+        case Neg(operand=o):
+            return negate(evaluate(o, limits, budget))
+        case Sum(terms=terms):
+            acc = evaluate(terms[0][1], limits, budget)
+            for op, t in terms[1:]:
+                acc = add(acc, evaluate(t, limits, budget), budget, str(node),
+                          1 if op == "+" else -1)
+            return acc
+        case Product(factors=factors, spans=spans):
+            acc = evaluate(factors[0][1], limits, budget)
+            for (op, f), span in zip(factors[1:], spans[1:]):
+                right = evaluate(f, limits, budget)
+                if op in ("/", "%") and any(v == 0 for v, _ in right.items()):
+                    raise NotationError("the divisor can come to 0, so the result is undefined "
+                                        "for some rolls", budget.text, span)
+                acc = _product(op, acc, right, budget, str(node))
+            return acc
+        case Call(name=name, args=args):
+            parts = [evaluate(a, limits, budget) for a in args]
+            if len(parts) == 1:
+                return mapped(parts[0], lambda v: call(name, [v]), budget, str(node))
+            acc = parts[0]
+            for p in parts[1:]:
+                acc = binop(acc, p, lambda x, y: call(name, [x, y]), budget, str(node))
+            return acc
+        case Comparison(op=op, left=lhs, right=rhs):
+            a = evaluate(lhs, limits, budget)
+            b = evaluate(rhs, limits, budget)
+            return binop(a, b, lambda x, y: compare(op, x, y), budget, str(node))
+    raise TypeError(node)  # pragma: no cover
+
+
+def _product(op: str, a: Pmf, b: Pmf, budget: Budget, what: str) -> Pmf:
+    if op == "*" and a.p is not None and b.p is not None and (len(a.p) == 1 or len(b.p) == 1):
+        const, other = (a, b) if len(a.p) == 1 else (b, a)
+        c = const.off
+        assert other.p is not None
+        lost = _lost(a.lost, b.lost)
+        if c == 0:
+            return Pmf(0, np.ones(1) * float(other.p.sum()), lost=lost)
+        if abs(c) == 1:
+            out = Pmf(other.off, other.p * const.p[0], lost=lost)  # type: ignore[index]
+            return out if c == 1 else negate(out)
+    return binop(a, b, lambda x, y: arith(op, x, y), budget, what)
+
+
+# --------------------------------------------------------------------------------------------
+# Odds
+
+
+def _key(v: Value) -> int | float:
+    return float(v) if isinstance(v, Fraction) else v
+
+
+def _distribution(pmf: Pmf) -> Distribution:
+    return Distribution.from_mapping({_key(v): p for v, p in pmf.items()}, pmf.lost)
+
+
+def _counting(node: Node) -> bool:
+    while isinstance(node, Label):
+        node = node.node
+    return isinstance(node, (Dice, Group)) and node.success is not None
+
+
+def odds(expr: Expression, limits: Limits, text: str) -> Odds:
+    """The exact odds of an expression.
+
+    >>> from astragal import Limits
+    >>> from .grammar import parse
+    >>> o = odds(parse("2d6", 0, {}, Limits()), Limits(), "2d6")
+    >>> round(o.distribution[7], 6)
+    0.166667
+    """
+    budget = Budget(limits, text)
+    pmf = evaluate(expr.body, limits, budget)
+    notes: list[str] = []
+    is_check = isinstance(expr.body, Comparison)
+    dist = _distribution(pmf)
+    if pmf.lost:
+        notes.append(f"explosion tails cut where the probability left is below 1e-15 "
+                     f"(left out: {pmf.lost:.1e})")
+    extra: dict[str, Any] = {}
+    if is_check:
+        outcomes = Distribution.from_mapping({"success": dist[1], "failure": dist[0]},
+                                             pmf.lost, order=("success", "failure"))
+        value_name = "success"
+    else:
+        outcomes = Distribution.from_mapping({}, pmf.lost)
+        value_name = "successes" if _counting(expr.body) else "total"
+    if expr.repeat > 1:
+        n = expr.repeat
+        notes.append(f"{n}x: the odds of one roll; the {n} rolls are independent and each has "
+                     "these odds")
+        extra.update(_repeated(pmf, n, is_check, budget))
+    return Odds(PREFIX, text, outcomes, dist, value_name, tuple(notes), extra)
+
+
+def _repeated(pmf: Pmf, n: int, is_check: bool, budget: Budget) -> dict[str, Any]:
+    """For ``Nx``: the best and worst of the N rolls and their sum (or the count of successes)."""
+    items = pmf.items()
+    values = [v for v, _ in items]
+    probs = np.array([p for _, p in items])
+    if is_check:
+        p1 = dict(items).get(1, 0.0)
+        return {f"successes_of_{n}": {str(k): p for k, p in enumerate(_binom(n, p1))}}
+    cdf = np.cumsum(probs)
+    below = np.concatenate(([0.0], cdf[:-1]))
+    best = cdf**n - below**n
+    worst = (1 - below) ** n - (1 - cdf) ** n
+    total = power(pmf, n, budget, f"the sum of {n} rolls")
+    return {
+        f"highest_of_{n}": {format_value(v): float(p) for v, p in zip(values, best) if p > 0},
+        f"lowest_of_{n}": {format_value(v): float(p) for v, p in zip(values, worst) if p > 0},
+        f"sum_of_{n}": {format_value(v): p for v, p in total.items()},
+    }
+
+
+def pmf_of(expr: Expression, limits: Limits | None = None) -> dict[Value, float]:
+    """The exact distribution of one roll of an expression as a dict (for tests and tools)."""
+    lim = limits or Limits()
+    return evaluate(expr.body, lim, Budget(lim, str(expr))).as_dict()

@@ -1,0 +1,303 @@
+"""Rolling an expression with a ``Tray``: every face in rolling order and a line per dice term."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..._errors import LimitError, NotationError
+from ..._limits import Limits
+from ..._rng import Source
+from ...dice import Roll, Tray
+from .nodes import (
+    FUDGE,
+    PREFIX,
+    Call,
+    Comparison,
+    Dice,
+    Expression,
+    Group,
+    Label,
+    Neg,
+    Node,
+    Num,
+    Product,
+    Sum,
+    Value,
+    format_value,
+)
+from .rules import ZeroDivisor, arith, call, compare, explodes, kept_flags, rerolls, term_value
+
+__all__ = ["roll", "json_value"]
+
+
+def json_value(v: Value) -> int | float:
+    """A value for JSON: whole numbers stay ints."""
+    if isinstance(v, Fraction):
+        return int(v) if v.denominator == 1 else float(v)
+    return v
+
+
+@dataclass(slots=True)
+class _Rolled:
+    """One die of a pool as it stands: its tray index, how it is shown and its value."""
+
+    index: int
+    shown: str
+    value: int
+
+
+def _sum_text(values: Sequence[Value]) -> str:
+    out = format_value(values[0])
+    for v in values[1:]:
+        out += f" - {format_value(-v)}" if v < 0 else f" + {format_value(v)}"
+    return out
+
+
+class _Roller:
+    def __init__(self, tray: Tray, limits: Limits, text: str) -> None:
+        self.tray = tray
+        self.limits = limits
+        self.text = text
+        self.lines: list[str] = []
+        self.terms: list[dict[str, Any]] = []
+        self.indent = "  "
+
+    # --- one die ---------------------------------------------------------------------------
+
+    def face(self, d: Dice, group: str, index: int | None,
+             note: str = "") -> tuple[int, int, str]:
+        """Roll a new die (or die ``index`` again); rule 1 re-rolls it. (index, face, shown)."""
+        if index is None:
+            index = self.tray.roll(d.size, group, 0, note)
+        else:
+            self.tray.reroll(index, 0, note)
+        face = self.tray.face(index) - 2 if d.sides == FUDGE else self.tray.face(index)
+        if not d.reroll:
+            return index, face, str(face)
+        seen = [face]
+        while rerolls(d, face):
+            if len(seen) > self.limits.max_explosions:
+                raise LimitError(f"a {d.die_text()} was re-rolled more than "
+                                 f"{self.limits.max_explosions} times (the limit)", self.text,
+                                 d.span)
+            self.tray.reroll(index, 0, f"re-rolled {face}")
+            face = self.tray.face(index) - 2 if d.sides == FUDGE else self.tray.face(index)
+            seen.append(face)
+            if d.reroll_once:
+                break
+        return index, face, "→".join(str(f) for f in seen)
+
+    def chain(self, d: Dice, group: str, out: list[_Rolled]) -> None:
+        """Rule 2: one die and everything its explosions add."""
+        index, face, text = self.face(d, group, None)
+        if d.explode is None:
+            out.append(_Rolled(index, text, face))
+            return
+        explosions = 0
+
+        def more() -> None:
+            nonlocal explosions
+            explosions += 1
+            if explosions > self.limits.max_explosions:
+                raise LimitError(f"a {d.die_text()} exploded more than "
+                                 f"{self.limits.max_explosions} times (the limit)", self.text,
+                                 d.span)
+
+        if d.explode == "compound":
+            total, parts = face, [text]
+            while explodes(d, face):
+                more()
+                parts[-1] += "!"
+                _, face, shown = self.face(d, group, index, "compounded")
+                parts.append(shown)
+                total += face
+            shown = "+".join(parts) + (f"={total}" if len(parts) > 1 else "")
+            out.append(_Rolled(index, shown, total))
+            return
+        value = face
+        while True:
+            boom = explodes(d, face) and (d.explode != "once" or explosions == 0)
+            shown = text + ("!" if boom else "")
+            if value != face:
+                shown += "-1"  # !p: every die an explosion adds is worth one less
+            out.append(_Rolled(index, shown, value))
+            if not boom:
+                return
+            more()
+            note = "penetrating explosion (-1)" if d.explode == "penetrate" else "explosion"
+            index, face, text = self.face(d, group, None, note)
+            value = face - 1 if d.explode == "penetrate" else face
+
+    # --- terms -----------------------------------------------------------------------------
+
+    def dice(self, d: Dice, label: str) -> Value:
+        group = str(d) + (f" [{label}]" if label else "")
+        pool: list[_Rolled] = []
+        for _ in range(d.count):
+            self.chain(d, group, pool)
+        values = [x.value for x in pool]
+        kept = kept_flags(values, d.keep)
+        for x, k in zip(pool, kept):
+            if not k:
+                self.tray.drop(x.index, "dropped")
+        total = term_value(d, values, kept)
+        order = list(range(len(pool)))
+        if d.sort:  # sorting changes only the order the dice are shown in
+            order.sort(key=lambda i: values[i], reverse=d.sort == "d")
+        faces = ", ".join(pool[i].shown for i in order) or "no dice"
+        verdict = self.verdict(d, [values[i] for i in order], [kept[i] for i in order], total)
+        if verdict == f" → {faces}":
+            verdict = ""
+        self.lines.append(f"{self.indent}{group}: {faces}{verdict}")
+        self.terms.append({"term": str(d), "label": label, "value": json_value(total)})
+        return total
+
+    def verdict(self, term: Dice | Group, values: Sequence[Value], kept: Sequence[bool],
+                total: Value) -> str:
+        chosen = [v for v, k in zip(values, kept) if k]
+        out = f" → {term.keep.words()}" if term.keep is not None else ""
+        if term.success is None:
+            if len(chosen) > 1:
+                return out + f": {_sum_text(chosen)} = {format_value(total)}"
+            return out + f" → {format_value(total)}"
+        hits = [format_value(v) for v in chosen if term.success(v)]
+        out += f" → {len(hits)} success{'es' if len(hits) != 1 else ''}"
+        if hits:
+            out += f" ({', '.join(hits)})"
+        if term.double is not None:
+            doubles = [format_value(v) for v in chosen if term.success(v) and term.double(v)]
+            if doubles:
+                out += f", {len(doubles)} counting twice ({', '.join(doubles)})"
+        if term.failure is not None:
+            misses = [format_value(v) for v in chosen if term.failure(v)]
+            out += f", {len(misses)} failure{'s' if len(misses) != 1 else ''}"
+            if misses:
+                out += f" ({', '.join(misses)})"
+        return out + f" = {format_value(total)}"
+
+    def group(self, g: Group, label: str) -> Value:
+        name = str(g) + (f" [{label}]" if label else "")
+        self.lines.append(f"{self.indent}{name}:")
+        outer = self.indent
+        self.indent += "  "
+        values: list[Value] = []
+        for i, item in enumerate(g.items):
+            v, shown = self.value(item)
+            values.append(v)
+            self.lines.append(f"{self.indent}item {i + 1}: {shown} = {format_value(v)}"
+                              if shown != format_value(v) else
+                              f"{self.indent}item {i + 1}: {format_value(v)}")
+        self.indent = outer
+        kept = kept_flags(values, g.keep)
+        total = term_value(g, values, kept)
+        items = ", ".join(format_value(v) for v in values)
+        self.lines.append(f"{self.indent}{name}: {items}{self.verdict(g, values, kept, total)}")
+        self.terms.append({"term": str(g), "label": label, "value": json_value(total)})
+        return total
+
+    # --- the expression --------------------------------------------------------------------
+
+    def value(self, node: Node, label: str = "") -> tuple[Value, str]:
+        """The node's value and how the arithmetic reads with the dice replaced by their totals."""
+        match node:
+            case Num(value=v):
+                return v, format_value(v)
+            case Dice():
+                v = self.dice(node, label)
+                return v, format_value(v)
+            case Group():
+                v = self.group(node, label)
+                return v, format_value(v)
+            case Label(node=inner, text=text):
+                v, shown = self.value(inner, text)
+                return v, f"{shown} [{text}]"
+            case Neg(operand=o):
+                v, shown = self.value(o)
+                return -v, f"-{_paren(shown, o)}"
+            case Sum(terms=terms):
+                total, shown = self.value(terms[0][1])
+                for op, t in terms[1:]:
+                    v, s = self.value(t)
+                    total = arith(op, total, v)
+                    shown += f" {op} {_paren(s, t, 3)}"
+                return total, shown
+            case Product(factors=factors, spans=spans):
+                total, shown = self.value(factors[0][1])
+                shown = _paren(shown, factors[0][1], 4)
+                for (op, f), span in zip(factors[1:], spans[1:]):
+                    v, s = self.value(f)
+                    try:
+                        total = arith(op, total, v)
+                    except ZeroDivisor as exc:
+                        raise NotationError(f"{exc}: the divisor came to 0", self.text,
+                                            span) from None
+                    shown += f" {op} {_paren(s, f, 4)}"
+                return total, shown
+            case Call(name=name, args=args):
+                vals, shows = zip(*(self.value(a) for a in args))
+                return call(name, list(vals)), f"{name}({', '.join(shows)})"
+            case Comparison(op=op, left=lhs, right=rhs):
+                a, sa = self.value(lhs)
+                b, sb = self.value(rhs)
+                return compare(op, a, b), f"{sa} {op} {sb}"
+        raise TypeError(node)  # pragma: no cover
+
+
+def _paren(shown: str, node: Node, need: int = 4) -> str:
+    from .nodes import precedence
+
+    return f"({shown})" if precedence(node) < need else shown
+
+
+def _roll_once(r: _Roller, expr: Expression) -> tuple[Value, dict[str, Any], str]:
+    r.terms = []
+    value, shown = r.value(expr.body)
+    body = expr.body
+    if isinstance(body, Comparison):
+        ok = bool(value)
+        line = f"{shown}: {'success' if ok else 'failure'}"
+        result: dict[str, Any] = {"total": json_value(value), "success": ok}
+        outcome = "success" if ok else "failure"
+    else:
+        plain = isinstance(body, (Dice, Group))
+        line = f"Total: {format_value(value)}" if plain or shown == format_value(value) else \
+            f"{shown} = {format_value(value)}"
+        result = {"total": json_value(value)}
+        outcome = "total"
+    result["terms"] = r.terms
+    r.lines.append(f"{r.indent}{line}")
+    return value, result, outcome
+
+
+def roll(expr: Expression, source: Source, limits: Limits, text: str) -> Roll:
+    """Roll the expression: every die through the Tray, a transcript line per dice term."""
+    tray = Tray(source, limits)
+    r = _Roller(tray, limits, text)
+    r.lines.append(expr.notation())
+    if expr.repeat == 1:
+        _, result, outcome = _roll_once(r, expr)
+    else:
+        rolls: list[dict[str, Any]] = []
+        values: list[Value] = []
+        for i in range(expr.repeat):
+            r.lines.append(f"Roll {i + 1}:")
+            r.indent = "  "
+            value, res, _ = _roll_once(r, expr)
+            rolls.append(res)
+            values.append(value)
+        shown = ", ".join(format_value(v) for v in values)
+        if isinstance(expr.body, Comparison):
+            hits = sum(1 for v in values if v)
+            r.lines.append(f"{hits} of {expr.repeat} succeed")
+            result = {"totals": [json_value(v) for v in values], "successes": hits,
+                      "rolls": rolls}
+        else:
+            r.lines.append(f"Totals: {shown}")
+            result = {"totals": [json_value(v) for v in values],
+                      "total": json_value(sum(values, Fraction(0))), "rolls": rolls}
+        outcome = "repeated"
+    source.finish()
+    return Roll(PREFIX, text, outcome, result, tray.freeze(), tuple(r.lines), expr)
