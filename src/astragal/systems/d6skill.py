@@ -654,10 +654,17 @@ def _roll_damage(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: st
         weapon = spec.dmg
     dmg = damage(margin, weapon or 0) if hit else 0
     result.update({"dmg_bonus": margin if hit else 0, "weapon_dmg": weapon, "dmg": dmg})
-    if hit:
-        base = ("" if spec.dmg is None else f"DMG roll {weapon} + " if isinstance(spec.dmg, Side)
-                else f"base DMG {weapon} + ")
-        lines.append(f"DMG = {base}margin {margin} = {dmg} (S5)")
+    if hit and spec.dmg is None:
+        lines.append(f"DMG = the margin, {dmg} (S5; no weapon DMG given)")
+    elif hit:
+        base = f"DMG roll {weapon}" if isinstance(spec.dmg, Side) else f"base DMG {weapon}"
+        lines.append(f"DMG = {base} + margin {margin} = {dmg} (S5)")
+
+
+def _side_title(side: Side, role: str) -> str:
+    if side.kind in ("atk", "def"):
+        return KIND_TITLES[side.kind]
+    return f"{role} ({KIND_TITLES[side.kind]})"
 
 
 def _roll_opposed(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: str,
@@ -679,8 +686,10 @@ def _roll_opposed(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: s
                        "margin": res_a - res_b, "outcome": verdict})
         if len(rounds) > 1:
             lines.append(f"Round {len(rounds)}:")
-        lines.append(f"  {KIND_TITLES[actor.kind]}: {_describe(a, actor, ra)}")
-        lines.append(f"  {KIND_TITLES[opp.kind]}: {_describe(b, opp, rb)}")
+        elif verdict == "reroll":
+            lines.append("Round 1:")
+        lines.append(f"  {_side_title(actor, 'Actor')}: {_describe(a, actor, ra)}")
+        lines.append(f"  {_side_title(opp, 'Opposition')}: {_describe(b, opp, rb)}")
         if verdict == "reroll":
             lines.append(f"  {res_a} vs {res_b}: a tie — roll again (S3)")
             continue
