@@ -1230,54 +1230,50 @@ def _damage_dp(damage: tuple[tuple[int, int], ...], soak: tuple[tuple[int, int],
         return all_states[order[starts]], np.add.reduceat(table, starts, axis=0)
 
     def place(states: Any, probs: Any, col: int, lo: int, dice: tuple[tuple[int, int], ...],
-              v: int, is_soak: bool) -> tuple[Any, Any]:
+              v: int, is_soak: bool, bump: Any = None) -> tuple[Any, Any]:
+        # every state → one candidate per count k of this class's unplaced dice showing v
         total_active = active(dice, lo, v)
         if total_active == 0:
-            return states, probs
+            if bump is None:
+                return states, probs
+            return merge([(states, probs, bump, None)])
         remaining = total_active - states[:, col]
-        q = 1.0 / (v - lo + 1)
-        mmax = int(remaining.max())
-        pmf = _binom_table(mmax, q)
-        cands = []
-        nd = states[:, d_idx].sum(axis=1)
-        ns = states[:, s_idx].sum(axis=1)
-        for k in range(mmax + 1):
-            ok = remaining >= k
-            if not ok.any():
-                break
-            w = pmf[remaining[ok], k]
-            st = states[ok].copy()
-            st[:, col] += k
-            if is_soak and k:
-                ns_k, nd_k = ns[ok], nd[ok]
-                shift = h_arr[1] * np.maximum(0, np.minimum(nd_k, ns_k + k) - ns_k)
-                for j, ci in enumerate(c_idx):
-                    kk = j + 2
-                    shift += (h_arr[kk] - h_arr[kk - 1]) * np.maximum(
-                        0, np.minimum(st[:, ci], ns_k + k) - ns_k)
-                new_ns = ns_k + k
-                for ci in c_idx:
-                    st[:, ci] = np.maximum(st[:, ci], new_ns)
-            else:
-                shift = np.zeros(len(st), dtype=np.int64)
-            cands.append((st, probs[ok] * w[:, None], shift, None))
-        return merge(cands)
+        counts = remaining + 1
+        rep = np.repeat(np.arange(len(states)), counts)
+        k = np.arange(len(rep)) - np.repeat(np.cumsum(counts) - counts, counts)
+        pmf = _binom_table(int(remaining.max()), 1.0 / (v - lo + 1))
+        st = states[rep]
+        st[:, col] += k
+        w = pmf[remaining[rep], k]
+        shift = np.zeros(len(st), dtype=np.int64) if bump is None else bump[rep]
+        if is_soak:
+            ns_a = st[:, s_idx].sum(axis=1)
+            ns_b = ns_a - k
+            nd = st[:, d_idx].sum(axis=1)
+            shift = shift + (h_arr[1] - h_arr[0]) * np.maximum(0, np.minimum(nd, ns_a) - ns_b)
+            for j, ci in enumerate(c_idx):
+                kk = j + 2
+                shift += (h_arr[kk] - h_arr[kk - 1]) * np.maximum(
+                    0, np.minimum(st[:, ci], ns_a) - ns_b)
+                st[:, ci] = np.maximum(st[:, ci], ns_a)
+        return merge([(st, probs[rep] * w[:, None], shift, None)])
 
     for v in range(TOP, 0, -1):
-        if v == 1 and botch_ok and 1 in real_soak_lo:
-            ns = states[:, s_idx].sum(axis=1)
-            bump = (ns == 0).astype(np.int64)
-            states, probs = merge([(states, probs, bump, None)])
+        bump = None
+        if v == 1 and botch_ok and 1 in real_soak_lo:  # J28: no real soak die above 1
+            bump = (states[:, s_idx].sum(axis=1) == 0).astype(np.int64)
         for j, lo in enumerate(s_classes):
-            states, probs = place(states, probs, s_idx[j], lo, soak_all, v, True)
-        if c_idx:
+            states, probs = place(states, probs, s_idx[j], lo, soak_all, v, True, bump)
+            bump = None
+        if bump is not None:
+            states, probs = merge([(states, probs, bump, None)])
+        if c_idx:  # one face lower: c_k ← c_{k−1}, c_2 ← damage dice placed so far
             nd = states[:, d_idx].sum(axis=1)
             ns = states[:, s_idx].sum(axis=1)
             states = states.copy()
             for a in range(len(c_idx) - 1, 0, -1):
                 states[:, c_idx[a]] = states[:, c_idx[a - 1]]
             states[:, c_idx[0]] = np.maximum(nd, ns)
-            states, probs = merge([(states, probs, np.zeros(len(states), dtype=np.int64), None)])
         for j, lo in enumerate(d_classes):
             states, probs = place(states, probs, d_idx[j], lo, damage, v, False)
     return [float(x) for x in probs.sum(axis=0)]
