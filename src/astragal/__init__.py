@@ -112,7 +112,8 @@ def roll(text: str, *, seed: int | None = None,
     """
     system, parsed, opts = _parse(text, options, limits, default_system)
     src = source if source is not None else make_source(seed, faces)
-    return system.roll(parsed.spec, src, opts, limits, text)
+    result: Roll = system.roll(parsed.spec, src, opts, limits, text)
+    return result
 
 
 def odds(text: str, *, options: Mapping[str, Any] | None = None,
@@ -123,4 +124,5 @@ def odds(text: str, *, options: Mapping[str, Any] | None = None,
     0.25
     """
     system, parsed, opts = _parse(text, options, limits, default_system)
-    return system.odds(parsed.spec, opts, limits, text)
+    result: Odds = system.odds(parsed.spec, opts, limits, text)
+    return result

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 __all__ = [
     "AstragalError",
-    "InputError",
-    "NotationError",
     "FacesError",
-    "OptionError",
+    "InputError",
     "LimitError",
+    "NotationError",
+    "OptionError",
 ]
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ._errors import LimitError
 
-__all__ = ["Limits", "DEFAULT_LIMITS"]
+__all__ = ["DEFAULT_LIMITS", "Limits"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,10 +8,11 @@ a player who rolled physical dice can type them per side, in the order they were
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ._errors import FacesError
 
-__all__ = ["Source", "SystemSource", "SeededSource", "ScriptedSource", "make_source", "parse_faces"]
+__all__ = ["ScriptedSource", "SeededSource", "Source", "SystemSource", "make_source", "parse_faces"]
 
 
 class Source:
@@ -122,10 +123,10 @@ def make_source(seed: int | None = None, faces: str | Sequence[Sequence[int]] | 
     if faces is not None:
         if isinstance(faces, str):
             return ScriptedSource(parse_faces(faces), faces)
-        items = list(faces)
+        items: list[Any] = list(faces)
         if items and all(isinstance(f, int) for f in items):
-            return ScriptedSource([list(items)])  # type: ignore[list-item]
-        return ScriptedSource([list(s) for s in items])  # type: ignore[arg-type]
+            return ScriptedSource([items])
+        return ScriptedSource([list(s) for s in items])
     if seed is not None:
         return SeededSource(seed)
     return SystemSource()

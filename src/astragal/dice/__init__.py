@@ -12,7 +12,7 @@ from typing import Any
 from .._limits import DEFAULT_LIMITS, Limits
 from .._rng import Source
 
-__all__ = ["Die", "Roll", "Tray", "STEP_SIZES", "step_up"]
+__all__ = ["STEP_SIZES", "Die", "Roll", "Tray", "step_up"]
 
 STEP_SIZES = (4, 6, 8, 10, 12)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from .._errors import NotationError
 
-__all__ = ["Token", "Tokens", "tokenize", "split_prefix"]
+__all__ = ["Token", "Tokens", "split_prefix", "tokenize"]
 
 _TOKEN = re.compile(r"\s*(?:(?P<sym>[&,;()])|(?P<word>[^\s&,;()]+))")
 

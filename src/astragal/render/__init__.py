@@ -8,7 +8,7 @@ from typing import Any
 from ..dice import Roll
 from ..systems import Odds
 
-__all__ = ["roll_text", "odds_text", "table_text", "to_json_text", "bar"]
+__all__ = ["bar", "odds_text", "roll_text", "table_text", "to_json_text"]
 
 _OUTCOME_WORDS = {
     "botch": "Botch",

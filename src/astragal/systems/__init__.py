@@ -18,7 +18,7 @@ from .._rng import Source
 from ..dice import Roll
 from ..odds import Distribution
 
-__all__ = ["System", "Odds", "register", "get_system", "system_names", "resolve_options"]
+__all__ = ["Odds", "System", "get_system", "register", "resolve_options", "system_names"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -681,12 +681,11 @@ def _check_sizes(spec: Spec, limits: Limits, text: str) -> None:
             continue
         n = len(pool.base) + len(pool.include) + pool.bonuses
         limits.check_dice(n, text, (0, len(text)))
-        if isinstance(spec, Simple):
-            if pool.penalties + 1 > limits.max_rolls:
-                from .._errors import LimitError
+        if isinstance(spec, Simple) and pool.penalties + 1 > limits.max_rolls:
+            from .._errors import LimitError
 
-                raise LimitError(f"{pool.penalties} Penalties means {pool.penalties + 1} rolls; "
-                                 f"the limit is {limits.max_rolls}", text, (0, len(text)))
+            raise LimitError(f"{pool.penalties} Penalties means {pool.penalties + 1} rolls; "
+                             f"the limit is {limits.max_rolls}", text, (0, len(text)))
 
 
 # --------------------------------------------------------------------------------------------
