@@ -24,17 +24,41 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from .._errors import FacesError, LimitError, NotationError, OptionError
-from .._limits import Limits
+from .._limits import DEFAULT_LIMITS, Limits
 from .._rng import Source
-from ..dice import Roll, Tray
+from ..dice import Die, Roll, Tray
 from ..odds import Distribution
-from . import Odds, resolve_options
+from . import Odds
 
 __all__ = [
-    "SYSTEM", "TABLES", "Action", "Side", "Term", "Rules", "SideRoll", "Prepared", "SideLaw",
-    "is_success", "rerolls", "rote_rerolls", "run_successes", "verdict", "contest",
-    "extended_result", "roll_pool", "read_faces", "die_law", "pool_pmf", "side_law", "prepare",
-    "race", "parse", "roll", "odds", "pools_table", "rules_from",
+    "SYSTEM",
+    "TABLES",
+    "Action",
+    "Prepared",
+    "Rules",
+    "Side",
+    "SideLaw",
+    "SideRoll",
+    "Term",
+    "contest",
+    "die_law",
+    "extended_result",
+    "is_success",
+    "odds",
+    "parse",
+    "pool_pmf",
+    "pools_table",
+    "prepare",
+    "race",
+    "read_faces",
+    "rerolls",
+    "roll",
+    "roll_pool",
+    "rote_rerolls",
+    "rules_from",
+    "run_successes",
+    "side_law",
+    "verdict",
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -317,15 +341,15 @@ class FaceList:
 
 
 def read_faces(faces: Sequence[int], dice: int, again: int | None = 10, rote: bool = False,
-               chance: bool = False, rules: Rules = Rules(),
-               limits: Limits = Limits()) -> SideRoll:
+               chance: bool = False, rules: Rules | None = None,
+               limits: Limits = DEFAULT_LIMITS) -> SideRoll:
     """The rules applied to faces typed in rolling order (C7a); every face must be used.
 
     >>> read_faces([10, 10, 8], 1).successes
     3
     """
     hands = FaceList(faces)
-    result = roll_pool(hands, dice, chance, again, rote, rules, limits)
+    result = roll_pool(hands, dice, chance, again, rote, rules or Rules(), limits)
     if hands.used != len(hands.faces):
         raise FacesError(f"{len(hands.faces)} faces were given but only {hands.used} were rolled")
     return result
@@ -410,7 +434,7 @@ _LEX = re.compile(r"""\s*(?:
     | (?P<op>[+\-\u2212\u2013])
     | (?P<word>[A-Za-z][A-Za-z_'\u2019]*(?:-[A-Za-z][A-Za-z_'\u2019]*)*)
     | (?P<other>\S)
-    )""", re.X)
+    )""", re.VERBOSE)
 
 _KEYWORDS = {"vs": "vs", "versus": "vs", "v": "vs", "target": "target", "rolls": "rolls",
              "rote": "rote", "willpower": "willpower", "wp": "willpower", "chance": "chance",
@@ -792,7 +816,7 @@ def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limit
         return Roll("cofd", text, outcome, _side_json(side, actor, rules), tray.freeze(),
                     tuple(lines), spec)
     earlier: list[list[int]] = []
-    dice = []
+    dice: list[Die] = []
     while True:
         lines.append(_side_header(actor, "Actor"))
         a = _roll_side(tray, actor, "actor", 0, rules, limits)
@@ -853,7 +877,7 @@ def _roll_extended(spec: Action, actor: Prepared, opp: Prepared | None, source: 
     cap = spec.max_rolls or limits.max_rolls
     totals = [0, 0]
     per_roll: list[list[int]] = [[], []]
-    dice = []
+    dice: list[Die] = []
     outcome: str | None = None
     tie_break = False
     n = 0
@@ -989,7 +1013,7 @@ def _negative_binomial(n: int, r: float, eps: float) -> tuple[list[float], float
     """P(j re-rolls) for n dice that each re-roll with probability r: C(n+j−1, j)(1−r)^n r^j."""
     if r <= 0.0 or n == 0:
         return [1.0], 0.0
-    ratio: Callable[[int], float] = lambda j: (n + j) / (j + 1) * r  # noqa: E731
+    ratio: Callable[[int], float] = lambda j: (n + j) / (j + 1) * r
     if n * -math.log1p(-r) < 600:
         out = [(1.0 - r) ** n]
         j = 0
@@ -1230,7 +1254,7 @@ class Race:
 
 
 def race(law_a: SideLaw, law_b: SideLaw | None, target: int, tie_rule: str,
-         max_rolls: int | None = None, limits: Limits = Limits(), text: str = "") -> Race:
+         max_rolls: int | None = None, limits: Limits = DEFAULT_LIMITS, text: str = "") -> Race:
     """C11, C-A4: exact law of an extended action or contest, by a DP over accumulated totals.
 
     Each side's successes so far (below the target) is a vector; one roll convolves it with the
@@ -1316,13 +1340,18 @@ def _extended_odds(spec: Action, actor: Prepared, opp: Prepared | None, rules: R
     else:
         res = race(law_a, law_b, target, rules.contested_tie, spec.max_rolls, limits, text)
     by_roll = {r + 1: w + lo + t for r, (w, lo, t) in enumerate(zip(res.win, res.lose, res.tie))}
+    if opp is None and spec.max_rolls is not None:
+        # the action stops at the target or after its last allowed roll, failed
+        by_roll[spec.max_rolls] = by_roll.get(spec.max_rolls, 0.0) + max(
+            0.0, 1.0 - math.fsum(res.win))
     dist = Distribution.from_mapping({k: p for k, p in by_roll.items() if p > 0}, res.truncated)
     if opp is None:
         success = math.fsum(res.win)
         outcomes = {"success": success, "failure": 0.0 if spec.max_rolls is None
                     else max(0.0, 1.0 - success)}
         if spec.max_rolls is not None:
-            notes.append(f"at most {spec.max_rolls} rolls")
+            notes.append(f"at most {spec.max_rolls} rolls: the action stops at the target or "
+                         "after the last roll")
         return Odds("cofd", text, Distribution.from_mapping(outcomes, order=EXTENDED_OUTCOMES),
                     dist, "rolls", tuple(notes))
     assert opp is not None
@@ -1348,14 +1377,14 @@ def _extended_odds(spec: Action, actor: Prepared, opp: Prepared | None, rules: R
 
 def pools_table(options: Mapping[str, Any] | None = None, max_pool: int = 20) -> list[list[str]]:
     """Pool 1–20 (and a chance die) by again rule: P(≥1 success), P(exceptional), mean successes."""
-    rules = rules_from(dict(resolve_options(SYSTEM, options or {})))
+    rules = rules_from(options or {})
     e = rules.exceptional_at
     header = ["Pool"]
     for key in AGAIN_RULES:
         name = "no-again" if key == "none" else f"{key}-again"
         header += [f"{name} ≥1", f"{name} {e}+", f"{name} mean"]
     rows = [header]
-    for pool in range(0, max_pool + 1):
+    for pool in range(max_pool + 1):
         row = ["chance" if pool == 0 else str(pool)]
         for key in AGAIN_RULES:
             prep = prepare(Side((Term(pool),), key), rules)
