@@ -30,7 +30,7 @@ from tests.stats import assert_matches
 
 VECTORS = [v for v in json.loads((Path(__file__).parents[1] / "data" / "vectors.json")
                                  .read_text(encoding="utf-8")) if v["system"] == "d6_skill"]
-ROLLS = 20_000
+ROLLS = 12_000
 TOL = 1e-12
 
 
