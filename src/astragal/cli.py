@@ -37,9 +37,47 @@ def _cmd_roll(args: argparse.Namespace) -> int:
 
 
 def _cmd_odds(args: argparse.Namespace) -> int:
-    result = odds(args.text, options=_options(args.option), default_system=args.system)
-    print(to_json_text(result.to_json()) if args.json else odds_text(result))
+    results = [odds(t, options=_options(args.option), default_system=args.system)
+               for t in args.text]
+    view = "at_least" if args.at_least else "at_most" if args.at_most else "eq"
+    fmt = "json" if args.json else args.format
+    if args.plot:
+        _plot(results, args.plot, view, args.outcomes)
+    if fmt == "json":
+        data = [r.to_json() for r in results]
+        print(to_json_text(data[0] if len(data) == 1 else data))
+    elif fmt == "text" and len(results) == 1 and view == "eq" and not args.outcomes:
+        print(odds_text(results[0]))
+    elif fmt == "text":
+        from .render.chart import compare_rows, terminal_chart
+
+        print(table_text(compare_rows(results, view, args.outcomes)))
+        print()
+        print(terminal_chart(results, view, args.outcomes))
+    else:
+        from .render.chart import compare_rows, format_rows
+
+        print(format_rows(compare_rows(results, view, args.outcomes), fmt))
     return 0
+
+
+def _plot(results: list[Any], path: str, view: str, outcomes: bool) -> None:
+    from .render.chart import png_chart, svg_chart
+
+    if path.lower().endswith(".png"):
+        try:
+            png_chart(results, path, view, outcomes)
+        except ModuleNotFoundError:
+            raise InputError("a PNG chart needs matplotlib: pip install 'astragal[plot]' "
+                             "(or write .svg, which needs nothing)") from None
+    elif path.lower().endswith(".svg"):
+        try:
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(svg_chart(results, view, outcomes))
+        except OSError as exc:
+            raise InputError(f"cannot write {path}: {exc.strerror}") from None
+    else:
+        raise InputError(f"--plot writes .svg or .png files, not '{path}'")
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -60,10 +98,13 @@ def _cmd_table(args: argparse.Namespace) -> int:
         known = ", ".join(tables) or "none"
         raise InputError(f"no table '{name}' for {system.title}: tables are {known}")
     rows = tables[name](_options(args.option))
-    if args.json:
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
         print(to_json_text({"system": system.name, "table": name, "rows": rows}))
     else:
-        print(table_text(rows))
+        from .render.chart import format_rows
+
+        print(format_rows(rows, fmt))
     return 0
 
 
@@ -118,9 +159,15 @@ def build_parser() -> argparse.ArgumentParser:
     common(r)
     r.set_defaults(func=_cmd_roll)
 
-    o = sub.add_parser("odds", help="exact odds of a roll")
-    o.add_argument("text")
-    o.add_argument("--json", action="store_true")
+    o = sub.add_parser("odds", help="exact odds of one roll, or several side by side")
+    o.add_argument("text", nargs="+", help="one or more rolls, any systems")
+    o.add_argument("--json", action="store_true", help="same as --format json")
+    o.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
+    o.add_argument("--at-least", action="store_true", help="compare P(value or more)")
+    o.add_argument("--at-most", action="store_true", help="compare P(value or less)")
+    o.add_argument("--outcomes", action="store_true",
+                   help="compare the outcome categories instead of the values")
+    o.add_argument("--plot", metavar="FILE", help="also write a chart: FILE.svg or FILE.png")
     common(o)
     o.set_defaults(func=_cmd_odds)
 
@@ -132,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("table", help="GM tables, e.g. 'table jadeclaw levels'")
     t.add_argument("system_name", metavar="SYSTEM")
     t.add_argument("name", nargs="?", default=None, metavar="TABLE")
-    t.add_argument("--json", action="store_true")
+    t.add_argument("--json", action="store_true", help="same as --format json")
+    t.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
     t.add_argument("-o", "--option", action="append", metavar="KEY=VALUE")
     t.set_defaults(func=_cmd_table)
 

@@ -78,6 +78,11 @@ class Roll:
     def __str__(self) -> str:
         return "\n".join(self.transcript)
 
+    def _repr_html_(self) -> str:
+        from ..render import roll_html
+
+        return roll_html(self)
+
 
 class Tray:
     """A mutable helper used while rolling; ``freeze`` turns it into ``Die`` records."""

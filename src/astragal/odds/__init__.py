@@ -99,6 +99,15 @@ class Distribution:
             out[key] = out.get(key, 0.0) + p
         return Distribution.from_mapping(out, self.truncated, order)
 
+    def _repr_html_(self) -> str:
+        """An HTML table and chart (Jupyter shows it)."""
+        from ..render import odds_html
+        from ..systems import Odds
+
+        if all(isinstance(k, str) for k in self):
+            return odds_html(Odds("", "distribution", self, Distribution(())))
+        return odds_html(Odds("", "distribution", Distribution(()), self))
+
     def to_json(self) -> dict[str, float]:
         """outcome (as a string key) -> probability, in order."""
         return {str(k): p for k, p in self.items_}

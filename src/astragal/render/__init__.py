@@ -51,9 +51,18 @@ def odds_text(odds: Odds) -> str:
         lines.append("")
         name = odds.value_name
         lines.append(f"  {name:>7}  {'P(=)':>8}  {'P(>=)':>8}  {'P(<=)':>8}")
-        for k, p in dist.items():
+        items = list(dist.items())
+        if len(items) > 40:  # long tails (explosions): fold the values below 1e-9 into one line
+            shown = [(k, p) for k, p in items if p >= 1e-9]
+            hidden = len(items) - len(shown)
+            items = shown
+        else:
+            hidden = 0
+        for k, p in items:
             lines.append(f"  {k!s:>7}  {100 * p:7.3f}%  {100 * dist.at_least(k):7.3f}%  "
                          f"{100 * dist.at_most(k):7.3f}%  {bar(p)}")
+        if hidden:
+            lines.append(f"  ({hidden} more values, each below 1e-9, not shown; --json has them)")
         lines.append(f"  mean {dist.mean():.4f}, standard deviation {dist.std():.4f}")
     if dist.truncated:
         lines.append(f"  (tail cut where the lost probability is {dist.truncated:.1e})")
@@ -83,3 +92,31 @@ def to_json_text(data: Any) -> str:
     import json
 
     return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def odds_html(odds: Odds) -> str:
+    """An HTML table of the outcomes and distribution, with the SVG chart (for notebooks)."""
+    from html import escape
+
+    from .chart import compare_rows, svg_chart
+
+    parts = [f"<div><strong>{escape(odds.input)}</strong>"]
+    for rows in ([["outcome", "probability"]] + [[outcome_words(k), f"{100 * p:.3f}%"]
+                                                  for k, p in odds.outcomes.items()],
+                 compare_rows([odds]) if len(odds.distribution) else None):
+        if rows is None:
+            continue
+        head = "".join(f"<th>{escape(str(c))}</th>" for c in rows[0])
+        body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in r) + "</tr>"
+                       for r in rows[1:])
+        parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    parts.append(svg_chart([odds], width=560, height=320))
+    return "".join(parts) + "</div>"
+
+
+def roll_html(roll: Roll) -> str:
+    """The transcript as HTML (for notebooks)."""
+    from html import escape
+
+    lines = "".join(f"{escape(line)}<br>" for line in roll.transcript)
+    return f"<div><strong>{escape(outcome_words(roll.outcome))}</strong><br>{lines}</div>"

@@ -37,6 +37,11 @@ class Odds:
     def mean(self) -> float:
         return self.distribution.mean()
 
+    def _repr_html_(self) -> str:
+        from ..render import odds_html
+
+        return odds_html(self)
+
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (see README: JSON output)."""
         out: dict[str, Any] = {

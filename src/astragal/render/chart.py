@@ -1,0 +1,241 @@
+"""Comparing rolls: side-by-side tables and charts (terminal bars, SVG, PNG), all pure but PNG.
+
+A *view* picks what is compared: ``eq`` (P(value)), ``at_least`` (P(value or more)) or ``at_most``.
+Each roll is one series; its name is the roll's text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+from xml.sax.saxutils import escape
+
+from ..odds import Distribution
+from ..systems import Odds
+
+__all__ = ["VIEWS", "series", "compare_rows", "format_rows", "terminal_chart", "svg_chart",
+           "png_chart"]
+
+VIEWS = {"eq": "P(=)", "at_least": "P(≥)", "at_most": "P(≤)"}
+PALETTE = ("#3b6ea8", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f", "#2e4057")
+
+
+def _numeric(dist: Distribution) -> bool:
+    return all(isinstance(k, (int, float)) and not isinstance(k, bool) for k in dist)
+
+
+def series(odds: Odds, view: str = "eq", outcomes: bool = False) -> list[tuple[Any, float]]:
+    """(value, probability) points of one roll in a view; categories when the value is absent."""
+    dist = odds.outcomes if outcomes or not len(odds.distribution) else odds.distribution
+    if view == "eq" or not _numeric(dist):
+        return list(dist.items())
+    if view == "at_least":
+        return [(k, dist.at_least(k)) for k in dist]
+    return [(k, dist.at_most(k)) for k in dist]
+
+
+def _union(all_series: Sequence[list[tuple[Any, float]]]) -> list[Any]:
+    keys: list[Any] = []
+    for s in all_series:
+        for k, _ in s:
+            if k not in keys:
+                keys.append(k)
+    if all(isinstance(k, (int, float)) for k in keys):
+        keys.sort()
+    return keys
+
+
+def _fill(s: list[tuple[Any, float]], keys: list[Any], view: str) -> list[float]:
+    got = dict(s)
+    out = []
+    for k in keys:
+        if k in got:
+            out.append(got[k])
+        elif view == "at_least" and isinstance(k, (int, float)):
+            out.append(max((p for x, p in s if x >= k), default=0.0) if any(
+                x >= k for x, _ in s) else 0.0)
+        elif view == "at_most" and isinstance(k, (int, float)):
+            out.append(max((p for x, p in s if x <= k), default=0.0))
+        else:
+            out.append(0.0)
+    return out
+
+
+def compare_rows(odds_list: Sequence[Odds], view: str = "eq",
+                 outcomes: bool = False) -> list[list[str]]:
+    """A table: one row per value, one column per roll, probabilities as percentages."""
+    all_series = [series(o, view, outcomes) for o in odds_list]
+    keys = _union(all_series)
+    name = "outcome" if outcomes or not all(len(o.distribution) for o in odds_list) else (
+        odds_list[0].value_name)
+    header = [f"{name} {VIEWS[view]}"] + [o.input for o in odds_list]
+    rows = [header]
+    filled = [_fill(s, keys, view) for s in all_series]
+    from . import outcome_words
+
+    for i, k in enumerate(keys):
+        label = outcome_words(k) if isinstance(k, str) else str(k)
+        rows.append([label] + [f"{100 * f[i]:.3f}%" for f in filled])
+    if not outcomes and all(len(o.distribution) and _numeric(o.distribution) for o in odds_list):
+        rows.append(["mean"] + [f"{o.distribution.mean():.4f}" for o in odds_list])
+    return rows
+
+
+def format_rows(rows: Sequence[Sequence[str]], fmt: str = "text") -> str:
+    """Rows (header first) as an aligned text table, Markdown, CSV or JSON."""
+    if fmt == "markdown":
+        def cell(c: str) -> str:
+            return str(c).replace("|", "\\|")
+        lines = ["| " + " | ".join(cell(c) for c in rows[0]) + " |",
+                 "|" + "|".join("---" if i == 0 else "---:" for i in range(len(rows[0]))) + "|"]
+        lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows[1:]]
+        return "\n".join(lines)
+    if fmt == "csv":
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(rows)
+        return buf.getvalue().rstrip("\n")
+    if fmt == "json":
+        return json.dumps({"columns": list(rows[0]), "rows": [list(r) for r in rows[1:]]},
+                          indent=2, ensure_ascii=False)
+    from . import table_text
+
+    return table_text(rows)
+
+
+def terminal_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = False,
+                   width: int = 40) -> str:
+    """Horizontal bars in the terminal, one line per value and roll, scaled to the largest bar."""
+    from . import bar
+
+    all_series = [series(o, view, outcomes) for o in odds_list]
+    keys = _union(all_series)
+    filled = [_fill(s, keys, view) for s in all_series]
+    top = max((p for f in filled for p in f), default=0.0) or 1.0
+    label_w = max((len(str(k)) for k in keys), default=1)
+    marks = "█▓▒░"
+    lines = []
+    if len(odds_list) > 1:
+        lines += [f"  {marks[i % 4] * 2} {o.input}" for i, o in enumerate(odds_list)]
+        lines.append("")
+    for i, k in enumerate(keys):
+        for j, f in enumerate(filled):
+            label = str(k) if j == 0 else ""
+            shown = bar(f[i] / top, width)
+            if len(odds_list) > 1:
+                shown = shown.replace("█", marks[j % 4])
+            lines.append(f"  {label:>{label_w}}  {100 * f[i]:7.3f}%  {shown}")
+    return "\n".join(lines)
+
+
+def svg_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = False,
+              title: str | None = None, width: int = 720, height: int = 400) -> str:
+    """A grouped bar chart as standalone SVG: title, axes labels, a legend naming each roll.
+
+    Each bar is a ``rect`` with ``data-series``, ``data-value`` and ``data-p`` attributes, so the
+    chart can be read back by a program (the tests do).
+    """
+    all_series = [series(o, view, outcomes) for o in odds_list]
+    keys = _union(all_series)
+    filled = [_fill(s, keys, view) for s in all_series]
+    top = max((p for f in filled for p in f), default=0.0)
+    y_max = _nice_ceiling(top)
+    left, right, top_m, bottom = 64, 16, 48, 72 + 18 * len(odds_list)
+    plot_w, plot_h = width - left - right, height - top_m - bottom
+    n = max(1, len(keys))
+    group_w = plot_w / n
+    bar_w = max(1.0, group_w * 0.8 / max(1, len(odds_list)))
+    value_name = ("outcome" if outcomes or not all(len(o.distribution) for o in odds_list)
+                  else odds_list[0].value_name)
+    heading = title or _title(odds_list, view)
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<title>{escape(heading)}</title>',
+           f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="15" '
+           f'font-weight="bold">{escape(heading)}</text>']
+    for t in range(6):  # y axis: percentages
+        frac = t / 5
+        y = top_m + plot_h * (1 - frac)
+        out.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" '
+                   f'stroke="#ddd"/>')
+        out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
+                   f'{100 * y_max * frac:.3g}%</text>')
+    for j, f in enumerate(filled):
+        color = PALETTE[j % len(PALETTE)]
+        for i, k in enumerate(keys):
+            h = plot_h * (f[i] / y_max) if y_max else 0.0
+            x = left + i * group_w + group_w * 0.1 + j * bar_w
+            out.append(f'<rect class="bar" x="{x:.2f}" y="{top_m + plot_h - h:.3f}" '
+                       f'width="{bar_w:.2f}" height="{h:.3f}" fill="{color}" '
+                       f'data-series="{j}" data-value="{escape(str(k))}" data-p="{f[i]!r}">'
+                       f'<title>{escape(odds_list[j].input)}: {escape(str(k))} → '
+                       f'{100 * f[i]:.3f}%</title></rect>')
+    step = max(1, n // 24)
+    for i, k in enumerate(keys):  # x axis: values
+        if i % step == 0:
+            x = left + (i + 0.5) * group_w
+            out.append(f'<text x="{x:.1f}" y="{top_m + plot_h + 16}" text-anchor="middle">'
+                       f'{escape(str(k))}</text>')
+    out.append(f'<line x1="{left}" y1="{top_m + plot_h}" x2="{left + plot_w}" '
+               f'y2="{top_m + plot_h}" stroke="#333"/>')
+    out.append(f'<text x="{left + plot_w / 2}" y="{top_m + plot_h + 36}" text-anchor="middle">'
+               f'{escape(value_name)}</text>')
+    out.append(f'<text transform="translate(16 {top_m + plot_h / 2}) rotate(-90)" '
+               f'text-anchor="middle">probability {escape(VIEWS[view])}</text>')
+    for j, o in enumerate(odds_list):  # legend: one entry per roll
+        y = top_m + plot_h + 52 + 18 * j
+        out.append(f'<rect class="legend" x="{left}" y="{y - 10}" width="12" height="12" '
+                   f'fill="{PALETTE[j % len(PALETTE)]}"/>')
+        out.append(f'<text class="series-name" x="{left + 18}" y="{y}">{escape(o.input)}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _title(odds_list: Sequence[Odds], view: str) -> str:
+    what = {"eq": "", "at_least": " (at least)", "at_most": " (at most)"}[view]
+    if len(odds_list) == 1:
+        return f"Exact odds{what}: {odds_list[0].input}"
+    return f"Exact odds{what}: {len(odds_list)} rolls compared"
+
+
+def _nice_ceiling(p: float) -> float:
+    """A round upper bound for the y axis (5%, 10%, 20%, 25%, 50%, 100%...)."""
+    for c in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0):
+        if p <= c:
+            return c
+    return 1.0
+
+
+def png_chart(odds_list: Sequence[Odds], path: str, view: str = "eq",
+              outcomes: bool = False, title: str | None = None) -> None:
+    """Write the grouped bar chart as PNG with matplotlib (the ``plot`` extra)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    all_series = [series(o, view, outcomes) for o in odds_list]
+    keys = _union(all_series)
+    filled = [_fill(s, keys, view) for s in all_series]
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    n = len(odds_list)
+    w = 0.8 / max(1, n)
+    for j, f in enumerate(filled):
+        xs = [i - 0.4 + w * (j + 0.5) for i in range(len(keys))]
+        ax.bar(xs, [100 * p for p in f], width=w, label=odds_list[j].input,
+               color=PALETTE[j % len(PALETTE)])
+    ax.set_xticks(range(len(keys)), [str(k) for k in keys])
+    value_name = ("outcome" if outcomes or not all(len(o.distribution) for o in odds_list)
+                  else odds_list[0].value_name)
+    ax.set_xlabel(value_name)
+    ax.set_ylabel(f"probability {VIEWS[view]} (%)")
+    ax.set_title(title or _title(odds_list, view))
+    ax.legend()
+    if len(keys) > 12 or any(len(str(k)) > 6 for k in keys):
+        plt.setp(ax.get_xticklabels(), rotation=45, ha="right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,120 @@
+"""Rendered output: golden files for text, Markdown and CSV; the SVG and PNG charts read back.
+
+Run ``pytest --update-golden`` after an intended change of output, and review the diff.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import xml.etree.ElementTree as ET
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+import astragal
+from astragal.cli import main as cli_main
+from astragal.render.chart import svg_chart
+
+GOLDEN = Path(__file__).parent / "golden"
+
+CASES = {
+    "roll_contest.txt": ["roll", "jc: L7 -1p fav vs L5 q=expert:basic", "--faces", "1,5,3,6,4 / 8"],
+    "roll_damage.txt": ["roll", "jc: dmg 2d12 d8 +1b slaying vs soak d10 d6 -1p",
+                        "--faces", "4,10,9,2 / 6"],
+    "odds_contest.txt": ["odds", "jc: d12 d8 vs 2d10"],
+    "odds_damage.txt": ["odds", "jc: dmg 2d12 d8 vs soak d10 d6"],
+    "odds_compare.txt": ["odds", "jc: dmg 2d12 vs soak d10", "jc: dmg 2d12 +1b vs soak d10"],
+    "odds_compare.md": ["odds", "jc: L7 vs L5", "jc: L7 -1p vs L5", "--outcomes",
+                        "--format", "markdown"],
+    "odds_compare.csv": ["odds", "jc: dmg 2d12 vs soak d10", "jc: dmg 3d12 vs soak d10",
+                         "--format", "csv"],
+    "odds_at_least.csv": ["odds", "jc: dmg 2d12 vs soak d10", "jc: dmg 3d12 vs soak d10",
+                          "--at-least", "--format", "csv"],
+    "odds_at_most.md": ["odds", "jc: dmg 2d12 vs soak d10", "--at-most", "--format", "markdown"],
+    "table_levels.txt": ["table", "jadeclaw", "levels"],
+    "table_levels.md": ["table", "jadeclaw", "levels", "--format", "markdown"],
+    "table_contest.csv": ["table", "jadeclaw", "contest", "--format", "csv"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden_output(name: str, update_golden: bool) -> None:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert cli_main(CASES[name]) == 0
+    path = GOLDEN / name
+    if update_golden or not path.exists():
+        path.write_text(out.getvalue())
+        if not update_golden:
+            pytest.fail(f"golden file {name} was missing and has been written; review it")
+    assert out.getvalue() == path.read_text()
+
+
+def test_svg_has_one_series_per_roll_and_true_bar_heights() -> None:
+    texts = ["jc: dmg 2d12 vs soak d10", "jc: dmg 2d12 +1b vs soak d10", "jc: dmg 3d12 & d4"]
+    odds = [astragal.odds(t) for t in texts]
+    root = ET.fromstring(svg_chart(odds))
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    names = [t.text for t in root.iterfind(".//s:text[@class='series-name']", ns)]
+    assert names == texts
+    bars = list(root.iterfind(".//s:rect[@class='bar']", ns))
+    by_series: dict[int, dict[str, tuple[float, float]]] = {}
+    for b in bars:
+        by_series.setdefault(int(b.get("data-series", -1)), {})[b.get("data-value", "")] = (
+            float(b.get("data-p", 0)), float(b.get("height", 0)))
+    assert sorted(by_series) == [0, 1, 2]
+    # every bar's height is its probability on one common scale
+    points = [(p, h) for s in by_series.values() for p, h in s.values()]
+    scale = max(h for _, h in points) / max(p for p, _ in points)
+    assert all(abs(h - p * scale) <= 0.002 for p, h in points)  # heights are written to 1e-3
+    for j, o in enumerate(odds):
+        for value, p in o.distribution.items():
+            assert by_series[j][str(value)][0] == pytest.approx(p, abs=1e-15)
+    title = root.find("s:title", ns)
+    assert title is not None and "3 rolls compared" in (title.text or "")
+    assert any("probability" in (t.text or "") for t in root.iterfind(".//s:text", ns))
+
+
+def test_svg_escapes_what_users_typed() -> None:
+    odds = astragal.odds("jc: d12 vs d12")
+    fake = astragal.Odds(odds.system, "<script>alert(1)</script> & co", odds.outcomes,
+                         odds.distribution)
+    svg = svg_chart([fake])
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+    ET.fromstring(svg)
+
+
+def test_plot_writes_svg_and_png(tmp_path: Path) -> None:
+    svg = tmp_path / "c.svg"
+    with redirect_stdout(io.StringIO()):
+        assert cli_main(["odds", "jc: d12 vs d10", "jc: d8 vs d10", "--plot", str(svg)]) == 0
+    ET.parse(svg)
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "c.png"
+    with redirect_stdout(io.StringIO()):
+        assert cli_main(["odds", "jc: d12 vs d10", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_plot_refuses_other_extensions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["odds", "jc: d12", "--plot", "chart.gif"]) == 2
+    assert ".svg or .png" in capsys.readouterr().err
+
+
+def test_notebook_html() -> None:
+    odds = astragal.odds("jc: L7 vs L5")
+    html = odds._repr_html_()
+    assert "<table>" in html and "<svg" in html and "Overwhelming Success" in html
+    assert "<svg" in odds.distribution._repr_html_()
+    roll = astragal.roll("jc: d12 vs d12", faces="3 / <".replace("<", "9"))
+    assert "Failure" in roll._repr_html_()
+
+
+def test_terminal_chart_scales_bars() -> None:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        cli_main(["odds", "jc: d4 vs d4", "jc: d12 vs d4", "--outcomes"])
+    lines = [line for line in out.getvalue().splitlines() if re.search(r"%\s+[█▓]", line)]
+    assert lines, out.getvalue()
