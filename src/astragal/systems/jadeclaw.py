@@ -1373,4 +1373,23 @@ def _table_contest(options: Mapping[str, Any]) -> list[list[str]]:
     return contest_table(merged, penalties)
 
 
-TABLES = {"levels": _table_levels, "contest": _table_contest}
+def damage_table(options: Mapping[str, Any] = DEFAULTS, max_level: int = 20) -> list[list[str]]:
+    """Mean hits of Damage dice of each Level (rows) against Soak dice of each Level (columns)."""
+    kind = NORMAL
+    rows = [["Damage \\ Soak"] + [f"L{lv}" for lv in range(max_level + 1)]]
+    for dl in range(1, max_level + 1):
+        row = [f"L{dl} {dice_text(level_dice(dl))}"]
+        for sl in range(max_level + 1):
+            dist = damage_hits_distribution(level_dice(dl), level_dice(sl), kind, options=options)
+            row.append(f"{sum(h * p for h, p in enumerate(dist)):.2f}")
+        rows.append(row)
+    return rows
+
+
+def _table_damage(options: Mapping[str, Any]) -> list[list[str]]:
+    merged = {**DEFAULTS, **options}
+    check_options(merged)
+    return damage_table(merged)
+
+
+TABLES = {"levels": _table_levels, "contest": _table_contest, "damage": _table_damage}
