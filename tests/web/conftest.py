@@ -17,15 +17,15 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
 pytest.importorskip("fastapi", reason="the web table needs the web extra (fastapi)")
 pytest.importorskip("uvicorn", reason="the web table needs the web extra (uvicorn)")
 
-from astragal.web.app import MAX_BODY, create_app  # noqa: E402
-from astragal.web.store import PostgresStore, SQLiteStore, Store  # noqa: E402
+from astragal.web.app import MAX_BODY, create_app
+from astragal.web.store import PostgresStore, SQLiteStore, Store
 
 PG_URL = os.environ.get("ASTRAGAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 _pg_reason: list[str] = []
@@ -158,7 +158,7 @@ class ServerThread:
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        daemon=True)
 
-    def __enter__(self) -> ServerThread:
+    def __enter__(self) -> Self:
         self.thread.start()
         deadline = time.monotonic() + 15
         while not self.server.started:
@@ -184,7 +184,7 @@ class ServerProcess:
         self.db = db
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def __enter__(self) -> ServerProcess:
+    def __enter__(self) -> Self:
         import httpx
 
         self.proc = subprocess.Popen(

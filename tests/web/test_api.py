@@ -42,7 +42,9 @@ def test_log_after_id_returns_only_newer_entries(room: Room) -> None:
     for text in ("d4", "d6", "d8", "d10"):
         assert room.roll(wu, text).status_code == 201
     assert [e["notation"] for e in room.log(wu, after=2).json()["entries"]] == ["d8", "d10"]
-    assert room.log(wu, after=4).json() == {"entries": [], "last": 4, "more": False}
+    assert room.log(wu, after=4).json() == {"entries": [], "last": 4, "more": False,
+                                            "head": None}
+    assert room.log(wu, after=3).json()["head"] == room.log(wu).json()["entries"][-1]["hash"]
 
 
 def test_notation_errors_are_422_with_message_and_span(room: Room) -> None:
@@ -156,6 +158,12 @@ def test_odds_exact_with_and_without_a_room(room: Room, client: Any) -> None:
     assert body["odds"] == expected.to_json()
     assert body["odds_text"].startswith("Exact odds: jc: d12 vs d12")
     assert abs(sum(body["odds"]["outcomes"].values()) - 1) < 1e-12
+    # The page's rows keep the engine's order (negative margins first) and its tail sums.
+    dist = expected.distribution
+    assert body["value_rows"] == [[str(k), p, dist.at_least(k), dist.at_most(k)]
+                                  for k, p in dist.items()]
+    assert body["value_rows"][0][0] == "-11"
+    assert [r[1] for r in body["outcome_rows"]][:2] == ["Botch", "Overwhelming Failure"]
     wu = room.join("Wu")
     client.put(f"/api/rooms/{room.id}/sheet", json={"stats": {"Will": "d10"}}, headers=auth(wu))
     r = client.get(f"/api/rooms/{room.id}/odds", params={"text": "Will vs d8"}, headers=auth(wu))
@@ -217,6 +225,19 @@ def test_export_json_verifies_and_markdown_escapes(room: Room, client: Any) -> N
     assert md.text.count("\n| ") == 4  # header + 3 entries
 
 
+def next_of(ws: Any, kind: str) -> dict[str, Any]:
+    """The next message of one kind on a live connection (skipping the others)."""
+    while True:
+        msg: dict[str, Any] = ws.receive_json()
+        assert msg["type"] in ("entry", "members", "head"), msg
+        if msg["type"] == kind:
+            return msg
+
+
+def next_entry(ws: Any) -> dict[str, Any]:
+    return next_of(ws, "entry")["entry"]  # type: ignore[no-any-return]
+
+
 def test_websocket_sends_backlog_then_live_entries_filtered_per_reader(room: Room,
                                                                       client: Any) -> None:
     wu, li = room.join("Wu"), room.join("Li")
@@ -227,13 +248,22 @@ def test_websocket_sends_backlog_then_live_entries_filtered_per_reader(room: Roo
         ws_gm.send_text(json.dumps({"key": room.gm, "after": 1}))
         assert ws_li.receive_json()["type"] == "hello"
         assert ws_gm.receive_json()["type"] == "hello"
-        assert ws_li.receive_json()["entry"]["id"] == 1  # the backlog
+        members = ws_gm.receive_json()
+        assert members == {"type": "members", "members": [
+            {"id": m["id"], "name": m["name"], "role": m["role"]}
+            for m in client.get(f"/api/rooms/{room.id}/me", headers=auth(li)).json()["members"]]}
+        assert [m["name"] for m in members["members"]] == ["Mei", "Wu", "Li"]
+        assert next_entry(ws_li)["id"] == 1  # the backlog
         room.roll(wu, "d6", "blind")
         room.roll(wu, "d8", "public")
-        assert ws_gm.receive_json()["entry"]["id"] == 2
-        assert ws_gm.receive_json()["entry"]["id"] == 3
-        got = ws_li.receive_json()["entry"]  # the blind roll never reaches Li
+        assert next_entry(ws_gm)["id"] == 2
+        assert next_entry(ws_gm)["id"] == 3
+        got = next_entry(ws_li)  # the blind roll never reaches Li
         assert got["id"] == 3 and got["notation"] == "d8"
+        # Li learns the chain's head, to compare with the GM's; not what is hidden behind it.
+        assert next_of(ws_li, "head") == {"type": "head", "id": 3, "hash": got["hash"]}
+        room.join("Bo")  # a join reaches everyone as a new list of members
+        assert next_of(ws_gm, "members")["members"][-1]["name"] == "Bo"
 
 
 def test_websocket_refuses_a_bad_key_or_a_bad_hello(room: Room, client: Any) -> None:
@@ -277,3 +307,40 @@ def test_user_text_is_stored_as_text(room: Room, payload: str) -> None:
     wu = room.join("Wu")
     r = room.roll(wu, payload)
     assert r.status_code == 422 and r.json()["text"] == payload  # returned as JSON data only
+
+
+# One example per game: the table is the same for every system the registry has installed.
+EXAMPLES = {
+    "jadeclaw": ("d12 d8 vs 2d10", {"Will": "d10", "Fast-Talk": "d12"}, "Will + Fast-Talk",
+                 "d10 & d12"),
+    "cofd": ("manipulation 3+subterfuge 2 -2 9-again", {"Dexterity": 3, "Stealth": 2},
+             "Dexterity + Stealth", "3 + 2"),
+    "d6system": ("3D+2 vs Moderate", {"Blaster": "4D+1"}, "Blaster vs Moderate",
+                 "4D+1 vs Moderate"),
+    "attack": ("atk 4 wpn 3 vs armor 1 shield 1", {}, "", ""),
+    "d6skill": ("d6+3 vs 6", {"Shooting": 3}, "d6+Shooting vs 6", "d6+3 vs 6"),
+    "dice": ("4d6kh3+2", {"Str": 2}, "d20 + Str", "d20 + 2"),
+}
+
+
+@pytest.mark.parametrize("system", sorted(EXAMPLES))
+def test_every_installed_system_rolls_and_replays(client: Any, system: str) -> None:
+    installed = {s["name"] for s in client.get("/api/systems").json()}
+    if system not in installed:
+        pytest.skip(f"the {system} system is not installed yet")
+    text, stats, with_names, expanded = EXAMPLES[system]
+    room = Room(client, system=system)
+    wu = room.join("Wu")
+    r = room.roll(wu, text)
+    assert r.status_code == 201, r.text
+    assert r.json()["system"] == system
+    if stats:
+        client.put(f"/api/rooms/{room.id}/sheet", json={"stats": stats}, headers=auth(wu))
+        r = room.roll(wu, with_names)
+        assert r.status_code == 201, r.text
+        assert r.json()["notation"] == expanded
+    odds = client.get(f"/api/rooms/{room.id}/odds", params={"text": text}, headers=auth(wu))
+    assert odds.status_code == 200 and odds.json()["system"] == system
+    report = verify_export(client.get(f"/api/rooms/{room.id}/export.json",
+                                      headers=auth(room.gm)).json())
+    assert report.ok and report.replayed == (2 if stats else 1), report.problems

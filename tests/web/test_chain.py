@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,7 @@ def test_canonical_form_is_order_free_and_compact() -> None:
 def test_seal_links_each_entry_to_the_one_before() -> None:
     log = make_log()
     assert log[0]["prev"] == GENESIS
-    for before, after in zip(log, log[1:]):
+    for before, after in itertools.pairwise(log):
         assert after["prev"] == before["hash"]
     assert all(e["hash"] == entry_hash(e) for e in log)
     assert len({e["hash"] for e in log}) == len(log)

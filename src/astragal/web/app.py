@@ -25,7 +25,7 @@ from starlette.websockets import WebSocketDisconnect
 from .room import Member, RateLimit, Table, TableError
 from .store import Store
 
-__all__ = ["create_app", "Hub", "MAX_BODY"]
+__all__ = ["MAX_BODY", "Hub", "create_app"]
 
 STATIC = Path(__file__).with_name("static")
 MAX_BODY = 16 * 1024
@@ -112,6 +112,7 @@ class LogPage(BaseModel):
     entries: list[dict[str, Any]]
     last: int
     more: bool
+    head: str | None = Field(None, description="the hash of entry `last` (when any was read)")
 
 
 class ErrorOut(BaseModel):
@@ -333,7 +334,9 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     def join(room_id: str, body: JoinIn, request: Request) -> dict[str, Any]:
         """Join a room by its link with a display name; returns your player key."""
         doors.check(_client(request), "rooms opened or joined from this address")
-        return table.join(room_id, body.name)
+        joined = table.join(room_id, body.name)
+        hub.wake_threadsafe(room_id)  # everyone's list of who is at the table
+        return joined
 
     @app.get("/api/rooms/{room_id}/me", tags=["rooms"])
     def me(room_id: str, authorization: str | None = Header(None)) -> dict[str, Any]:
@@ -403,7 +406,12 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
 
     @app.websocket("/api/rooms/{room_id}/live")
     async def live(ws: WebSocket, room_id: str) -> None:
-        """Send ``{"key": …, "after": N}``; receive every entry you may see with id > N, live."""
+        """Send ``{"key": …, "after": N}``; receive every entry you may see with id > N, live.
+
+        Messages: ``hello`` (who you are), ``members`` (who is at the table, when it changes),
+        ``entry`` (one log entry), ``head`` (the chain's last id and hash, after new entries),
+        ``error`` (then the connection closes).
+        """
         await ws.accept()
         try:
             first = await asyncio.wait_for(ws.receive_text(), timeout=10)
@@ -411,7 +419,7 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                 raise ValueError("the first message is too long")
             hello = json.loads(first)
             if not isinstance(hello, dict):
-                raise ValueError("the first message must be an object")
+                raise TypeError("the first message must be an object")
             after = hello.get("after", 0)
             if not isinstance(after, int) or isinstance(after, bool) or after < 0:
                 raise ValueError("after must be a whole number ≥ 0")
@@ -420,7 +428,7 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
             await ws.send_json({"type": "error", **exc.to_json()})
             await ws.close(code=4000 + exc.status)
             return
-        except (ValueError, asyncio.TimeoutError, KeyError) as exc:
+        except (TimeoutError, ValueError, TypeError) as exc:
             with contextlib.suppress(Exception):
                 await ws.send_json({"type": "error", "error": "RequestError",
                                     "message": f"start with {{\"key\": …, \"after\": N}}: {exc}"})
@@ -438,13 +446,20 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                         return
 
         receiver = asyncio.create_task(drain())
+        members: list[dict[str, Any]] | None = None
         try:
             await ws.send_json({"type": "hello", "member": member.to_json(), "after": after})
             while not receiver.done():
                 event.clear()  # before reading, so a wake-up during the read is not lost
+                now = await run_in_threadpool(store.members, room_id)
+                if now != members:
+                    members = now
+                    await ws.send_json({"type": "members", "members": members})
                 page = await run_in_threadpool(table.log, member, after)
                 for entry in page["entries"]:
                     await ws.send_json({"type": "entry", "entry": entry})
+                if "head" in page:
+                    await ws.send_json({"type": "head", "id": page["last"], "hash": page["head"]})
                 after = page["last"]
                 if page["more"]:
                     continue

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "GENESIS",
     "FORMAT",
+    "GENESIS",
+    "Report",
     "canonical",
     "entry_hash",
-    "seal",
     "redact",
-    "Report",
+    "seal",
     "verify_entries",
     "verify_export",
 ]

@@ -21,27 +21,27 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import astragal
 from astragal import InputError, Limits, Source, SystemSource
-from astragal.render import odds_text, roll_text
+from astragal.render import odds_text, outcome_words, roll_text
 
 from .chain import FORMAT, GENESIS, redact
 from .sheet import Expansion, Sheet, check_sheet, expand
 from .store import MAX_PAGE, NameTaken, Store
 
 __all__ = [
-    "Table",
+    "VISIBILITIES",
     "Member",
-    "TableError",
-    "RollError",
     "RateLimit",
     "RecordingSource",
-    "VISIBILITIES",
-    "new_key",
+    "RollError",
+    "Table",
+    "TableError",
     "key_hash",
+    "new_key",
 ]
 
 VISIBILITIES = ("public", "gm", "blind")
@@ -90,7 +90,7 @@ def key_hash(key: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class RecordingSource(Source):
@@ -187,7 +187,7 @@ def _system_table() -> dict[str, Any]:
             aliases[a] = name
         try:
             system = get_system(name)
-        except Exception:  # noqa: BLE001 - registered but not written yet (or broken): skip it
+        except Exception:  # noqa: BLE001, S112 - registered but not written yet, or broken: skip
             continue
         systems[name] = {"name": name, "title": system.title,
                          "prefixes": [f"{a}:" for a in (*alias_list, name)]}
@@ -350,8 +350,15 @@ class Table:
                 result = astragal.odds(exp.text, limits=self.limits, default_system=system)
             except InputError as exc:
                 raise RollError(exc, exp) from None
+            dist = result.distribution
             hit = {"notation": exp.text, "system": result.system, "value_name": result.value_name,
-                   "odds": result.to_json(), "odds_text": odds_text(result)}
+                   "odds": result.to_json(), "odds_text": odds_text(result),
+                   # For the page, in order (a JSON object's numeric keys lose it in JavaScript):
+                   # [key, words, P], and [value, P(=), P(>=), P(<=)].
+                   "outcome_rows": [[str(k), outcome_words(str(k)), p]
+                                    for k, p in result.outcomes.items()],
+                   "value_rows": [[str(k), p, dist.at_least(k), dist.at_most(k)]
+                                  for k, p in dist.items()]}
             with self._odds_lock:
                 if len(self._odds_cache) > 512:
                     self._odds_cache.clear()
@@ -380,7 +387,10 @@ class Table:
         rows = self.store.entries(viewer.room, after, max(1, min(limit, MAX_PAGE)))
         out = [v for e in rows if (v := self.visible(e, viewer)) is not None]
         last = rows[-1]["id"] if rows else after
-        return {"entries": out, "last": last, "more": len(rows) >= max(1, min(limit, MAX_PAGE))}
+        page = {"entries": out, "last": last, "more": len(rows) >= max(1, min(limit, MAX_PAGE))}
+        if rows:  # the chain's head as of this read: players compare it with the GM's
+            page["head"] = rows[-1]["hash"]
+        return page
 
     def _all(self, room_id: str) -> Iterator[dict[str, Any]]:
         after = 0
@@ -409,9 +419,9 @@ class Table:
         data = self.export(viewer)
         room = data["room"]
         lines = [f"# {_md(room['name'])}: roll log", "",
-                 f"System: {_md(room['system'])}. Exported {data['exported_at']} by "
+                 (f"System: {_md(room['system'])}. Exported {data['exported_at']} by "
                  f"{_md(data['exported_by']['name'])}. Head hash `{data['head']}` "
-                 "(check with `astragal verify-log` on the JSON export).", "",
+                 "(check with `astragal verify-log` on the JSON export)."), "",
                  "| # | when (UTC) | who | roll | dice | verdict | seen by |",
                  "|---:|---|---|---|---|---|---|"]
         for e in data["entries"]:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from .._errors import InputError
 
-__all__ = ["main", "build"]
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = ["build", "main"]
 
 
-def build(db: str | None) -> object:
+def build(db: str | None) -> FastAPI:
     """The app over the store that ``db`` names (a SQLite path, or a postgresql:// URL)."""
     from .app import create_app
     from .store import open_store
@@ -19,11 +24,21 @@ def build(db: str | None) -> object:
         store = open_store(db)
     except ValueError as exc:  # a bad schema name in the URL
         raise InputError(f"--db: {exc}") from None
-    except Exception as exc:  # the database cannot be opened or reached: say which and why
-        raise InputError(f"cannot open the database {db or 'astragal.db'}: "
-                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}") \
-            from None
+    except Exception as exc:  # noqa: BLE001 - any driver's failure to open: say which and why
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot open the database {shown(db)}: {why}") from None
     return create_app(store)
+
+
+def shown(db: str | None) -> str:
+    """The database as it may be printed: a URL's password is hidden."""
+    if not db:
+        return "astragal.db (SQLite)"
+    parts = urlsplit(db)
+    if parts.password:
+        host = parts.netloc.rpartition("@")[2]
+        return parts._replace(netloc=f"{parts.username}:***@{host}").geturl()
+    return db
 
 
 def main(args: argparse.Namespace) -> int:
@@ -33,7 +48,7 @@ def main(args: argparse.Namespace) -> int:
     from .app import MAX_BODY
 
     app = build(args.db)
-    where = args.db or "astragal.db (SQLite)"
+    where = shown(args.db)
     print(f"astragal web table on http://{args.host}:{args.port}/  (log: {where}; Ctrl-C stops)",
           file=sys.stderr)
     if args.host not in ("127.0.0.1", "localhost", "::1"):

@@ -23,7 +23,7 @@ from typing import Any
 
 from .._errors import InputError
 
-__all__ = ["Sheet", "Expansion", "expand", "check_sheet", "SheetError", "MAX_STATS", "MAX_MACROS"]
+__all__ = ["MAX_MACROS", "MAX_STATS", "Expansion", "Sheet", "SheetError", "check_sheet", "expand"]
 
 MAX_STATS = 100
 MAX_MACROS = 50

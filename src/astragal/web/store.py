@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .chain import GENESIS, canonical, seal
 
-__all__ = ["Store", "SQLiteStore", "PostgresStore", "NameTaken", "open_store", "DEFAULT_DB"]
+__all__ = ["DEFAULT_DB", "NameTaken", "PostgresStore", "SQLiteStore", "Store", "open_store"]
 
 DEFAULT_DB = "astragal.db"
 MAX_PAGE = 500
@@ -314,6 +314,8 @@ class PostgresStore:
                     "created) VALUES (%s, %s, %s, %s, %s, %s, %s)",
                     (m["id"], m["room"], m["name"], m["name"].casefold(), m["role"],
                      m["key_hash"], m["created"]))
+                # Other instances refresh the room's list of members.
+                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, m["room"]))
         except self._psycopg.errors.UniqueViolation as exc:
             if "name_key" in str(exc):
                 raise NameTaken(m["name"]) from None

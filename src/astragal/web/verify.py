@@ -29,7 +29,7 @@ def _from_db(room_id: str, db: str | None) -> Report:
                              "(give --db)", room_id, (0, len(room_id)))
     try:
         store = open_store(db)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any driver's failure to open: say why
         raise InputError(f"cannot open the database: {exc}") from None
     try:
         if store.room(room_id) is None:

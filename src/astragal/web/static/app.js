@@ -137,8 +137,7 @@ async function enterRoom(roomId, key) {
   if (me.member.role === "gm" && gmLink && gmLink.includes(me.room.id)) {
     $("gm-link-box").hidden = false; $("gm-link").value = gmLink;
   }
-  $("head-hash").textContent = me.head.hash.slice(0, 16) + "…";
-  $("head-hash").title = me.head.hash;
+  showHead(me.head.hash);
   renderMembers(me.members);
   renderSheet();
   connect();
@@ -202,6 +201,8 @@ function connect() {
     const msg = JSON.parse(ev.data);
     if (msg.type === "hello") { setLive(true); state.retry = 500; }
     else if (msg.type === "entry") addEntry(msg.entry);
+    else if (msg.type === "members") renderMembers(msg.members);
+    else if (msg.type === "head") showHead(msg.hash);
     else if (msg.type === "error") { setLive(false, msg.message); }
   });
   ws.addEventListener("close", (ev) => {
@@ -214,6 +215,7 @@ function connect() {
 
 function setLive(on, why) {
   const live = $("live");
+  live.hidden = false;
   live.textContent = on ? "live" : "offline";
   live.className = "live " + (on ? "on" : "off");
   live.title = why || "";
@@ -232,8 +234,9 @@ function addEntry(entry) {
   for (const node of log.children) { if (Number(node.dataset.id) > entry.id) { before = node; break; } }
   log.insertBefore(li, before);
   if (!before) li.scrollIntoView({ block: "nearest" });
-  if (entry.hash) { $("head-hash").textContent = entry.hash.slice(0, 16) + "…"; $("head-hash").title = entry.hash; }
 }
+
+function showHead(hash) { $("head-hash").textContent = hash.slice(0, 16) + "…"; $("head-hash").title = hash; }
 
 function renderEntry(e) {
   const time = new Date(e.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
@@ -283,7 +286,6 @@ async function roll(text) {
 }
 
 function pct(p) { return (100 * p).toFixed(p > 0 && p < 0.001 ? 4 : 2) + "%"; }
-function words(k) { return k.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase()); }
 
 async function showOdds(text, system, exact) {
   clear($("roll-error"));
@@ -296,16 +298,15 @@ async function showOdds(text, system, exact) {
   $("odds-panel").hidden = false;
   $("odds-of").textContent = odds.notation;
   const bars = $("odds-outcomes"); clear(bars);
-  for (const [k, p] of Object.entries(odds.odds.outcomes)) {
-    bars.append(el("div", { class: "bar-row" }, el("span", { class: "label" }, words(k)),
-      el("span", { class: "bar" }, el("span", { class: "fill outcome-" + k, style: null })),
-      el("span", { class: "num" }, pct(p))));
-    bars.lastChild.querySelector(".fill").style.width = (100 * p).toFixed(2) + "%";
+  for (const [k, name, p] of odds.outcome_rows) {
+    const fill = el("span", { class: "fill outcome-" + k });
+    fill.style.width = (100 * p).toFixed(2) + "%";
+    bars.append(el("div", { class: "bar-row" }, el("span", { class: "label" }, name),
+                   el("span", { class: "bar" }, fill), el("span", { class: "num" }, pct(p))));
   }
   const chart = $("odds-chart"); clear(chart);
-  const dist = Object.entries(odds.odds.distribution);
-  const top = Math.max(...dist.map(([, p]) => p), 1e-12);
-  for (const [v, p] of dist) {
+  const top = Math.max(...odds.value_rows.map((r) => r[1]), 1e-12);
+  for (const [v, p] of odds.value_rows) {
     const col = el("span", { class: "col", title: v + ": " + pct(p) });
     col.style.height = (100 * p / top).toFixed(1) + "%";
     chart.append(col);
@@ -313,13 +314,9 @@ async function showOdds(text, system, exact) {
   const table = $("odds-table"); clear(table);
   table.append(el("tr", {}, el("th", {}, odds.value_name || "value"), el("th", {}, "P(=)"),
                   el("th", {}, "P(≥)"), el("th", {}, "P(≤)")));
-  let below = 0;
-  const total = dist.reduce((s, [, p]) => s + p, 0);
-  for (const [v, p] of dist) {
-    const atMost = below + p;
-    table.append(el("tr", {}, el("td", {}, v), el("td", {}, pct(p)),
-                    el("td", {}, pct(Math.max(0, total - below))), el("td", {}, pct(atMost))));
-    below = atMost;
+  for (const [v, p, atLeast, atMost] of odds.value_rows) {
+    table.append(el("tr", {}, el("td", {}, v), el("td", {}, pct(p)), el("td", {}, pct(atLeast)),
+                    el("td", {}, pct(atMost))));
   }
   $("odds-text").textContent = odds.odds_text;
 }

@@ -1,0 +1,95 @@
+"""Real servers: ``astragal serve`` keeps its log across restarts, and two instances on one
+PostgreSQL share rooms live (LISTEN/NOTIFY; clients catch up by the last id they saw)."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from astragal.web.app import CATCH_UP_SECONDS, create_app
+from astragal.web.chain import verify_export
+
+from .conftest import PG_URL, ServerProcess, ServerThread, auth
+
+websockets_sync = pytest.importorskip("websockets.sync.client",
+                                      reason="the live tests need the websockets package")
+
+
+def ws_url(base: str, room: str) -> str:
+    return base.replace("http://", "ws://") + f"/api/rooms/{room}/live"
+
+
+def receive(ws: Any, timeout: float) -> dict[str, Any]:
+    """The next message that is not a list of members or the chain's head."""
+    while True:
+        msg: dict[str, Any] = json.loads(ws.recv(timeout=timeout))
+        if msg["type"] not in ("members", "head"):
+            return msg
+
+
+def test_serve_keeps_the_log_across_a_restart(tmp_path: Path) -> None:
+    db = str(tmp_path / "table.db")
+    with ServerProcess(db) as server:
+        made = httpx.post(server.url + "/api/rooms", json={"system": "jc"}).json()
+        rid, key = made["room"]["id"], made["key"]
+        first = httpx.post(f"{server.url}/api/rooms/{rid}/rolls", json={"text": "d12 vs d8"},
+                           headers=auth(key))
+        assert first.status_code == 201
+        page = httpx.get(server.url + f"/r/{rid}")
+        assert page.status_code == 200 and "content-security-policy" in page.headers
+    with ServerProcess(db) as server:
+        log = httpx.get(f"{server.url}/api/rooms/{rid}/log", headers=auth(key)).json()
+        assert log["entries"] == [first.json()]
+        export = httpx.get(f"{server.url}/api/rooms/{rid}/export.json", headers=auth(key)).json()
+        assert verify_export(export).ok
+
+
+def test_two_instances_on_one_postgresql_share_rooms_live(pg_schema: str) -> None:
+    from astragal.web.store import PostgresStore
+
+    url = f"{PG_URL}?schema={pg_schema}"
+    app_a = create_app(PostgresStore(url))
+    with ServerThread(app_a) as a, ServerProcess(url) as b:
+        made = httpx.post(a.url + "/api/rooms", json={"system": "jadeclaw", "gm_name": "Mei"})
+        rid, gm = made.json()["room"]["id"], made.json()["key"]
+        # Wu joins through instance B: the room exists there too.
+        wu = httpx.post(f"{b.url}/api/rooms/{rid}/members", json={"name": "Wu"}).json()["key"]
+        with websockets_sync.connect(ws_url(b.url, rid)) as ws:
+            ws.send(json.dumps({"key": wu, "after": 0}))
+            assert receive(ws, 5)["type"] == "hello"
+            posted = httpx.post(f"{a.url}/api/rooms/{rid}/rolls", headers=auth(gm),
+                                json={"text": "d12 d8 vs 2d10"}).json()
+            # Well inside the catch-up interval: the NOTIFY woke instance B.
+            got = receive(ws, CATCH_UP_SECONDS / 3)
+            assert got["type"] == "entry" and got["entry"] == posted
+            last = got["entry"]["id"]
+        # While Wu is away, two more rolls land, one of them hidden from Wu.
+        httpx.post(f"{a.url}/api/rooms/{rid}/rolls", headers=auth(gm), json={"text": "d4"})
+        httpx.post(f"{a.url}/api/rooms/{rid}/rolls", headers=auth(gm),
+                   json={"text": "d6", "visibility": "blind"})
+        httpx.post(f"{b.url}/api/rooms/{rid}/rolls", headers=auth(wu), json={"text": "d8"})
+        with websockets_sync.connect(ws_url(b.url, rid)) as ws:
+            ws.send(json.dumps({"key": wu, "after": last}))
+            assert receive(ws, 5)["type"] == "hello"
+            caught_up = [receive(ws, 5)["entry"] for _ in range(2)]
+            assert [(e["id"], e["notation"]) for e in caught_up] == [(2, "d4"), (4, "d8")]
+        # Both instances append to one room at once: one chain, no gaps, no forks.
+        li = httpx.post(f"{a.url}/api/rooms/{rid}/members", json={"name": "Li"}).json()["key"]
+        bo = httpx.post(f"{b.url}/api/rooms/{rid}/members", json={"name": "Bo"}).json()["key"]
+
+        def post(n: int) -> int:
+            base, key = (a.url, li) if n % 2 else (b.url, bo)
+            return httpx.post(f"{base}/api/rooms/{rid}/rolls", headers=auth(key),
+                              json={"text": "d10"}).status_code
+
+        with ThreadPoolExecutor(8) as pool:
+            assert set(pool.map(post, range(8))) == {201}
+        export = httpx.get(f"{b.url}/api/rooms/{rid}/export.json", headers=auth(gm)).json()
+        report = verify_export(export)
+        assert report.ok, report.problems
+        assert [e["id"] for e in export["entries"]] == list(range(1, len(export["entries"]) + 1))
