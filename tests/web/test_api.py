@@ -274,9 +274,27 @@ def test_websocket_refuses_a_bad_key_or_a_bad_hello(room: Room, client: Any) -> 
     with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
         ws.send_text("not json")
         assert ws.receive_json()["error"] == "RequestError"
-    with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
-        ws.send_text(json.dumps({"key": room.gm, "after": -3}))
-        assert ws.receive_json()["error"] == "RequestError"
+    for after in (-3, 2**70, "1", True):
+        with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+            ws.send_text(json.dumps({"key": room.gm, "after": after}))
+            assert ws.receive_json()["error"] == "RequestError"
+    assert room.log(room.gm, after=2**70).status_code == 422
+
+
+def test_live_connections_per_key_are_capped(room: Room, client: Any) -> None:
+    from contextlib import ExitStack
+
+    from astragal.web.app import MAX_LIVE_PER_MEMBER
+
+    with ExitStack() as stack:
+        for _ in range(MAX_LIVE_PER_MEMBER):
+            ws = stack.enter_context(client.websocket_connect(f"/api/rooms/{room.id}/live"))
+            ws.send_text(json.dumps({"key": room.gm, "after": 0}))
+            assert ws.receive_json()["type"] == "hello"
+        with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+            ws.send_text(json.dumps({"key": room.gm, "after": 0}))
+            msg = ws.receive_json()
+            assert msg["error"] == "RateLimited" and "too many live connections" in msg["message"]
 
 
 def test_the_api_is_documented_in_openapi(client: Any) -> None:
@@ -344,3 +362,23 @@ def test_every_installed_system_rolls_and_replays(client: Any, system: str) -> N
     report = verify_export(client.get(f"/api/rooms/{room.id}/export.json",
                                       headers=auth(room.gm)).json())
     assert report.ok and report.replayed == (2 if stats else 1), report.problems
+
+
+def test_opening_and_joining_rooms_is_limited_per_address(tmp_path: Any) -> None:
+    import warnings
+
+    from astragal.web.app import create_app
+    from astragal.web.store import SQLiteStore
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+
+    store = SQLiteStore(tmp_path / "doors.db")
+    with TestClient(create_app(store, door_rate=(0.01, 3))) as client:
+        room = Room(client)
+        assert client.post(f"/api/rooms/{room.id}/members", json={"name": "a"}).status_code == 201
+        assert client.post(f"/api/rooms/{room.id}/members", json={"name": "b"}).status_code == 201
+        r = client.post(f"/api/rooms/{room.id}/members", json={"name": "c"})
+        assert r.status_code == 429 and "from this address" in r.json()["message"]
+        assert client.post("/api/rooms", json={}).status_code == 429

@@ -147,6 +147,18 @@ def test_three_pages_roll_together_live(browser: Any, server: ServerThread,
     assert "    ^^" in error
     assert wu.page.input_value("#roll-text") == "d12 d7 vs 2d10"  # kept to fix
 
+    # The GM's own link opens the room as the GM on another device; the key leaves the URL.
+    gm_link = gm.page.input_value("#gm-link")
+    assert gm_link.startswith(link + "#key=")
+    elsewhere = Player(browser, errors)
+    elsewhere.page.goto(gm_link)
+    elsewhere.page.wait_for_selector("#live.on")
+    assert elsewhere.page.inner_text("#whoami") == "Mei (GM)"
+    assert "#" not in elsewhere.page.url
+    elsewhere.entry(2).wait_for()
+    assert elsewhere.entry(2).locator(".die").count() == 2  # the blind roll, in full
+    elsewhere.context.close()
+
     shot = tmp_path / "web-room.png"
     gm.page.screenshot(path=str(shot), full_page=False)
     assert shot.stat().st_size > 10_000

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from astragal.cli import main as cli
 from astragal.web.app import CATCH_UP_SECONDS, create_app
 from astragal.web.chain import verify_export
 
@@ -93,3 +94,5 @@ def test_two_instances_on_one_postgresql_share_rooms_live(pg_schema: str) -> Non
         report = verify_export(export)
         assert report.ok, report.problems
         assert [e["id"] for e in export["entries"]] == list(range(1, len(export["entries"]) + 1))
+    # verify-log reads the room straight from PostgreSQL too.
+    assert cli(["verify-log", rid, "--db", url]) == 0

@@ -30,6 +30,8 @@ __all__ = ["MAX_BODY", "Hub", "create_app"]
 STATIC = Path(__file__).with_name("static")
 MAX_BODY = 16 * 1024
 WS_MAX_MESSAGE = 4 * 1024
+MAX_ID = 2**62  # ids are 64-bit in both stores
+MAX_LIVE_PER_MEMBER = 8  # open live connections per key (tabs, devices)
 CATCH_UP_SECONDS = 15.0  # a safety net: clients re-read the log even if a wake-up was lost
 
 _PAGE_HEADERS = {
@@ -140,6 +142,7 @@ class Hub:
 
     def __init__(self) -> None:
         self.rooms: dict[str, set[asyncio.Event]] = {}
+        self.live: dict[str, int] = {}  # open connections per member
         self.loop: asyncio.AbstractEventLoop | None = None
 
     def subscribe(self, room_id: str) -> asyncio.Event:
@@ -369,7 +372,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         return seen
 
     @app.get("/api/rooms/{room_id}/log", response_model=LogPage, tags=["rolls"])
-    def get_log(room_id: str, after: int = Query(0, ge=0), limit: int = Query(500, ge=1, le=500),
+    def get_log(room_id: str, after: int = Query(0, ge=0, le=MAX_ID),
+                limit: int = Query(500, ge=1, le=500),
                 authorization: str | None = Header(None)) -> dict[str, Any]:
         """The log entries you may see, with id > ``after`` (the last id you saw)."""
         return table.log(table.member(room_id, _key(authorization)), after, limit)
@@ -421,8 +425,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
             if not isinstance(hello, dict):
                 raise TypeError("the first message must be an object")
             after = hello.get("after", 0)
-            if not isinstance(after, int) or isinstance(after, bool) or after < 0:
-                raise ValueError("after must be a whole number ≥ 0")
+            if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after <= MAX_ID:
+                raise ValueError("after must be a whole number ≥ 0 (the last id you saw)")
             member: Member = await run_in_threadpool(table.member, room_id, hello.get("key"))
         except TableError as exc:
             await ws.send_json({"type": "error", **exc.to_json()})
@@ -436,6 +440,13 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
             return
         except WebSocketDisconnect:
             return
+        if hub.live.get(member.id, 0) >= MAX_LIVE_PER_MEMBER:
+            await ws.send_json({"type": "error", "error": "RateLimited", "message":
+                                f"too many live connections with your key (at most "
+                                f"{MAX_LIVE_PER_MEMBER}): close another tab"})
+            await ws.close(code=4429)
+            return
+        hub.live[member.id] = hub.live.get(member.id, 0) + 1
         event = hub.subscribe(room_id)
 
         async def drain() -> None:  # the client only pings; a close ends the connection
@@ -471,6 +482,9 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
             pass
         finally:
             hub.unsubscribe(room_id, event)
+            hub.live[member.id] -= 1
+            if not hub.live[member.id]:
+                del hub.live[member.id]
             receiver.cancel()
             with contextlib.suppress(Exception):
                 await ws.close()

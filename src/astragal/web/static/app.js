@@ -76,7 +76,6 @@ async function showHome() {
       const made = await api("POST", "/api/rooms", { name: $("create-name").value,
         system: select.value, gm_name: $("create-gm").value });
       localStorage.setItem(keyName(made.room.id), made.key);
-      sessionStorage.setItem("astragal:gm-link", location.origin + made.gm_link);
       location.assign("/r/" + made.room.id);
     } catch (err) { showError($("create-error"), err); }
   });
@@ -133,10 +132,11 @@ async function enterRoom(roomId, key) {
   $("room-system").textContent = me.room.system;
   $("whoami").textContent = me.member.name + (me.member.role === "gm" ? " (GM)" : "");
   $("join-link").value = location.origin + "/r/" + me.room.id;
-  const gmLink = sessionStorage.getItem("astragal:gm-link");
-  if (me.member.role === "gm" && gmLink && gmLink.includes(me.room.id)) {
-    $("gm-link-box").hidden = false; $("gm-link").value = gmLink;
-  }
+  // Your own link, with your key after '#' (never sent to the server): opens the room as you
+  // on another device.
+  $("gm-link-box").hidden = false;
+  $("gm-link").value = location.origin + "/r/" + me.room.id + "#key=" + key;
+  $("gm-link-what").textContent = me.member.role === "gm" ? "Your GM link" : "Your personal link";
   showHead(me.head.hash);
   renderMembers(me.members);
   renderSheet();
@@ -207,7 +207,7 @@ function connect() {
   });
   ws.addEventListener("close", (ev) => {
     clearInterval(ping); setLive(false);
-    if (ev.code === 4401 || ev.code === 4404) return;  // the key or the room is gone
+    if (ev.code === 4401 || ev.code === 4404 || ev.code === 4429) return;  // no use retrying
     setTimeout(connect, state.retry);
     state.retry = Math.min(state.retry * 2, 10000);
   });
@@ -359,7 +359,6 @@ async function start() {
   const fromLink = new URLSearchParams(location.hash.slice(1)).get("key");
   if (fromLink) {
     localStorage.setItem(keyName(roomId), fromLink);
-    sessionStorage.setItem("astragal:gm-link", location.href);
     history.replaceState(null, "", location.pathname);  // the key leaves the address bar
   }
   const key = localStorage.getItem(keyName(roomId));
