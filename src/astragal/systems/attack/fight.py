@@ -31,7 +31,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..._errors import InputError, OptionError
+from ..._errors import FacesError, InputError, OptionError
 from ..._limits import DEFAULT_LIMITS
 from ..._rng import Source, SystemSource, make_source
 from .exchange import odds as exchange_odds
@@ -230,11 +230,14 @@ def save(path: str, data: dict[str, Any]) -> None:
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            raise FightError(f"cannot write the fight file {path}: {exc.strerror or exc}; it "
+                             "is unchanged") from None
         raise
 
 
@@ -514,7 +517,14 @@ def _cmd_attack(data: dict[str, Any], args: _Args) -> tuple[str, dict[str, Any]]
         notes.append(_spend(a, "ammo", ammo, "Ammo"))
     spec = _exchange(data, rules, a, b, stance, thrown, luck)
     text = str(spec)
-    result = exchange_roll(spec, args.source(), rules, DEFAULT_LIMITS, text)
+    try:
+        result = exchange_roll(spec, args.source(), rules, DEFAULT_LIMITS, text)
+    except FacesError as exc:
+        d = spec.defender.dice_rolled(rules.threw_last_turn_defense) if spec.defender else 0
+        raise FacesError(f"{exc.message} (faces go 'attack / defence / critical': this attack "
+                         f"rolls {spec.attacker.total} attack dice, {b['name']} would roll {d} "
+                         "DEFENSE dice, and the critical dice depend on the roll)",
+                         exc.text, exc.span) from None
     r = result.result
     before = b["damage"]
     b["damage"] += r["damage"]
