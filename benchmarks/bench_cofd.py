@@ -71,10 +71,10 @@ def agree(n: int, again: int) -> float:
 
 
 def main() -> int:
-    lines = [f"astragal cofd exact odds vs icepool {icepool.__version__} "
-             f"(Python {platform.python_version()}, {platform.machine()})",
-             "times in ms (best of repeats); ratio = icepool / ours; 'odds()' is the whole "
-             "public call (parse, law, outcomes, Distribution)", ""]
+    lines = [(f"astragal cofd exact odds vs icepool {icepool.__version__} "
+              f"(Python {platform.python_version()}, {platform.machine()})"),
+             ("times in ms (best of repeats); ratio = icepool / ours; 'odds()' is the whole "
+              "public call (parse, law, outcomes, Distribution)"), ""]
     head = f"{'pool':>4}"
     for a in AGAINS:
         head += f" | {a}-again: {'ours':>7} {'odds()':>7} {'icepool':>8} {'ratio':>6}"
@@ -85,9 +85,9 @@ def main() -> int:
     for n in POOLS:
         row = f"{n:>4}"
         for a in AGAINS:
-            t_ours = best_time(lambda: cofd.pool_pmf(n, a))
-            t_pub = best_time(lambda: ours_public(n, a))
-            t_ice = best_time(lambda: icepool_pool(n, a), budget=0.5, max_reps=5)
+            t_ours = best_time(lambda n=n, a=a: cofd.pool_pmf(n, a))
+            t_pub = best_time(lambda n=n, a=a: ours_public(n, a))
+            t_ice = best_time(lambda n=n, a=a: icepool_pool(n, a), budget=0.5, max_reps=5)
             worst = max(worst, agree(n, a))
             for i, t in enumerate((t_ours, t_pub, t_ice)):
                 sums[a][i] += t

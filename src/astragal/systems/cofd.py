@@ -101,12 +101,13 @@ _FALSE = ("false", "off", "no", "0")
 
 
 def again_key(value: object) -> str:
-    """Normalise an again rule (``10``, ``"9-again"``, ``"none"``, ``None``) to a key of AGAIN_RULES."""
+    """An again rule (``10``, ``"9-again"``, ``"none"``, ``None``) as a key of AGAIN_RULES."""
     if value is None:
         return "none"
     text = str(value).strip().lower()
-    text = text.removesuffix("again").rstrip("-_ ")
-    if text in ("no", "none", "off", ""):
+    if text.endswith("again"):
+        text = text.removesuffix("again").rstrip("-_ ")
+    if text in ("no", "none", "off"):
         return "none"
     if text not in AGAIN_RULES:
         raise OptionError(f"the again rule is 10, 9, 8 or none, not '{value}'")
@@ -136,7 +137,7 @@ def _bool_option(key: str, value: object) -> bool:
 
 
 def rules_from(options: Mapping[str, Any]) -> Rules:
-    """The switches from an options mapping (defaults for what is missing); bad values are errors."""
+    """The switches from an options mapping (defaults fill the gaps); bad values are errors."""
     merged = {**DEFAULTS, **{k.replace("-", "_"): v for k, v in options.items()}}
     unknown = sorted(set(merged) - set(DEFAULTS))
     if unknown:
@@ -182,7 +183,7 @@ def rerolls(face: int, again: int | None, chance: bool = False) -> bool:
 
 
 def rote_rerolls(first: int, chance: bool = False, dramatic_on_one: bool = True) -> bool:
-    """C-X3: a rote action re-rolls a die whose first face failed, once; never a dramatic failure."""
+    """C-X3: a rote action re-rolls once a die whose first face failed, not a dramatic failure."""
     if chance:
         return first != CHANCE_SUCCESS and not (first == 1 and dramatic_on_one)
     return not is_success(first)
@@ -210,7 +211,7 @@ def verdict(successes: int, dramatic_failure: bool = False,
 
 
 def contest(actor: int, opposition: int) -> str:
-    """C10: in a single-roll contest more successes wins (``win``/``lose``/``tie``, actor's view)."""
+    """C10: in a single-roll contest more successes wins (the actor's ``win``/``lose``/``tie``)."""
     return "win" if actor > opposition else "lose" if actor < opposition else "tie"
 
 
@@ -474,13 +475,6 @@ class _Reader:
     def peek(self) -> _Tok | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
 
-    def next(self) -> _Tok:
-        tok = self.peek()
-        if tok is None:
-            raise self.at_end("the notation ends too early")
-        self.i += 1
-        return tok
-
     def error(self, message: str, tok: _Tok) -> NotationError:
         return NotationError(message, self.text, (tok.start, tok.end))
 
@@ -593,6 +587,8 @@ def _read_option(r: _Reader, tok: _Tok, opts: dict[str, Any]) -> None:
     if key not in DEFAULTS:
         raise r.error(f"'{key}' is not a Chronicles of Darkness option; options are "
                       f"{', '.join(sorted(DEFAULTS))}", tok)
+    if key in opts:
+        raise r.error(f"the option {key} is given twice", tok)
     try:
         rules_from({key: value})
     except OptionError as exc:
@@ -687,7 +683,7 @@ class Prepared:
     """A side's pool after C1, C8, C12, C-X1, C-X6: what is rolled and with which rules."""
 
     pool: int                 # the sum as written (may be 0 or less)
-    dice: int                 # dice rolled: the pool, 1 for a chance die, 0 for an automatic failure
+    dice: int                 # dice rolled: the pool, 1 for a chance die, 0 for an automatic fail
     chance: bool
     again: int | None
     again_key: str
@@ -1279,6 +1275,15 @@ def race(law_a: SideLaw, law_b: SideLaw | None, target: int, tie_rule: str,
     w1 = l1 = t1 = 0.0
     if law_b is not None:
         w1, l1, t1 = contest_chances(law_a, law_b)
+    # the DP costs target × (per-roll support) per roll; a race ends when the faster side
+    # arrives, so its mean successes per roll sets the number of rolls (about three times it)
+    means = [math.fsum(k * p for k, p in enumerate(law.pmf))
+             for law in (law_a, law_b) if law is not None and len(law.pmf) > 1]
+    rolls_guess = 3 * math.ceil(target / max(means)) + 10
+    if max_rolls is not None:
+        rolls_guess = min(rolls_guess, max_rolls)
+    per_roll = target * (len(pa) + (len(pb) if pb is not None else 0)) + 64
+    limits.check_work(rolls_guess * per_roll, "this extended action", text)
     win: list[float] = []
     lose: list[float] = []
     tie: list[float] = []
@@ -1288,9 +1293,9 @@ def race(law_a: SideLaw, law_b: SideLaw | None, target: int, tie_rule: str,
     r = 0
     while True:
         r += 1
-        work += target * (len(pa) + (len(pb) if pb is not None else 0)) + 64
-        if work > limits.max_odds_work:
-            limits.check_work(work * 4, "this extended action", text)
+        work += per_roll
+        if work > limits.max_odds_work:  # the guess above was too kind: stop all the same
+            limits.check_work(work, "this extended action", text)
         ca = np.convolve(ga, pa)
         ga, ha = ca[:target], ca[target:]
         if pb is None:
