@@ -21,11 +21,9 @@ from typing import Any, Self
 
 import pytest
 
-pytest.importorskip("fastapi", reason="the web table needs the web extra (fastapi)")
-pytest.importorskip("uvicorn", reason="the web table needs the web extra (uvicorn)")
-
-from astragal.web.app import MAX_BODY, create_app
 from astragal.web.store import PostgresStore, SQLiteStore, Store
+
+WEB_EXTRA = "the web table needs the web extra: pip install 'astragal[web]'"
 
 PG_URL = os.environ.get("ASTRAGAL_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 _pg_reason: list[str] = []
@@ -89,6 +87,8 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 @pytest.fixture
 def client(store: Store) -> Iterator[Any]:
     """An in-process HTTP + WebSocket client of an app over ``store``."""
+    from astragal.web.app import create_app
+
     with warnings.catch_warnings():  # starlette's note about its httpx transport
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
@@ -149,6 +149,8 @@ class ServerThread:
 
     def __init__(self, app: Any) -> None:
         import uvicorn
+
+        from astragal.web.app import MAX_BODY
 
         self.sock = free_socket()
         self.port = self.sock.getsockname()[1]

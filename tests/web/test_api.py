@@ -11,7 +11,10 @@ import pytest
 import astragal
 from astragal.web.chain import verify_export
 
-from .conftest import Room, auth
+from .conftest import WEB_EXTRA, Room, auth
+
+pytest.importorskip("fastapi", reason=WEB_EXTRA)
+pytest.importorskip("uvicorn", reason=WEB_EXTRA)
 
 
 def test_open_a_room_join_roll_and_read_the_log(room: Room) -> None:

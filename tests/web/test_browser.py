@@ -18,10 +18,14 @@ from typing import Any
 
 import pytest
 
-from astragal.web.app import create_app
 from astragal.web.store import SQLiteStore
 
-from .conftest import ServerThread
+from .conftest import WEB_EXTRA, ServerThread
+
+pytest.importorskip("fastapi", reason=WEB_EXTRA)
+pytest.importorskip("uvicorn", reason=WEB_EXTRA)
+
+from astragal.web.app import create_app  # after the skip: needs the web extra
 
 CHROMIUM = os.environ.get("ASTRAGAL_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

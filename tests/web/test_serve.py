@@ -12,10 +12,14 @@ import httpx
 import pytest
 
 from astragal.cli import main as cli
-from astragal.web.app import CATCH_UP_SECONDS, create_app
 from astragal.web.chain import verify_export
 
-from .conftest import PG_URL, ServerProcess, ServerThread, auth
+from .conftest import PG_URL, WEB_EXTRA, ServerProcess, ServerThread, auth
+
+pytest.importorskip("fastapi", reason=WEB_EXTRA)
+pytest.importorskip("uvicorn", reason=WEB_EXTRA)
+
+from astragal.web.app import CATCH_UP_SECONDS, create_app  # after the skip: needs the web extra
 
 websockets_sync = pytest.importorskip("websockets.sync.client",
                                       reason="the live tests need the websockets package")
