@@ -18,6 +18,10 @@ _OUTCOME_WORDS = {
     "success": "Success",
     "overwhelming_success": "Overwhelming Success",
     "no_botch": "no Botch",
+    "dramatic_failure": "Dramatic Failure",
+    "exceptional_success": "Exceptional Success",
+    "win": "Win",
+    "lose": "Lose",
 }
 
 
