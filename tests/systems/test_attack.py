@@ -468,7 +468,7 @@ def test_odds_json_shape_and_notes() -> None:
 
 
 def test_odds_with_a_gm_critical_table(tmp_path: Path) -> None:
-    a, c = gm_tables(tmp_path)
+    _, c = gm_tables(tmp_path)
     o = astragal.odds("at: 6d6 weapon D vs 2d6", options={"critical_damage_table": c})
     results = o.extra["critical_results"]
     assert set(results) <= {"1–6: Graze", "7–9: Broken arm", "12+: Down", "no entry"}

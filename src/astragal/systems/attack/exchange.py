@@ -239,20 +239,26 @@ def exchange_odds(n: int, defence: int | None, weapon_class: str | None, crit_bo
     """
     class_dice = rules.crit_dice_for(weapon_class)
     out = dict.fromkeys(OUTCOMES, 0.0)
+    columns = dict.fromkeys(COLUMNS, 0.0)
+    if rules.triple_non_six == "own_column":
+        columns.update(dict.fromkeys(TRIPLE_COLUMNS, 0.0))
     damage: dict[int, float] = {}
     stun = 0.0
     crit_mass: dict[tuple[int, int], float] = {}  # (column damage, critical dice) → P
     den = DIE ** n
-    out["whiff"] = 3 ** n / den if n else 1.0
+    out["whiff"] = columns[WHIFF] = 3 ** n / den if n else 1.0
     d = defence or 0
     ways = [math.comb(d, k) * 5 ** (d - k) / DIE ** d for k in range(d + 1)]
     tails = [math.fsum(ways[k:]) for k in range(d + 2)] + [0.0]
+    entries = {c.name: c for c in rules.table.columns}
     for h in (4, 5, 6):
         for m in range(1, n + 1):
             p = math.comb(n, m) * (h - 1) ** (n - m) / den
             if p == 0.0:
                 continue
-            entry = rules.table.column(column_for(h, m, rules.triple_non_six))
+            name = column_for(h, m, rules.triple_non_six)
+            columns[name] += p
+            entry = entries[name]
             need = entry.sixes_to_block(m)
             tries = defence is not None and need is not None and d > 0
             p_block = tails[min(need, d + 1)] if tries and need is not None else 0.0
@@ -277,21 +283,28 @@ def exchange_odds(n: int, defence: int | None, weapon_class: str | None, crit_bo
                 crit_mass[(entry.damage, c)] = crit_mass.get((entry.damage, c), 0.0) + land
     damage[0] = damage.get(0, 0.0) + out["whiff"] + out["blocked"]
     c_dist: dict[int, float] = {}
-    totals: dict[int, float] = {}
-    results: dict[str, float] = {}
-    pmfs = sum_pmfs({c for _, c in crit_mass})
-    table = rules.critical_table
-    for (base, c), mass in crit_mass.items():
+    for (_, c), mass in crit_mass.items():
         c_dist[c] = c_dist.get(c, 0.0) + mass
-        for i, q in enumerate(pmfs[c]):
-            if q == 0.0:
-                continue
-            total = c + i + crit_bonus
-            totals[total] = totals.get(total, 0.0) + mass * q
-            row = table.lookup(total)
-            extra = row.damage if row is not None else 0
-            damage[base + extra] = damage.get(base + extra, 0.0) + mass * q
-            if table.rows:
+    # A14, A15: the critical total is c d6 summed plus the Crit Bonus; sums index a list
+    top = max(c_dist, default=0)
+    sums = [0.0] * (DIE * top + 1)
+    pmfs = sum_pmfs(set(c_dist))
+    for c, mass in c_dist.items():
+        for i, q in enumerate(pmfs[c], c):
+            sums[i] += mass * q
+    totals = {t + crit_bonus: q for t, q in enumerate(sums) if q > 0.0}
+    table = rules.critical_table
+    results: dict[str, float] = {}
+    if not table.rows:
+        for (base, _), mass in crit_mass.items():
+            damage[base] = damage.get(base, 0.0) + mass
+    else:
+        rows = {t: table.lookup(t) for t in range(crit_bonus, DIE * top + crit_bonus + 1)}
+        for (base, c), mass in crit_mass.items():
+            for i, q in enumerate(pmfs[c], c):
+                row = rows[i + crit_bonus]
+                extra = row.damage if row is not None else 0
+                damage[base + extra] = damage.get(base + extra, 0.0) + mass * q
                 label = f"{row.span}: {row.result}" if row is not None else "no entry"
                 results[label] = results.get(label, 0.0) + mass * q
     given = out["critical"]
@@ -299,9 +312,8 @@ def exchange_odds(n: int, defence: int | None, weapon_class: str | None, crit_bo
     def cond(dist: dict[Any, float]) -> dict[Any, float]:
         return {k: v / given for k, v in dist.items()} if given else {}
 
-    return ExchangeOdds(out, column_chances(n, rules.triple_non_six), stun,
-                        dict(sorted(damage.items())), cond(dict(sorted(c_dist.items()))),
-                        cond(dict(sorted(totals.items()))), cond(results))
+    return ExchangeOdds(out, columns, stun, dict(sorted(damage.items())),
+                        cond(dict(sorted(c_dist.items()))), cond(totals), cond(results))
 
 
 def odds(spec: Exchange, rules: Rules, limits: Limits, text: str) -> Odds:

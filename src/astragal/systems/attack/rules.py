@@ -410,6 +410,9 @@ def rules_for(options: Mapping[str, Any], table: AttackTable | None = None,
     ``table`` / ``critical_table`` given (the fight tracker keeps them in its file) win over the
     ``attack_table`` / ``critical_damage_table`` path options.
     """
+    if table is None and critical_table is None and \
+            all(DEFAULTS.get(k, object()) == v for k, v in options.items()):
+        return _default_rules()  # the common case: every switch at its default
     merged = {**DEFAULTS, **options}
     for name in DEFAULTS:
         check_switch(name, merged[name])
@@ -417,6 +420,11 @@ def rules_for(options: Mapping[str, Any], table: AttackTable | None = None,
     files = (_file_key(merged["attack_table"]) if table is None else ("", 0, 0),
              _file_key(merged["critical_damage_table"]) if critical_table is None else ("", 0, 0))
     return _rules(key, files, table, critical_table)
+
+
+@lru_cache(maxsize=1)
+def _default_rules() -> Rules:
+    return _rules(tuple(sorted(DEFAULTS.items())), (("", 0, 0), ("", 0, 0)), None, None)
 
 
 @lru_cache(maxsize=64)
@@ -546,23 +554,19 @@ def _next_sum(pmf: Sequence[float]) -> tuple[float, ...]:
     return tuple(nxt)
 
 
-@lru_cache(maxsize=1)
-def _small_sums() -> tuple[tuple[float, ...], ...]:
-    pmfs: list[tuple[float, ...]] = [(1.0,)]
-    while len(pmfs) < 64:
-        pmfs.append(_next_sum(pmfs[-1]))
-    return tuple(pmfs)
+@lru_cache(maxsize=256)
+def _sum_pmf(n: int) -> tuple[float, ...]:
+    return (1.0,) if n == 0 else _next_sum(_sum_pmf(n - 1))
 
 
 def sum_pmfs(wanted: set[int]) -> dict[int, tuple[float, ...]]:
-    """P(n d6 total n + i) for each wanted n, indexed by i (A15: critical dice are summed)."""
-    small = _small_sums()
-    out = {n: small[n] for n in wanted if n < len(small)}
-    big = sorted(n for n in wanted if n >= len(small))
-    if big:
-        pmf, n = small[-1], len(small) - 1
-        for target in big:
-            while n < target:
-                pmf, n = _next_sum(pmf), n + 1
-            out[target] = pmf
+    """P(n d6 total n + i) for each wanted n, indexed by i (A15: critical dice are summed).
+
+    Built upward one die at a time (so no deep recursion) and cached.
+    """
+    out: dict[int, tuple[float, ...]] = {}
+    for k in range(max(wanted, default=-1) + 1):
+        pmf = _sum_pmf(k)
+        if k in wanted:
+            out[k] = pmf
     return out
