@@ -58,6 +58,21 @@ from .rules import (
 )
 
 FORMAT = "astragal fight"
+USAGE = """usage: astragal fight [--file fight.json] COMMAND ...
+
+new [force] [KEY=VALUE ...] [table=PATH] [critical_table=PATH]
+add NAME KEY=VALUE ...            attack weapon class throw crit armor shield parry
+                                  luck heal ammo hp (dodge = parry)
+set NAME KEY=VALUE ...            the same keys, plus damage and stunned
+remove NAME
+attack A B [berserk|defensive] [throw] [luck=N] [ammo=N] [--faces F | --seed N] [--json]
+odds A B [berserk|defensive] [throw] [luck=N]
+pass NAME                         a turn without attacking (last turn's stance ends)
+heal NAME [N]                     spend N Heal (default 1): N damage healed
+spend NAME luck|heal|ammo [N]     spend a counter outside an attack
+option KEY=VALUE ...              change a house rule (or table=PATH) mid-fight
+show [--json]    log [--json]
+"""
 VERSION = 1
 
 
@@ -725,7 +740,7 @@ def fight_main(rest: list[str], file: str) -> int:
     User errors raise ``FightError`` (an ``InputError``), and the file is then left unchanged.
     """
     if not rest or rest[0].lower() in ("help", "-h", "--help"):
-        print(__doc__.split("Commands", 1)[1].split("\n", 1)[1].rstrip())
+        print(USAGE)
         return 0
     command, args = rest[0].lower(), _Args(rest[1:])
     if command == "new":
