@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any, Literal
@@ -18,12 +19,15 @@ from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocketDisconnect
 
 from .room import Member, RateLimit, Table, TableError
-from .store import Store
+from .store import Store, StoreError
+
+log = logging.getLogger("astragal.web")
 
 __all__ = ["MAX_BODY", "Hub", "create_app"]
 
@@ -130,6 +134,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "request body too large"},
     422: {"model": ErrorOut, "description": "bad input: notation errors carry text and span"},
     429: {"model": ErrorOut, "description": "too many requests; see retry_after (seconds)"},
+    503: {"model": ErrorOut, "description": "the database cannot be reached or written; nothing "
+                                            "was stored (unless maybe_stored): try again"},
+    507: {"model": ErrorOut, "description": "the database's disk is full; nothing was stored"},
 }
 
 
@@ -296,9 +303,32 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         message = f"{where}: {first.get('msg', 'invalid request')}" if where else \
             str(first.get("msg", "invalid request"))
-        return JSONResponse({"error": "RequestError", "message": message,
-                             "detail": json.loads(json.dumps(errors, default=str))},
+        # Not the input itself: it may be huge, NaN, or not valid Unicode.
+        detail = [{"type": str(e.get("type", "")), "loc": [str(p) for p in e.get("loc", ())],
+                   "msg": str(e.get("msg", ""))} for e in errors[:20]]
+        return JSONResponse({"error": "RequestError", "message": message, "detail": detail},
                             status_code=422)
+
+    @app.exception_handler(StoreError)
+    async def store_error(request: Request, exc: StoreError) -> JSONResponse:
+        return JSONResponse(exc.to_json(), status_code=exc.status,
+                            headers={"Retry-After": "2"} if exc.status == 503 else None)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kinds = {400: "RequestError", 404: "NotFound", 405: "MethodNotAllowed"}
+        return JSONResponse({"error": kinds.get(exc.status_code, "HTTPError"),
+                             "message": str(exc.detail)}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        # A bug (in a game system, say): the player gets a clear JSON answer, the log the trace.
+        log.error("internal error on %s %s", request.method, request.url.path,
+                  exc_info=(type(exc), exc, exc.__traceback__))
+        return JSONResponse({"error": "InternalError", "message": (
+            "astragal failed on this request (a bug: it is in the server's log); nothing was "
+            f"stored. {type(exc).__name__}")}, status_code=500)
 
     # -- the page ----------------------------------------------------------------------------
 
@@ -313,6 +343,14 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     # -- the API -----------------------------------------------------------------------------
+
+    @app.get("/api/health", tags=["rooms"], responses={503: {"model": ErrorOut}})
+    def health() -> dict[str, Any]:
+        """Is the table up and its database answering? 200, or 503 with the reason."""
+        store.ping()
+        listening = getattr(store, "listening", None)
+        return {"status": "ok", "store": type(store).__name__,
+                **({"listening": listening} if listening is not None else {})}
 
     @app.get("/api/systems", tags=["odds"])
     def systems() -> list[dict[str, Any]]:
@@ -428,11 +466,12 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
             if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after <= MAX_ID:
                 raise ValueError("after must be a whole number ≥ 0 (the last id you saw)")
             member: Member = await run_in_threadpool(table.member, room_id, hello.get("key"))
-        except TableError as exc:
-            await ws.send_json({"type": "error", **exc.to_json()})
-            await ws.close(code=4000 + exc.status)
+        except (TableError, StoreError) as exc:
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", **exc.to_json()})
+                await ws.close(code=4000 + exc.status)
             return
-        except (TimeoutError, ValueError, TypeError) as exc:
+        except (TimeoutError, ValueError, TypeError, RecursionError) as exc:
             with contextlib.suppress(Exception):
                 await ws.send_json({"type": "error", "error": "RequestError",
                                     "message": f"start with {{\"key\": …, \"after\": N}}: {exc}"})
@@ -478,6 +517,10 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                 await asyncio.wait({receiver, waiter}, timeout=CATCH_UP_SECONDS,
                                    return_when=asyncio.FIRST_COMPLETED)
                 waiter.cancel()
+        except StoreError as exc:  # the client reconnects and catches up by its last id
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", **exc.to_json()})
+                await ws.close(code=4000 + exc.status)
         except (WebSocketDisconnect, RuntimeError):
             pass
         finally:

@@ -19,6 +19,7 @@ import re
 import secrets
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,6 +41,7 @@ __all__ = [
     "RollError",
     "Table",
     "TableError",
+    "check_unicode",
     "key_hash",
     "new_key",
 ]
@@ -162,9 +164,26 @@ class Member:
         return {"id": self.id, "name": self.name, "role": self.role}
 
 
-def _clean_name(value: object, what: str, limit: int, required: bool = True) -> str:
+def check_unicode(text: str, what: str) -> None:
+    """422 for text that cannot be stored or sent as UTF-8 (a lone surrogate from ``\\ud800``)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise TableError(422, "RequestError", f"{what} is not valid Unicode text (a lone "
+                                              f"surrogate at character {exc.start + 1})") from None
+
+
+# Characters a name may not hold: controls, and the invisible ones (format characters such as
+# zero-width spaces and bidirectional overrides, unassigned or private code points, line and
+# paragraph separators) with which one player could pass for another, or for the GM.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _clean_name(value: object, what: str, limit: int, required: bool = True,
+                visible: bool = True) -> str:
     if not isinstance(value, str):
         raise TableError(422, "RequestError", f"{what} must be text")
+    check_unicode(value, what)
     text = " ".join(value.split())
     if required and not text:
         raise TableError(422, "RequestError", f"{what} is empty")
@@ -173,6 +192,11 @@ def _clean_name(value: object, what: str, limit: int, required: bool = True) -> 
                                               f"{limit}")
     if _CONTROL.search(text):
         raise TableError(422, "RequestError", f"{what} has a control character")
+    hidden = next((c for c in text if unicodedata.category(c) in _HIDDEN_CATEGORIES), None) \
+        if visible else None
+    if hidden is not None:
+        raise TableError(422, "RequestError", f"{what} has an invisible character "
+                                              f"(U+{ord(hidden):04X}): use letters you can see")
     return text
 
 
@@ -231,7 +255,7 @@ class Table:
     def create_room(self, name: object, system: object, gm_name: object) -> dict[str, Any]:
         """A new room; its creator is the GM. Returns the room, the GM and the GM's key."""
         room_name = _clean_name(name if name is not None else "", "the room's name",
-                                MAX_ROOM_NAME, required=False) or "A table"
+                                MAX_ROOM_NAME, required=False, visible=False) or "A table"
         gm = _clean_name(gm_name if gm_name is not None else "GM", "your name", MAX_NAME)
         if not isinstance(system, str):
             raise TableError(422, "RequestError", "the room's system must be text")
@@ -271,12 +295,15 @@ class Table:
                                                f"'{clean}': choose another name") from None
         return {"member": {"id": member["id"], "name": clean, "role": "player"}, "key": key}
 
-    def member(self, room_id: str, key: str | None) -> Member:
+    def member(self, room_id: str, key: object) -> Member:
         """Who holds ``key`` in the room: 404 for no room, 401 for a missing or wrong key."""
         self.room(room_id)
         if not key:
             raise TableError(401, "Unauthorized", "this needs your key (join the room first)")
-        row = self.store.member_by_key(room_id, key_hash(key)) if len(key) <= 200 else None
+        # A key is short printable text: anything else (a list on the WebSocket, a lone
+        # surrogate, a megabyte) is simply not a key of this room.
+        row = (self.store.member_by_key(room_id, key_hash(key))
+               if isinstance(key, str) and len(key) <= 200 and key.isascii() else None)
         if row is None:
             raise TableError(401, "Unauthorized", "this key does not belong to this room")
         return Member(row["id"], row["room"], row["name"], row["role"],
@@ -296,6 +323,7 @@ class Table:
     def expand(self, member: Member | None, text: object, system: str | None) -> Expansion:
         if not isinstance(text, str):
             raise TableError(422, "RequestError", "the roll's text must be text")
+        check_unicode(text, "the roll's text")
         try:
             self.limits.check_length(text)
         except InputError as exc:

@@ -88,8 +88,9 @@ def _check_entries(kind: str, entries: Any, limit: int, value_limit: int) -> tup
         if len(text) > value_limit:
             raise SheetError(f"{name}: the value is {len(text)} characters; the limit is "
                              f"{value_limit}")
-        if any(ord(c) < 32 for c in text):
-            raise SheetError(f"{name}: the value has a line break or control character")
+        if any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in text):
+            raise SheetError(f"{name}: the value has a line break, a control character or a "
+                             "lone surrogate")
         out.append((name, text))
     return tuple(out)
 

@@ -13,19 +13,25 @@ Keys are never stored: only their SHA-256, so a copy of the database lets nobody
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import re
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+import unicodedata
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .chain import GENESIS, canonical, seal
 
-__all__ = ["DEFAULT_DB", "NameTaken", "PostgresStore", "SQLiteStore", "Store", "open_store"]
+__all__ = ["DEFAULT_DB", "NameTaken", "PostgresStore", "SQLiteStore", "Store", "StoreError",
+           "open_store"]
+
+log = logging.getLogger("astragal.web")
 
 DEFAULT_DB = "astragal.db"
 MAX_PAGE = 500
@@ -36,6 +42,29 @@ Wake = Callable[[str | None], None]
 
 class NameTaken(Exception):
     """A member with this display name (ignoring case) is already in the room."""
+
+
+class StoreError(Exception):
+    """The database could not do what was asked: unreachable, read-only, or out of space.
+
+    ``status`` is the HTTP status the web table answers with (503: try again later; 507: the
+    disk is full). Nothing was stored unless ``maybe_stored`` says the outcome is unknown (the
+    connection broke while the database was committing).
+    """
+
+    def __init__(self, status: int, message: str, maybe_stored: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.maybe_stored = maybe_stored
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"error": "StoreUnavailable" | "StoreFull", "message": …}``."""
+        out: dict[str, Any] = {"error": "StoreFull" if self.status == 507 else "StoreUnavailable",
+                               "message": self.message}
+        if self.maybe_stored:
+            out["maybe_stored"] = True
+        return out
 
 
 class Store(Protocol):
@@ -68,11 +97,20 @@ class Store(Protocol):
     def head(self, room_id: str) -> tuple[int, str]:
         """The last entry's id and hash (0 and GENESIS for an empty log)."""
 
+    def ping(self) -> None:
+        """Check the database answers (``StoreError`` when not)."""
+
     def listen(self, wake: Wake) -> None:
         """Call ``wake`` when another instance appends (no-op where there is no other instance)."""
 
     def close(self) -> None:
         """Release connections and stop listening."""
+
+
+def name_key(name: str) -> str:
+    """What display names are compared by: compatibility forms folded (full-width letters,
+    ligatures) and case ignored, so that "Ｍｅｉ" cannot join beside "Mei"."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def _member_row(row: Any) -> dict[str, Any]:
@@ -98,8 +136,35 @@ CREATE TABLE IF NOT EXISTS astragal_log (
 """
 
 
+@contextlib.contextmanager
+def _sqlite_errors(what: str) -> Iterator[None]:
+    """SQLite's failures as ``StoreError``: a full disk is 507, anything else that stops the
+    file from being read or written (read-only, I/O error, locked for too long) is 503."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        why = str(exc)
+        code = getattr(exc, "sqlite_errorname", "")
+        if code.startswith("SQLITE_FULL") or "full" in why:
+            log.error("SQLite: the disk is full (%s): %s", what, why)
+            raise StoreError(507, f"the roll log cannot be written: the disk is full ({why}); "
+                                  "nothing was stored") from exc
+        log.error("SQLite: the roll log cannot %s: %s", what, why)
+        tail = "; nothing was stored" if what == "be written" else ""
+        raise StoreError(503, f"the roll log cannot {what}: {why}{tail}") from exc
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.IntegrityError):
+            raise
+        log.error("SQLite cannot %s: %s", what, exc)
+        raise StoreError(503, f"the roll log cannot {what}: {exc}") from exc
+
+
 class SQLiteStore:
-    """The embedded store: one SQLite file in WAL mode, one connection guarded by a lock."""
+    """The embedded store: one SQLite file in WAL mode, one connection guarded by a lock.
+
+    ``synchronous=FULL``: a roll is answered only once its entry is on the disk, so not even a
+    power cut loses an answered roll (a killed process never could: SQLite's WAL recovers).
+    """
 
     def __init__(self, path: str | Path = DEFAULT_DB) -> None:
         self.path = str(path)
@@ -107,12 +172,17 @@ class SQLiteStore:
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
                                    timeout=10.0)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SQLITE_SCHEMA)
 
+    def _rollback(self) -> None:
+        # After a failed COMMIT (a full disk) SQLite may have rolled back already.
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("ROLLBACK")
+
     def create_room(self, room: Mapping[str, Any], gm: Mapping[str, Any]) -> None:
-        with self._lock:
+        with self._lock, _sqlite_errors("be written"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute("INSERT INTO astragal_rooms VALUES (?, ?, ?, ?)",
@@ -120,7 +190,7 @@ class SQLiteStore:
                 self._insert_member(gm)
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
 
     def _insert_member(self, m: Mapping[str, Any]) -> None:
@@ -128,7 +198,7 @@ class SQLiteStore:
             self._db.execute(
                 "INSERT INTO astragal_members (id, room_id, name, name_key, role, key_hash, created)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (m["id"], m["room"], m["name"], m["name"].casefold(), m["role"], m["key_hash"],
+                (m["id"], m["room"], m["name"], name_key(m["name"]), m["role"], m["key_hash"],
                  m["created"]))
         except sqlite3.IntegrityError as exc:
             if "name_key" in str(exc):
@@ -136,7 +206,7 @@ class SQLiteStore:
             raise
 
     def room(self, room_id: str) -> dict[str, Any] | None:
-        with self._lock:
+        with self._lock, _sqlite_errors("be read"):
             row = self._db.execute("SELECT id, name, system, created FROM astragal_rooms "
                                    "WHERE id = ?", (room_id,)).fetchone()
         if row is None:
@@ -144,30 +214,30 @@ class SQLiteStore:
         return {"id": row[0], "name": row[1], "system": row[2], "created": row[3]}
 
     def add_member(self, member: Mapping[str, Any]) -> None:
-        with self._lock:
+        with self._lock, _sqlite_errors("be written"):
             self._insert_member(member)
 
     def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
-        with self._lock:
+        with self._lock, _sqlite_errors("be read"):
             row = self._db.execute(
                 "SELECT id, room_id, name, role, created, sheet FROM astragal_members "
                 "WHERE key_hash = ? AND room_id = ?", (key_hash, room_id)).fetchone()
         return None if row is None else _member_row(row)
 
     def members(self, room_id: str) -> list[dict[str, Any]]:
-        with self._lock:
+        with self._lock, _sqlite_errors("be read"):
             rows = self._db.execute(
                 "SELECT id, name, role FROM astragal_members WHERE room_id = ? "
                 "ORDER BY created, rowid", (room_id,)).fetchall()
         return [{"id": r[0], "name": r[1], "role": r[2]} for r in rows]
 
     def save_sheet(self, member_id: str, sheet: Mapping[str, Any]) -> None:
-        with self._lock:
+        with self._lock, _sqlite_errors("be written"):
             self._db.execute("UPDATE astragal_members SET sheet = ? WHERE id = ?",
                              (canonical(sheet), member_id))
 
     def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        with self._lock:
+        with self._lock, _sqlite_errors("be written"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 last = self._db.execute(
@@ -179,22 +249,27 @@ class SQLiteStore:
                                  (room_id, seq + 1, entry["hash"], canonical(entry)))
                 self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                self._rollback()
                 raise
         return entry
 
     def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
-        with self._lock:
+        with self._lock, _sqlite_errors("be read"):
             rows = self._db.execute(
                 "SELECT body FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (room_id, after, limit)).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def head(self, room_id: str) -> tuple[int, str]:
-        with self._lock:
+        with self._lock, _sqlite_errors("be read"):
             row = self._db.execute("SELECT seq, hash FROM astragal_log WHERE room_id = ? "
                                    "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
         return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def ping(self) -> None:
+        """Read the file (``StoreError`` when it cannot be read)."""
+        with self._lock, _sqlite_errors("be read"):
+            self._db.execute("SELECT count(*) FROM astragal_rooms").fetchone()
 
     def listen(self, wake: Wake) -> None:
         """One process owns the file's live clients; nothing to listen to."""
@@ -231,6 +306,12 @@ class PostgresStore:
 
     Tables live in ``schema`` (created if missing) so that test runs, or several tables, never
     collide; the NOTIFY channel is named after the schema too.
+
+    When the connection to the server breaks (a restart, a network cut, an administrator ending
+    sessions), the idle connections are dropped and the operation is tried once more on a new
+    connection when that is safe: every read, and an append that had not reached its COMMIT.
+    Otherwise the caller gets a ``StoreError`` (503) that says so, and the next request connects
+    afresh: the app recovers by itself once the server answers again.
     """
 
     def __init__(self, url: str, schema: str | None = None, pool_size: int = 8) -> None:
@@ -250,6 +331,7 @@ class PostgresStore:
         self._pool_size = pool_size
         self._stop = threading.Event()
         self._listener: threading.Thread | None = None
+        self.listening = False
         with self._conn() as conn, conn.transaction():
             # Two instances starting at once would race on CREATE … IF NOT EXISTS.
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.channel,))
@@ -300,11 +382,77 @@ class PostgresStore:
                 return
         conn.close()
 
+    def _drop_idle(self) -> None:
+        """After a broken connection the idle ones are likely broken too: close them all."""
+        with self._pool_lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def _do(self, what: str, work: Callable[[Any, dict[str, bool]], Any]) -> Any:
+        """Run ``work(conn, state)``; on a broken connection try once more when that is safe.
+
+        ``work`` sets ``state["committing"]`` just before its transaction commits: a failure
+        after that point may or may not have been committed, so it is never repeated.
+        """
+        psycopg = self._psycopg
+        for attempt in (1, 2):
+            state = {"committing": False}
+            try:
+                conn = self._take()
+            except psycopg.OperationalError as exc:
+                self._drop_idle()
+                log.error("PostgreSQL: cannot connect to %s: %s", what, _first_line(exc))
+                raise StoreError(503, f"the database cannot be reached ({_first_line(exc)}); "
+                                      "nothing was stored: try again in a moment") from exc
+            try:
+                result = work(conn, state)
+            except (psycopg.errors.DiskFull, psycopg.errors.OutOfMemory) as exc:
+                self._give(conn)
+                log.error("PostgreSQL: out of space to %s: %s", what, _first_line(exc))
+                raise StoreError(507, f"the roll log cannot be written: the database is out of "
+                                      f"space ({_first_line(exc)}); nothing was stored") from exc
+            except psycopg.errors.ReadOnlySqlTransaction as exc:
+                self._give(conn)
+                log.error("PostgreSQL: read-only, cannot %s: %s", what, _first_line(exc))
+                raise StoreError(503, f"the roll log cannot be written: the database is "
+                                      f"read-only ({_first_line(exc)}); nothing was stored"
+                                 ) from exc
+            except psycopg.OperationalError as exc:
+                with contextlib.suppress(Exception):
+                    conn.close()
+                self._drop_idle()
+                if state["committing"]:
+                    log.error("PostgreSQL: the connection broke while committing (%s): %s",
+                              what, _first_line(exc))
+                    raise StoreError(503, "the database connection broke while the roll was "
+                                          "being stored: it may or may not be in the log; "
+                                          "reload the log before rolling again",
+                                     maybe_stored=True) from exc
+                if attempt == 1:
+                    log.warning("PostgreSQL: a connection broke (%s); trying a new one",
+                                _first_line(exc))
+                    continue
+                log.error("PostgreSQL: cannot %s: %s", what, _first_line(exc))
+                raise StoreError(503, f"the database cannot be reached ({_first_line(exc)}); "
+                                      "nothing was stored: try again in a moment") from exc
+            except BaseException:
+                self._give(conn)
+                raise
+            self._give(conn)
+            return result
+        raise AssertionError("unreachable")  # pragma: no cover
+
     def create_room(self, room: Mapping[str, Any], gm: Mapping[str, Any]) -> None:
-        with self._conn() as conn, conn.transaction():
-            conn.execute(f"INSERT INTO {self._rooms} VALUES (%s, %s, %s, %s)",
-                         (room["id"], room["name"], room["system"], room["created"]))
-            self._insert_member(conn, gm)
+        def work(conn: Any, state: dict[str, bool]) -> None:
+            with conn.transaction():
+                conn.execute(f"INSERT INTO {self._rooms} VALUES (%s, %s, %s, %s)",
+                             (room["id"], room["name"], room["system"], room["created"]))
+                self._insert_member(conn, gm)
+                state["committing"] = True
+
+        self._do("open a room", work)
 
     def _insert_member(self, conn: Any, m: Mapping[str, Any]) -> None:
         try:
@@ -312,7 +460,7 @@ class PostgresStore:
                 conn.execute(
                     f"INSERT INTO {self._members} (id, room_id, name, name_key, role, key_hash, "
                     "created) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                    (m["id"], m["room"], m["name"], m["name"].casefold(), m["role"],
+                    (m["id"], m["room"], m["name"], name_key(m["name"]), m["role"],
                      m["key_hash"], m["created"]))
                 # Other instances refresh the room's list of members.
                 conn.execute("SELECT pg_notify(%s, %s)", (self.channel, m["room"]))
@@ -322,62 +470,73 @@ class PostgresStore:
             raise
 
     def room(self, room_id: str) -> dict[str, Any] | None:
-        with self._conn() as conn:
-            row = conn.execute(f"SELECT id, name, system, created FROM {self._rooms} "
-                               "WHERE id = %s", (room_id,)).fetchone()
+        row = self._do("read a room", lambda conn, _: conn.execute(
+            f"SELECT id, name, system, created FROM {self._rooms} WHERE id = %s",
+            (room_id,)).fetchone())
         if row is None:
             return None
         return {"id": row[0], "name": row[1], "system": row[2], "created": row[3]}
 
     def add_member(self, member: Mapping[str, Any]) -> None:
-        with self._conn() as conn:
+        def work(conn: Any, state: dict[str, bool]) -> None:
+            state["committing"] = True  # one statement: its own commit
             self._insert_member(conn, member)
 
+        self._do("add a member", work)
+
     def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
-        with self._conn() as conn:
-            row = conn.execute(
-                f"SELECT id, room_id, name, role, created, sheet FROM {self._members} "
-                "WHERE key_hash = %s AND room_id = %s", (key_hash, room_id)).fetchone()
+        row = self._do("read a member", lambda conn, _: conn.execute(
+            f"SELECT id, room_id, name, role, created, sheet FROM {self._members} "
+            "WHERE key_hash = %s AND room_id = %s", (key_hash, room_id)).fetchone())
         return None if row is None else _member_row(row)
 
     def members(self, room_id: str) -> list[dict[str, Any]]:
-        with self._conn() as conn:
-            rows = conn.execute(f"SELECT id, name, role FROM {self._members} WHERE room_id = %s "
-                                "ORDER BY n", (room_id,)).fetchall()
+        rows = self._do("read the members", lambda conn, _: conn.execute(
+            f"SELECT id, name, role FROM {self._members} WHERE room_id = %s ORDER BY n",
+            (room_id,)).fetchall())
         return [{"id": r[0], "name": r[1], "role": r[2]} for r in rows]
 
     def save_sheet(self, member_id: str, sheet: Mapping[str, Any]) -> None:
-        with self._conn() as conn:
-            conn.execute(f"UPDATE {self._members} SET sheet = %s WHERE id = %s",
-                         (canonical(sheet), member_id))
+        # Replacing a sheet with the same sheet twice is harmless: safe to repeat.
+        self._do("save a sheet", lambda conn, _: conn.execute(
+            f"UPDATE {self._members} SET sheet = %s WHERE id = %s",
+            (canonical(sheet), member_id)))
 
     def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        with self._conn() as conn, conn.transaction():
-            # Lock the room row: appends to one room queue here, other rooms do not wait.
-            if conn.execute(f"SELECT 1 FROM {self._rooms} WHERE id = %s FOR UPDATE",
-                            (room_id,)).fetchone() is None:
-                raise KeyError(room_id)
-            last = conn.execute(f"SELECT seq, hash FROM {self._log} WHERE room_id = %s "
-                                "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
-            seq, prev = (last[0], last[1]) if last else (0, GENESIS)
-            entry = seal(body, seq + 1, prev)
-            conn.execute(f"INSERT INTO {self._log} VALUES (%s, %s, %s, %s)",
-                         (room_id, seq + 1, entry["hash"], canonical(entry)))
-            # Delivered on commit only, so a woken instance always finds the entry.
-            conn.execute("SELECT pg_notify(%s, %s)", (self.channel, room_id))
-        return entry
+        def work(conn: Any, state: dict[str, bool]) -> dict[str, Any]:
+            with conn.transaction():
+                # Lock the room row: appends to one room queue here, other rooms do not wait.
+                if conn.execute(f"SELECT 1 FROM {self._rooms} WHERE id = %s FOR UPDATE",
+                                (room_id,)).fetchone() is None:
+                    raise KeyError(room_id)
+                last = conn.execute(f"SELECT seq, hash FROM {self._log} WHERE room_id = %s "
+                                    "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
+                seq, prev = (last[0], last[1]) if last else (0, GENESIS)
+                entry = seal(body, seq + 1, prev)
+                conn.execute(f"INSERT INTO {self._log} VALUES (%s, %s, %s, %s)",
+                             (room_id, seq + 1, entry["hash"], canonical(entry)))
+                # Delivered on commit only, so a woken instance always finds the entry.
+                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, room_id))
+                state["committing"] = True
+            return entry
+
+        return self._do("store a roll", work)  # type: ignore[no-any-return]
 
     def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
-        with self._conn() as conn:
-            rows = conn.execute(f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s "
-                                "ORDER BY seq LIMIT %s", (room_id, after, limit)).fetchall()
+        rows = self._do("read the log", lambda conn, _: conn.execute(
+            f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq "
+            "LIMIT %s", (room_id, after, limit)).fetchall())
         return [json.loads(r[0]) for r in rows]
 
     def head(self, room_id: str) -> tuple[int, str]:
-        with self._conn() as conn:
-            row = conn.execute(f"SELECT seq, hash FROM {self._log} WHERE room_id = %s "
-                               "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
+        row = self._do("read the log", lambda conn, _: conn.execute(
+            f"SELECT seq, hash FROM {self._log} WHERE room_id = %s ORDER BY seq DESC LIMIT 1",
+            (room_id,)).fetchone())
         return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def ping(self) -> None:
+        """Ask the server a trivial question (``StoreError`` when it does not answer)."""
+        self._do("answer", lambda conn, _: conn.execute("SELECT 1").fetchone())
 
     def listen(self, wake: Wake) -> None:
         """Start a thread that LISTENs on the channel and calls ``wake(room_id)`` per NOTIFY."""
@@ -393,28 +552,39 @@ class PostgresStore:
             try:
                 with self._psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
                     conn.execute(f'LISTEN "{self.channel}"')
+                    if backoff > 0.5:
+                        log.warning("PostgreSQL: listening for other instances' rolls again")
+                    self.listening = True
                     wake(None)  # anything appended while we were not listening
                     backoff = 0.5
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=0.25, stop_after=64):
                             wake(note.payload or None)
-            except self._psycopg.Error:
-                time.sleep(backoff)
+            except self._psycopg.Error as exc:
+                self.listening = False
+                if self._stop.is_set():
+                    return
+                log.warning("PostgreSQL: lost the LISTEN connection (%s); live updates from "
+                            "other instances pause, retrying in %.1f s (clients also re-read "
+                            "the log every few seconds)", _first_line(exc), backoff)
+                self._stop.wait(backoff)
                 backoff = min(backoff * 2, 10.0)
 
     def close(self) -> None:
         self._stop.set()
         if self._listener is not None:
             self._listener.join(timeout=5)
-        with self._pool_lock:
-            idle, self._idle = self._idle, []
-        for conn in idle:
-            conn.close()
+        self._drop_idle()
 
     def drop_schema(self) -> None:
         """Remove the schema and everything in it (tests clean up with this)."""
         with self._conn() as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE')
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def open_store(db: str | None) -> Store:
