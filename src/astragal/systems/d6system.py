@@ -13,6 +13,7 @@ multiplication does the convolution.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -877,22 +878,30 @@ def _to_float(counts: Sequence[int], exp: int) -> list[float]:
 
 @dataclass(frozen=True, slots=True)
 class Counts:
-    """An exact distribution of integers: ``counts[i]`` ways for value ``low + i``, of 6^exp."""
+    """An exact distribution of integers: ``counts[i]`` ways for value ``low + i``, of 6^exp.
+
+    ``probs`` holds the same law as floats (within two units in the last place), made once.
+    """
 
     low: int
     counts: tuple[int, ...]
     exp: int
     truncated: float = 0.0
+    probs: tuple[float, ...] = ()
+
+    @classmethod
+    def of(cls, low: int, counts: Sequence[int], exp: int, truncated: float = 0.0) -> Counts:
+        """Counts with their float probabilities."""
+        return cls(low, tuple(counts), exp, truncated, tuple(_to_float(counts, exp)))
 
     def probabilities(self) -> dict[int, float]:
-        """value → probability (within two units in the last place)."""
+        """value → probability."""
         low = self.low
-        ps = _to_float(self.counts, self.exp)
-        return {low + i: p for i, (c, p) in enumerate(zip(self.counts, ps)) if c}
+        return {low + i: p for i, (c, p) in enumerate(zip(self.counts, self.probs)) if c}
 
-    def at_least(self, value: int) -> int:
-        """The count of outcomes ≥ ``value`` (exact)."""
-        return sum(self.counts[max(0, value - self.low):])
+    def at_least(self, value: int) -> float:
+        """P(outcome ≥ ``value``); the terms are all positive, so a plain sum is accurate."""
+        return sum(self.probs[max(0, value - self.low):])
 
     def between(self, low: int, high: int | None) -> int:
         """The count of outcomes in ``low..high`` (``None``: no upper end), exact."""
@@ -901,7 +910,8 @@ class Counts:
         return sum(self.counts[start:stop])
 
     def shift(self, by: int) -> Counts:
-        return Counts(self.low + by, self.counts, self.exp, self.truncated)
+        """The same law moved by ``by`` (pips and bonuses added to the dice)."""
+        return Counts(self.low + by, self.counts, self.exp, self.truncated, self.probs)
 
 
 @lru_cache(maxsize=512)
@@ -909,14 +919,14 @@ def side_counts(dice: int, wild: bool = False,
                 wild_one: str = "drop_one_and_highest") -> Counts:
     """The exact distribution of the dice's part of a total (D1, with the D-X1 Wild Die)."""
     if not wild:
-        return Counts(dice, uniform_power(SIDES, dice), dice)
+        return Counts.of(dice, uniform_power(SIDES, dice), dice)
     m = dice - 1
     regular = uniform_power(SIDES, m)
     drop = wild_one == "drop_one_and_highest"
     w = _wild_counts(not drop)
     rolled = poly_mul(w, regular)  # values 1 + m + index
     if not drop:
-        return Counts(1 + m, tuple(rolled), dice + EXPLOSIONS_KEPT, LOST_MASS)
+        return Counts.of(1 + m, rolled, dice + EXPLOSIONS_KEPT, LOST_MASS)
     low, rest = _rest_after_highest(m)  # the complication: a first 1 (1 in 6)
     scale = SIDES ** EXPLOSIONS_KEPT
     out = [0] * (max(low + len(rest), 1 + m + len(rolled)) - low)
@@ -924,7 +934,7 @@ def side_counts(dice: int, wild: bool = False,
         out[i] += c * scale
     for i, c in enumerate(rolled):
         out[1 + m + i - low] += c
-    return Counts(low, tuple(out), dice + EXPLOSIONS_KEPT, LOST_MASS)
+    return Counts.of(low, out, dice + EXPLOSIONS_KEPT, LOST_MASS)
 
 
 def _work(dice: int) -> int:
@@ -945,25 +955,47 @@ def _level_bands(incredible_from: int) -> tuple[tuple[str, int, int | None], ...
             ("incredible", incredible_from, None))
 
 
-def _category_counts(margin: Counts, options: Mapping[str, Any], tie: str) -> dict[str, int]:
-    """Exact counts of each success level by result points; on an opposed tie, D-X4's rule."""
-    sums = {k: margin.between(lo, hi) for k, lo, hi in _level_bands(options["incredible_from"])}
+@dataclass(frozen=True, slots=True)
+class Margin:
+    """The distribution of the actor's total minus the opposing total, as probabilities."""
+
+    low: int
+    probs: tuple[float, ...]
+    truncated: float = 0.0
+
+    def between(self, low: int, high: int | None) -> float:
+        """P(low ≤ margin ≤ high) (``None``: no upper end)."""
+        start = max(0, low - self.low)
+        stop = len(self.probs) if high is None else max(0, high - self.low + 1)
+        return math.fsum(self.probs[start:stop])
+
+
+def margin_distribution(a: Counts, b: Counts) -> Margin:
+    """D8 with the opposing total as the difficulty: the law of a − b for independent sides.
+
+    A direct (not FFT) float convolution of the two sides' probabilities: every term is
+    non-negative, so each value keeps its relative accuracy, for codes of any size.
+    """
+    import numpy as np
+
+    pa = np.array(a.probs)
+    pb = np.array(b.probs)
+    out = np.convolve(pa, pb[::-1])
+    return Margin(a.low - (b.low + len(b.counts) - 1), tuple(out.tolist()),
+                  1 - (1 - a.truncated) * (1 - b.truncated))
+
+
+def _category_sums(margin: Counts | Margin, options: Mapping[str, Any],
+                   tie: str) -> dict[str, float]:
+    """Each success level's share by result points; on an opposed tie, D-X4's rule."""
+    sums: dict[str, float] = {k: margin.between(lo, hi)
+                              for k, lo, hi in _level_bands(options["incredible_from"])}
     if tie == "defender":  # D-X4: an opposed tie goes to the defender
         sums["failure"] += sums["minimal"]
         sums["minimal"] = 0
     elif tie == "reroll":  # D-X4: the tie is rolled again until it breaks
         sums["minimal"] = 0
     return sums
-
-
-def _conditioned(margin: Counts, tie: int) -> tuple[dict[int, float], int]:
-    """D-X4 reroll: the margin given that ties were rolled again until one broke."""
-    kept = SIDES ** margin.exp - tie
-    if kept <= 0:
-        raise LimitError("these sides always tie, so re-rolling ties never ends")
-    probs = {margin.low + i: c / kept for i, c in enumerate(margin.counts)
-             if c and margin.low + i != 0}
-    return probs, kept
 
 
 def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
@@ -997,8 +1029,8 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     if spec.difficulty is not None:
         d = spec.difficulty.number
         margin = a.shift(-d)  # D8: result points = total − difficulty
-        counts = _category_counts(margin, options, "actor")
-        cats = dict(zip(counts, _to_float(list(counts.values()), margin.exp)))
+        counts = _category_sums(margin, options, "actor")
+        cats = dict(zip(counts, _to_float([int(c) for c in counts.values()], margin.exp)))
         p_success = sum(v for k, v in cats.items() if k != "failure")
         notes.append(f"difficulty {spec.difficulty.title} ({d}): P(success) = "
                      f"{100 * p_success:.3f}%")
@@ -1013,13 +1045,9 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     notes.append(f"opposition rolls {opp}" + (" with the Wild Die" if wild_on else ""))
     if wild_on:
         extra["complication"]["opposition"] = 1 / SIDES
-    # margin = a − b: a's counts times b's counts reversed
-    raw = Counts(a.low - (b.low + len(b.counts) - 1),
-                 tuple(poly_mul(a.counts, b.counts[::-1])), a.exp + b.exp,
-                 1 - (1 - a.truncated) * (1 - b.truncated))
-    den = SIDES ** raw.exp
+    raw = margin_distribution(a, b)
     win, tie, lose = raw.between(1, None), raw.between(0, 0), raw.between(-(10**9), -1)
-    extra["contest"] = {"win": win / den, "tie": tie / den, "lose": lose / den}
+    extra["contest"] = {"win": win, "tie": tie, "lose": lose}
     extra["actor_total"] = {"distribution": {str(k): p for k, p in pa.items()}}
     extra["opposition_total"] = {"distribution": {str(k): p
                                                   for k, p in b.probabilities().items()}}
@@ -1027,14 +1055,14 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     notes.append({"actor": "a tie goes to the acting character (meet or beat, D-X4)",
                   "defender": "a tie goes to the defender (D-X4)",
                   "reroll": "a tie is rolled again until it breaks (D-X4)"}[tie_rule])
-    counts = _category_counts(raw, options, tie_rule)
-    if tie_rule == "reroll":
-        probs, kept = _conditioned(raw, tie)
-        cats = {k: c / kept for k, c in counts.items()}
-        dist = Distribution.from_mapping(probs, raw.truncated)
-    else:
-        cats = {k: c / den for k, c in counts.items()}
-        dist = Distribution.from_mapping(raw.probabilities(), raw.truncated)
+    cats = _category_sums(raw, options, tie_rule)
+    kept = win + lose if tie_rule == "reroll" else 1.0  # D-X4 reroll: given the tie broke
+    if kept <= 0:
+        raise LimitError("these sides always tie, so re-rolling ties would never end", text)
+    cats = {k: v / kept for k, v in cats.items()}
+    skip = 0 if tie_rule == "reroll" else None
+    dist = Distribution.from_mapping({raw.low + i: p / kept for i, p in enumerate(raw.probs)
+                                      if p and raw.low + i != skip}, raw.truncated)
     return Odds("d6system", text, Distribution.from_mapping(cats, raw.truncated,
                                                             order=CHECK_OUTCOMES),
                 dist, "result points", tuple(notes), extra)
@@ -1057,7 +1085,7 @@ def difficulties_table(options: Mapping[str, Any] = DEFAULTS, pips: int = 0,
             if number == 0:
                 row.append("100.0%")  # D7: Automatic needs no roll
                 continue
-            row.append(f"{100 * _to_float([dist.at_least(number)], dist.exp)[0]:.1f}%")
+            row.append(f"{100 * dist.at_least(number):.1f}%")
         rows.append(row)
     return rows
 
