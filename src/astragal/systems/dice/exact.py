@@ -486,6 +486,7 @@ def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: i
     start[-off] = 1.0
     state: dict[tuple[int, ...], Array] = {(0,) * n_classes: start}
     done = np.zeros(size)
+    comb = math.comb
     for v in values:
         sv = scores[v]
         for c, (count, pmf) in enumerate(classes):
@@ -500,13 +501,18 @@ def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: i
                     _acc(nxt, key, arr, 0)
                     continue
                 need = k - sum(key)
-                pm = _binom(r, x)
-                for m in range(0, min(r, need - 1) + 1):
+                top = min(r, need - 1)
+                # P(m of the r dice show v) for the m that keep the state below k placed dice
+                pm = [comb(r, m) * x**m * (1 - x) ** (r - m) for m in range(top + 1)]
+                for m in range(top + 1):
                     if pm[m] > 0:
-                        nk = key[:c] + (key[c] + m,) + key[c + 1:]
+                        nk = key if m == 0 else key[:c] + (key[c] + m,) + key[c + 1:]
                         _acc(nxt, nk, arr * pm[m], m * sv)
                 if r >= need:
-                    tail = math.fsum(pm[need:])
+                    tail = 1.0 - math.fsum(pm)
+                    if tail < 0.5:  # a small tail is summed term by term, to keep its digits
+                        tail = math.fsum(comb(r, m) * x**m * (1 - x) ** (r - m)
+                                         for m in range(need, r + 1))
                     if tail > 0:
                         _shift_add(done, arr * tail, need * sv)
             state = nxt
@@ -641,7 +647,7 @@ def _product(op: str, a: Pmf, b: Pmf, budget: Budget, what: str) -> Pmf:
 
 
 def _key(v: Value) -> int | float:
-    return float(v) if isinstance(v, Fraction) else v
+    return float(v) if type(v) is Fraction else v
 
 
 def _distribution(pmf: Pmf) -> Distribution:
