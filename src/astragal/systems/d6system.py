@@ -361,7 +361,7 @@ def _read_modifier(toks: Tokens) -> str | None:
     return None
 
 
-def _read_difficulty(toks: Tokens) -> tuple[str, int] | None:
+def _read_difficulty(toks: Tokens) -> str | None:
     """A standard difficulty by name (D6), one word or two ('very difficult', 'very-difficult')."""
     tok = toks.peek()
     if tok is None:
@@ -369,11 +369,11 @@ def _read_difficulty(toks: Tokens) -> tuple[str, int] | None:
     word = tok.lower.replace("_", " ").replace("-", " ")
     if word in DIFFICULTIES:
         toks.next()
-        return word, 1
+        return word
     nxt = toks.peek(1)
     if word == "very" and nxt is not None and f"very {nxt.lower}" in DIFFICULTIES:
         toks.i += 2
-        return f"very {nxt.lower}", 2
+        return f"very {nxt.lower}"
     return None
 
 
@@ -442,9 +442,8 @@ def _read_against(toks: Tokens, limits: Limits,
     tok = toks.peek()
     if tok is None:
         raise toks.error_at_end("vs what? a difficulty (moderate, 16) or a die code (3D+1)")
-    found = _read_difficulty(toks)
-    if found is not None:
-        name, _ = found
+    name = _read_difficulty(toks)
+    if name is not None:
         number = DIFFICULTIES[name][0]
         if toks.accept("(") is not None:  # D-A2: a number chosen inside the level's range
             num_tok = toks.next()
@@ -634,7 +633,7 @@ class _Rolled:
 def _roll_side(tray: Tray, prep: Prepared, name: str, stream: int, options: Mapping[str, Any],
                limits: Limits, lines: list[str]) -> _Rolled:
     """Roll one side's dice: the regular dice, then the Wild Die and its re-rolls (D-X1)."""
-    group = name.lower()
+    group = name.lower().replace(",", "")
     wild_on = bool(options["wild_die"])
     n_regular = prep.dice - 1 if wild_on else prep.dice
     idx = [tray.roll(SIDES, group, stream) for _ in range(n_regular)]
@@ -767,8 +766,8 @@ def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
             raise LimitError(f"{rerolls} tied rolls in a row; the limit is {limits.max_rolls} "
                              "rolls")
         lines.append(f"Tie at {a.total}: both sides roll again (D-X4, opposed_tie=reroll)")
-        a = _roll_side(tray, actor, f"Actor roll {rerolls + 1}", 0, options, limits, lines)
-        b = _roll_side(tray, opp, f"Opposition roll {rerolls + 1}", 1, options, limits, lines)
+        a = _roll_side(tray, actor, f"Actor, roll {rerolls + 1},", 0, options, limits, lines)
+        b = _roll_side(tray, opp, f"Opposition, roll {rerolls + 1},", 1, options, limits, lines)
     source.finish()
     result = {**_side_result(actor, a), "opposition": _side_result(opp, b),
               "opposition_total": b.total, "tie_rule": tie_rule}
@@ -1002,7 +1001,8 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     """The exact odds of a D6 System spec (D1–D15, the Wild Die D-X1, opposed rolls D-X4)."""
     wild_on = bool(options["wild_die"])
     if spec.difficulty is not None and spec.difficulty.automatic:
-        return Odds("d6system", text, Distribution.from_mapping({"automatic": 1.0}),
+        return Odds("d6system", text, Distribution.from_mapping({"automatic": 1.0},
+                                                                order=AUTOMATIC_OUTCOMES),
                     Distribution.from_mapping({}), "total",
                     ("Automatic difficulty: success without rolling (D7)",))
     actor = prepare(spec.actor, options)
