@@ -845,3 +845,11 @@ def test_fight_help_and_read_only_commands(fight: Fight) -> None:
     assert f.path.read_bytes() == before
     assert json.loads(f("show", "--json"))["format"] == "astragal fight"
     assert os.path.exists(f.path)
+
+
+@pytest.mark.parametrize("key", ["attack_table", "critical_damage_table"])
+def test_table_files_cannot_be_named_inside_a_roll(key: str) -> None:
+    """Anyone who may type a roll (the web table) must not make the engine read a file."""
+    with pytest.raises(astragal.NotationError, match="names a file") as info:
+        astragal.roll(f"at: 5d6 {key}=/etc/passwd", seed=1)
+    assert "root" not in info.value.message

@@ -378,6 +378,9 @@ def _read_defender(toks: Tokens, vs: Token) -> Defender:
     return Defender(states=tuple(s for s in DEFENCE_STATES if s in states), **fields)
 
 
+FILE_SWITCHES = ("attack_table", "critical_damage_table")
+
+
 def _read_switches(toks: Tokens) -> dict[str, tuple[str, Token]]:
     out: dict[str, tuple[str, Token]] = {}
     while (tok := toks.peek()) is not None:
@@ -389,6 +392,11 @@ def _read_switches(toks: Tokens) -> dict[str, tuple[str, Token]]:
                                  f"{', '.join(sorted(DEFAULTS))}", tok)
             raise toks.error(f"'{tok.text}' is not understood here: house rules (key=value) "
                              "come last", tok)
+        if key in FILE_SWITCHES:
+            # a file path typed into a roll would let anyone who can roll (the web table) make
+            # the server read its files: tables come only from the API, the CLI's -o, or a fight
+            raise toks.error(f"{key} names a file, so it is not accepted inside a roll; give it "
+                             f"as an option instead (astragal -o {key}=PATH)", tok)
         value = tok.text.partition("=")[2]
         # a list value such as 1,1,2,2,3,3,3: the tokenizer splits off the commas
         while (c := toks.peek()) is not None and c.text == "," and toks.peek(1) is not None:
