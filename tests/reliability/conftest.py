@@ -48,12 +48,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 class LiveServer:
-    """uvicorn serving ``app`` in a thread on a free port of 127.0.0.1."""
+    """uvicorn serving ``app`` in a thread on a free port of 127.0.0.1, as ``astragal serve``."""
 
     def __init__(self, app: Any) -> None:
         import uvicorn
 
-        from astragal.web.app import MAX_BODY
+        from astragal.web.server import uvicorn_options
 
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -61,8 +61,7 @@ class LiveServer:
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, log_level="warning", ws_max_size=MAX_BODY, lifespan="on",
-                                h11_max_incomplete_event_size=MAX_BODY)
+        config = uvicorn.Config(app, lifespan="on", **uvicorn_options())  # as `astragal serve`
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        daemon=True)

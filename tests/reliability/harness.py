@@ -33,6 +33,7 @@ __all__ = [
     "HANG_SECONDS",
     "KNOWN",
     "MEMORY_BYTES",
+    "STATS",
     "WEB_LIMITS",
     "Finding",
     "Stats",
@@ -40,7 +41,6 @@ __all__ = [
     "installed_systems",
     "known",
     "warm_up",
-    "STATS",
 ]
 
 HANG_SECONDS = 10.0
@@ -116,8 +116,8 @@ class Stats:
         per = ", ".join(f"{k} {v}" for k, v in sorted(self.per_system.items()))
         return [
             f"fuzz: {self.inputs} inputs tried ({per})",
-            f"fuzz: operations {', '.join(f'{k} {v}' for k, v in sorted(self.ops.items()))}; "
-            f"{self.accepted} worked, {self.refused} refused with astragal's own error",
+            (f"fuzz: operations {', '.join(f'{k} {v}' for k, v in sorted(self.ops.items()))}; "
+             f"{self.accepted} worked, {self.refused} refused with astragal's own error"),
             f"fuzz: worst time {t[0] * 1000:.1f} ms ({t[1]} of {t[2][:80]!r})",
             f"fuzz: worst memory {w[0] / 2**20:.2f} MiB peak ({w[1]} of {w[2][:80]!r})",
             f"fuzz: {len(self.findings)} new finding(s), {self.known_findings} known (xfail) hit(s)",

@@ -17,8 +17,8 @@ HANG = 5.0
 FAULTS = [
     # (system, input, what goes wrong)
     ("dice", "dice: d1000000!",
-     "parse takes about 5-10 s (the explosion analysis grows with the die size; d100000! takes "
-     "0.7 s, d300000! 2 s): a hang for a web request"),
+     ("parse takes about 5-10 s (the explosion analysis grows with the die size; d100000! "
+      "takes 0.7 s, d300000! 2 s): a hang for a web request")),
     ("dice", "dice: d100000!",
      "odds take over 5 s (exact.py: the explosion mixture over every face of a huge die)"),
     ("dice", "dice: 2d6xo>5",

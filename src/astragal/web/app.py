@@ -19,9 +19,9 @@ from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
 
 from .room import Member, RateLimit, Table, TableError
@@ -34,6 +34,7 @@ __all__ = ["MAX_BODY", "Hub", "create_app"]
 STATIC = Path(__file__).with_name("static")
 MAX_BODY = 16 * 1024
 WS_MAX_MESSAGE = 4 * 1024
+MAX_URL = 8 * 1024
 MAX_ID = 2**62  # ids are 64-bit in both stores
 MAX_LIVE_PER_MEMBER = 8  # open live connections per key (tabs, devices)
 CATCH_UP_SECONDS = 15.0  # a safety net: clients re-read the log even if a wake-up was lost
@@ -197,6 +198,19 @@ def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
         too_large = JSONResponse(
             {"error": "TooLarge", "message": f"the request body is over the limit of {max_body} "
                                              "bytes"}, status_code=413)
+        # Whatever server runs the app: a long URL is 414, long headers 431 (uvicorn's
+        # httptools reads headers of any size; `astragal serve` uses h11, which caps them too).
+        url_bytes = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+        if url_bytes > MAX_URL:
+            await JSONResponse({"error": "TooLarge", "message": f"the URL is over the limit of "
+                                                                f"{MAX_URL} bytes"},
+                               status_code=414)(scope, receive, send)
+            return
+        if sum(len(k) + len(v) + 4 for k, v in scope.get("headers", [])) > max_body:
+            await JSONResponse({"error": "TooLarge", "message": f"the request headers are over "
+                                                                f"the limit of {max_body} bytes"},
+                               status_code=431)(scope, receive, send)
+            return
         for name, value in scope.get("headers", []):
             if name == b"content-length" and (not value.isdigit() or int(value) > max_body):
                 await too_large(scope, receive, send)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._errors import InputError
@@ -12,7 +12,7 @@ from .._errors import InputError
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
-__all__ = ["build", "main"]
+__all__ = ["build", "main", "uvicorn_options"]
 
 
 def build(db: str | None) -> FastAPI:
@@ -45,8 +45,6 @@ def main(args: argparse.Namespace) -> int:
     """Serve until interrupted; ``args`` has ``host``, ``port`` and ``db``."""
     import uvicorn
 
-    from .app import MAX_BODY
-
     app = build(args.db)
     where = shown(args.db)
     print(f"astragal web table on http://{args.host}:{args.port}/  (log: {where}; Ctrl-C stops)",
@@ -54,7 +52,18 @@ def main(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print("note: listening beyond this machine; put it behind HTTPS so keys stay secret",
               file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
-                ws_max_size=MAX_BODY, h11_max_incomplete_event_size=MAX_BODY,
-                proxy_headers=False)
+    uvicorn.run(app, host=args.host, port=args.port, **uvicorn_options())
     return 0
+
+
+def uvicorn_options() -> dict[str, Any]:
+    """How ``astragal serve`` runs uvicorn (the load and fault tools run it the same way).
+
+    h11, not httptools: h11 refuses a request line and headers over ``MAX_BODY`` bytes, while
+    httptools reads headers of any size into memory (20 MB were accepted), a flood of which
+    would exhaust the server. WebSocket messages are capped at ``MAX_BODY`` too.
+    """
+    from .app import MAX_BODY
+
+    return {"log_level": "warning", "http": "h11", "ws_max_size": MAX_BODY,
+            "h11_max_incomplete_event_size": MAX_BODY, "proxy_headers": False}

@@ -19,7 +19,6 @@ import logging
 import re
 import sqlite3
 import threading
-import time
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
