@@ -1,0 +1,35 @@
+"""Run the web table as ``astragal serve`` does, for the load and fault tools (127.0.0.1 only).
+
+The one difference: opening rooms and joining are not rate-limited per address, since every
+simulated player comes from 127.0.0.1. Rolls and odds keep the production limits per player.
+
+    python tools/_serve.py --port 8765 --db sqlite-file-or-postgresql-url
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--db", required=True)
+    args = parser.parse_args()
+    import uvicorn
+
+    from astragal.web.app import create_app
+    from astragal.web.server import uvicorn_options
+    from astragal.web.store import open_store
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    app = create_app(open_store(args.db), door_rate=(1e6, 1_000_000))
+    uvicorn.run(app, host="127.0.0.1", port=args.port, **uvicorn_options())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
