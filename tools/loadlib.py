@@ -79,7 +79,9 @@ def systems_and_rolls() -> dict[str, list[str]]:
 class Server:
     """One app instance (``tools/_serve.py``) in its own process on a port of 127.0.0.1."""
 
-    def __init__(self, db: str, port: int | None = None, log: Path | None = None) -> None:
+    def __init__(self, db: str, port: int | None = None, log: Path | None = None,
+                 prefix: list[str] | None = None) -> None:
+        self.prefix = prefix or []  # e.g. setpriv, to run without the power to ignore modes
         self.db = db
         self.port = port or free_port()
         self.url = f"http://{HOST}:{self.port}"
@@ -92,7 +94,7 @@ class Server:
 
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "tools" / "_serve.py"), "--port", str(self.port),
+            [*self.prefix, sys.executable, str(ROOT / "tools" / "_serve.py"), "--port", str(self.port),
              "--db", self.db], stdout=subprocess.DEVNULL, stderr=out, cwd=ROOT,
             start_new_session=True)
         deadline = time.monotonic() + timeout
