@@ -49,6 +49,7 @@ def test_quality_tie_break_equals_icepool() -> None:
     ((12,) * 5 + (8,), (12,) * 4, J.ENERVATED),
     ((10,) * 5, (12,) * 6, J.SLAYING),
     ((12,) * 6, (10,) * 5, J.NORMAL),
+    ((4,) * 9, (4,) * 7, J.NORMAL),  # few sorted vectors but 4^9 face combinations
 ])
 def test_damage_equals_icepool(d: tuple[int, ...], s: tuple[int, ...], kind: str,
                                method: str) -> None:

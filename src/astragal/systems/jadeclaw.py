@@ -1078,9 +1078,13 @@ def damage_hits_distribution(damage: Sequence[int], soak: Sequence[int], kind: s
     h = _hit_steps(kind)
     botch_ok = n_s > 0
     cells = _sorted_count(damage) * _sorted_count(soak)
+    grid = math.prod(damage) + math.prod(soak)  # the face combinations enumerated per side
     exact_sums = math.prod(damage) * math.prod(soak) * math.lcm(*damage) * math.lcm(*soak)
     if method == "enumerate" or (method == "auto" and cells <= _ENUMERATE_CELLS
-                                 and exact_sums < 2**53):
+                                 and grid <= _ENUMERATE_GRID and exact_sums < 2**53):
+        if limits is not None:
+            limits.check_work(cells + grid * (len(d_comps) + len(s_comps)), "this Damage Roll",
+                              text)
         return _damage_enumerate(d_comps, s_comps, kind)
     work = len(d_comps) * len(s_comps) * _dp_work(n_d, n_s)
     if limits is not None:
@@ -1097,6 +1101,7 @@ def damage_hits_distribution(damage: Sequence[int], soak: Sequence[int], kind: s
 
 
 _ENUMERATE_CELLS = 150_000
+_ENUMERATE_GRID = 400_000  # face combinations of one side: 12^5 rows stays well under 100 MiB
 
 
 def _sorted_count(sizes: Sequence[int]) -> int:
