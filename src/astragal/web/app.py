@@ -25,7 +25,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
 
 from .room import Member, RateLimit, Table, TableError
-from .store import Store, StoreError
+from .store import MEMBERS_NOTE, Store, StoreError
 
 log = logging.getLogger("astragal.web")
 
@@ -152,6 +152,13 @@ class Hub:
         self.rooms: dict[str, set[asyncio.Event]] = {}
         self.live: dict[str, int] = {}  # open connections per member
         self.loop: asyncio.AbstractEventLoop | None = None
+        # Who is at the table changes rarely: connections re-read it only when this moves.
+        self.joined: dict[str, int] = {}
+        self.epoch = 0
+
+    def members_version(self, room_id: str) -> tuple[int, int]:
+        """Changes whenever the room's members may have changed (a join, or a lost listener)."""
+        return self.epoch, self.joined.get(room_id, 0)
 
     def subscribe(self, room_id: str) -> asyncio.Event:
         event = asyncio.Event()
@@ -164,20 +171,27 @@ class Hub:
             watchers.discard(event)
             if not watchers:
                 del self.rooms[room_id]
+                self.joined.pop(room_id, None)
 
-    def wake(self, room_id: str | None) -> None:
+    def wake(self, room_id: str | None, members: bool = False) -> None:
         """In the event loop: wake one room's connections (None: all rooms)."""
+        if room_id is None:
+            self.epoch += 1
+        elif room_id.startswith(MEMBERS_NOTE):  # another instance: someone joined
+            room_id, members = room_id[len(MEMBERS_NOTE):], True
+        if members and room_id is not None and room_id in self.rooms:
+            self.joined[room_id] = self.joined.get(room_id, 0) + 1
         targets = self.rooms.values() if room_id is None else [self.rooms.get(room_id, set())]
         for watchers in list(targets):
             for event in list(watchers):
                 event.set()
 
-    def wake_threadsafe(self, room_id: str | None) -> None:
+    def wake_threadsafe(self, room_id: str | None, members: bool = False) -> None:
         """From any thread (request workers, the PostgreSQL listener)."""
         loop = self.loop
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop is shutting down
-                loop.call_soon_threadsafe(self.wake, room_id)
+                loop.call_soon_threadsafe(self.wake, room_id, members)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -390,7 +404,7 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         """Join a room by its link with a display name; returns your player key."""
         doors.check(_client(request), "rooms opened or joined from this address")
         joined = table.join(room_id, body.name)
-        hub.wake_threadsafe(room_id)  # everyone's list of who is at the table
+        hub.wake_threadsafe(room_id, members=True)  # everyone's list of who is at the table
         return joined
 
     @app.get("/api/rooms/{room_id}/me", tags=["rooms"])
@@ -511,14 +525,17 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
 
         receiver = asyncio.create_task(drain())
         members: list[dict[str, Any]] | None = None
+        version: tuple[int, int] | None = None
         try:
             await ws.send_json({"type": "hello", "member": member.to_json(), "after": after})
             while not receiver.done():
                 event.clear()  # before reading, so a wake-up during the read is not lost
-                now = await run_in_threadpool(store.members, room_id)
-                if now != members:
-                    members = now
-                    await ws.send_json({"type": "members", "members": members})
+                if version != (v := hub.members_version(room_id)):
+                    version = v
+                    now = await run_in_threadpool(store.members, room_id)
+                    if now != members:
+                        members = now
+                        await ws.send_json({"type": "members", "members": members})
                 page = await run_in_threadpool(table.log, member, after)
                 for entry in page["entries"]:
                     await ws.send_json({"type": "entry", "entry": entry})
@@ -530,6 +547,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                 waiter = asyncio.create_task(event.wait())
                 await asyncio.wait({receiver, waiter}, timeout=CATCH_UP_SECONDS,
                                    return_when=asyncio.FIRST_COMPLETED)
+                if not waiter.done():
+                    version = None  # the safety net re-reads the members too
                 waiter.cancel()
         except StoreError as exc:  # the client reconnects and catches up by its last id
             with contextlib.suppress(Exception):

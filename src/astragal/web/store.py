@@ -27,12 +27,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .chain import GENESIS, canonical, seal
 
-__all__ = ["DEFAULT_DB", "NameTaken", "PostgresStore", "SQLiteStore", "Store", "StoreError",
+__all__ = ["DEFAULT_DB", "MEMBERS_NOTE", "NameTaken", "PostgresStore", "SQLiteStore", "Store", "StoreError",
            "open_store"]
 
 log = logging.getLogger("astragal.web")
 
 DEFAULT_DB = "astragal.db"
+MEMBERS_NOTE = "m:"  # a NOTIFY payload "m:<room>": someone joined the room (else: a new entry)
 MAX_PAGE = 500
 
 Wake = Callable[[str | None], None]
@@ -174,6 +175,24 @@ class SQLiteStore:
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SQLITE_SCHEMA)
+        # Readers get a connection per thread: in WAL mode they read the last commit without
+        # waiting for the writer (whose lock is held through each commit's fsync).
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._closed = False
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError(503, "the roll log is closed")
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                   timeout=10.0)
+            conn.execute("PRAGMA query_only=ON")
+            self._local.conn = conn
+            with self._lock:
+                self._readers.append(conn)
+        return conn
 
     def _rollback(self) -> None:
         # After a failed COMMIT (a full disk) SQLite may have rolled back already.
@@ -205,8 +224,8 @@ class SQLiteStore:
             raise
 
     def room(self, room_id: str) -> dict[str, Any] | None:
-        with self._lock, _sqlite_errors("be read"):
-            row = self._db.execute("SELECT id, name, system, created FROM astragal_rooms "
+        with _sqlite_errors("be read"):
+            row = self._reader().execute("SELECT id, name, system, created FROM astragal_rooms "
                                    "WHERE id = ?", (room_id,)).fetchone()
         if row is None:
             return None
@@ -217,15 +236,15 @@ class SQLiteStore:
             self._insert_member(member)
 
     def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
-        with self._lock, _sqlite_errors("be read"):
-            row = self._db.execute(
+        with _sqlite_errors("be read"):
+            row = self._reader().execute(
                 "SELECT id, room_id, name, role, created, sheet FROM astragal_members "
                 "WHERE key_hash = ? AND room_id = ?", (key_hash, room_id)).fetchone()
         return None if row is None else _member_row(row)
 
     def members(self, room_id: str) -> list[dict[str, Any]]:
-        with self._lock, _sqlite_errors("be read"):
-            rows = self._db.execute(
+        with _sqlite_errors("be read"):
+            rows = self._reader().execute(
                 "SELECT id, name, role FROM astragal_members WHERE room_id = ? "
                 "ORDER BY created, rowid", (room_id,)).fetchall()
         return [{"id": r[0], "name": r[1], "role": r[2]} for r in rows]
@@ -253,29 +272,34 @@ class SQLiteStore:
         return entry
 
     def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
-        with self._lock, _sqlite_errors("be read"):
-            rows = self._db.execute(
+        with _sqlite_errors("be read"):
+            rows = self._reader().execute(
                 "SELECT body FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (room_id, after, limit)).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def head(self, room_id: str) -> tuple[int, str]:
-        with self._lock, _sqlite_errors("be read"):
-            row = self._db.execute("SELECT seq, hash FROM astragal_log WHERE room_id = ? "
+        with _sqlite_errors("be read"):
+            row = self._reader().execute("SELECT seq, hash FROM astragal_log WHERE room_id = ? "
                                    "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
         return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
     def ping(self) -> None:
         """Read the file (``StoreError`` when it cannot be read)."""
-        with self._lock, _sqlite_errors("be read"):
-            self._db.execute("SELECT count(*) FROM astragal_rooms").fetchone()
+        with _sqlite_errors("be read"):
+            self._reader().execute("SELECT count(*) FROM astragal_rooms").fetchone()
 
     def listen(self, wake: Wake) -> None:
         """One process owns the file's live clients; nothing to listen to."""
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._db.close()
+            readers, self._readers = self._readers, []
+        for conn in readers:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -462,7 +486,8 @@ class PostgresStore:
                     (m["id"], m["room"], m["name"], name_key(m["name"]), m["role"],
                      m["key_hash"], m["created"]))
                 # Other instances refresh the room's list of members.
-                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, m["room"]))
+                conn.execute("SELECT pg_notify(%s, %s)", (self.channel,
+                                                          MEMBERS_NOTE + m["room"]))
         except self._psycopg.errors.UniqueViolation as exc:
             if "name_key" in str(exc):
                 raise NameTaken(m["name"]) from None
