@@ -46,8 +46,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import loadlib  # noqa: E402
-from loadlib import Player, Server  # noqa: E402
+import loadlib
+from loadlib import Player, Server
 
 RESULTS = loadlib.ROOT / "benchmarks" / "results" / "faults.txt"
 SCENARIOS = ["kill-sqlite", "kill-postgresql", "pg-cut", "disk-full", "read-only"]
@@ -79,18 +79,36 @@ async def load_with(bases: list[str], rooms: int, players: int, seconds: float,
         await asyncio.sleep(1.0)
         start = time.monotonic()
 
+        fired: list[tuple[float, float, str]] = []
+
         async def injector() -> None:
             for at, fault in faults:
                 await asyncio.sleep(max(0.0, start + at - time.monotonic()))
-                t = time.monotonic() - start
+                t0 = time.monotonic()
                 result = fault()
                 if asyncio.iscoroutine(result):
                     result = await result
-                events.append(f"t={t:5.1f} s: {result}")
+                fired.append((t0, time.monotonic(), str(result)))
 
         await asyncio.gather(injector(), *(loadlib.roller(
             client, p, systems[p.system], start + seconds, 1.5, rng, int(seconds * 3) + 2)
             for p in everyone))
+        # What each fault cost the players: refusals from its start until the next fault, and
+        # how long until rolls were accepted again.
+        for k, (t0, t1, what) in enumerate(fired):
+            end = fired[k + 1][0] if k + 1 < len(fired) else start + seconds
+            window = [r for p in everyone for r in p.rolls if t0 <= r.started < end]
+            bad: dict[str, int] = {}
+            for r in window:
+                if r.status != 201:
+                    label = "no answer" if r.status == 0 else str(r.status)
+                    bad[label] = bad.get(label, 0) + 1
+            back = min((r.started for r in window if r.status == 201 and r.started >= t1),
+                       default=None)
+            costs = ", ".join(f"{n} x {k2}" for k2, n in sorted(bad.items())) or "none refused"
+            again = f"; accepted again {back - t0:.1f} s after it began" if back else ""
+            events.append(f"t={t0 - start:5.1f} s: {what} -> {len(window)} rolls tried until "
+                          f"the next fault: {costs}{again}")
         # Drain: every client catches up with its room's last entry (bounded).
         heads: dict[str, int] = {}
         for p in everyone:
@@ -125,9 +143,9 @@ def describe(name: str, players: list[Player], v: loadlib.Verdict, events: list[
     lines = [f"{name}: {len(players)} players in {v.rooms} rooms; answers {shown}"]
     lines += [f"  {e}" for e in events]
     lines += [f"  refusal said: {m}" for m in reasons[:4]]
-    lines += [f"  log: {v.entries} entries; {v.accepted} accepted rolls all in the log once; "
-              f"chain verified, {v.replayed} replayed; live reconnects "
-              f"{sum(p.reconnects for p in players)}",
+    lines += [(f"  log: {v.entries} entries; {v.accepted} accepted rolls all in the log once; "
+               f"chain verified, {v.replayed} replayed; live reconnects "
+               f"{sum(p.reconnects for p in players)}"),
               f"  checks: {'PASS - nothing lost' if v.ok else 'FAIL'}"]
     lines += [f"  problem: {p}" for p in v.problems[:15]]
     return lines
@@ -137,8 +155,9 @@ def verify_cli(db: str, rooms: list[str]) -> list[str]:
     """``astragal verify-log ROOM --db DB`` for each room: problems (empty when all intact)."""
     bad = []
     for rid in rooms:
-        r = subprocess.run([sys.executable, "-m", "astragal.cli", "verify-log", rid, "--db", db],
-                           capture_output=True, text=True, timeout=120, cwd=loadlib.ROOT)
+        r = subprocess.run([sys.executable, "-m", "astragal.cli", "verify-log", "--db", db, "--", rid],
+                           capture_output=True, text=True, timeout=120, cwd=loadlib.ROOT,
+                           check=False)
         if r.returncode != 0:
             bad.append(f"verify-log {rid}: exit {r.returncode}: {(r.stdout + r.stderr)[-300:]}")
     return bad
@@ -348,7 +367,7 @@ def disk_full(tmp: Path, seconds: float) -> tuple[list[str], bool]:
     mnt = tmp / "tiny"
     mnt.mkdir()
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, check=False)
     if r.returncode != 0:
         return [f"disk-full: SKIPPED - cannot mount a tmpfs: {r.stderr.strip()}"], True
     log = tmp / "full.log"
@@ -364,7 +383,13 @@ def disk_full(tmp: Path, seconds: float) -> tuple[list[str], bool]:
             filler = mnt / "filler"
             with open(filler, "wb") as f:  # leave about 60 KB: a few dozen rolls
                 f.write(b"\0" * max(0, free - 60_000))
-            rolls = _roll_until(server.url, rid, gm, lambda r: r.status_code == 507, 400, seconds)
+            refusals = [0]
+
+            def five_refusals(r: Any) -> bool:
+                refusals[0] += r.status_code != 201
+                return refusals[0] >= 5
+
+            rolls = _roll_until(server.url, rid, gm, five_refusals, 400, seconds)
             filler.unlink()
             after = _roll_until(server.url, rid, gm, lambda r: False, 3, 5)
             ids = _log_ids(server.url, rid, gm)
@@ -393,7 +418,7 @@ def disk_full(tmp: Path, seconds: float) -> tuple[list[str], bool]:
         problems += verify_cli(str(db), [rid])
         lines += server_log(log, "full", 1)
     finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True, check=False)
     lines.append(f"  checks: {'PASS - a clear 507, nothing lost, nothing half-stored' if not problems else 'FAIL'}")
     lines += [f"  problem: {p}" for p in problems]
     return lines, not problems
@@ -430,9 +455,9 @@ def read_only(tmp: Path, seconds: float) -> tuple[list[str], bool]:
         server.stop()
     codes = sorted({r.status_code for r in refused})
     accepted = [r.json()["id"] for r in first + again if r.status_code == 201]
-    lines = [f"read-only (the SQLite file mode 0444; the server without CAP_DAC_OVERRIDE): "
-             f"{len(refused)} rolls refused with {codes}; the log still reads "
-             f"({len(reads)} entries)"]
+    lines = [(f"read-only (the SQLite file mode 0444; the server without CAP_DAC_OVERRIDE): "
+              f"{len(refused)} rolls refused with {codes}; the log still reads "
+              f"({len(reads)} entries)")]
     if codes != [503]:
         problems.append(f"expected 503 for a read-only database, got {codes}")
     else:

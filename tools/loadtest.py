@@ -35,8 +35,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import loadlib  # noqa: E402
-from loadlib import Player, Server  # noqa: E402
+import loadlib
+from loadlib import Player, Server
 
 RESULTS = loadlib.ROOT / "benchmarks" / "results" / "load.txt"
 
@@ -77,7 +77,7 @@ async def run_load(bases: list[str], rooms: int, players: int, seconds: float, r
             if all(p.after >= heads[p.room] for p in everyone):
                 break
             await asyncio.sleep(0.1)
-        drained = time.monotonic() - (until if until > start else start)
+        drained = time.monotonic() - (max(start, until))
         done.set()
         await asyncio.gather(*watchers, return_exceptions=True)
         verdict = await loadlib.check(client, bases[0], everyone)
@@ -93,17 +93,17 @@ def summarize(name: str, players: list[Player], elapsed: float, extra: dict[str,
     refused = ", ".join(f"{k}: {n}" for k, n in sorted(v.refused.items())) or "none"
     reconnects = sum(p.reconnects for p in players)
     lines = [
-        f"{name}: {rooms} rooms x {per_room + 1} members ({len(players)} players, each with a "
-        f"live WebSocket), {elapsed:.1f} s of rolling",
+        (f"{name}: {rooms} rooms x {per_room + 1} members ({len(players)} players, each with a "
+         f"live WebSocket), {elapsed:.1f} s of rolling"),
         f"  accepted rolls {v.accepted} = {v.accepted / elapsed:.1f} rolls/s; refused {refused}",
-        f"  roll latency (HTTP, ms): p50 {pl['p50']:.1f}  p90 {pl['p90']:.1f}  "
-        f"p99 {pl['p99']:.1f}  max {pl['max']:.1f}",
-        f"  live delivery (roll request -> each WebSocket, ms): p50 {pd['p50']:.1f}  "
-        f"p90 {pd['p90']:.1f}  p99 {pd['p99']:.1f}  max {pd['max']:.1f} "
-        f"({v.deliveries} deliveries)",
-        f"  log: {v.entries} entries in {v.rooms} rooms; chain verified, {v.replayed} rolls "
-        f"replayed from their faces; live reconnects {reconnects}; caught up "
-        f"{extra['drain_seconds']:.1f} s after the last roll",
+        (f"  roll latency (HTTP, ms): p50 {pl['p50']:.1f}  p90 {pl['p90']:.1f}  "
+         f"p99 {pl['p99']:.1f}  max {pl['max']:.1f}"),
+        (f"  live delivery (roll request -> each WebSocket, ms): p50 {pd['p50']:.1f}  "
+         f"p90 {pd['p90']:.1f}  p99 {pd['p99']:.1f}  max {pd['max']:.1f} "
+         f"({v.deliveries} deliveries)"),
+        (f"  log: {v.entries} entries in {v.rooms} rooms; chain verified, {v.replayed} rolls "
+         f"replayed from their faces; live reconnects {reconnects}; caught up "
+         f"{extra['drain_seconds']:.1f} s after the last roll"),
         f"  checks: {'PASS - nothing lost, nothing duplicated, one order, every entry delivered' if v.ok else 'FAIL'}",
     ]
     lines += [f"  problem: {p}" for p in v.problems[:20]]
@@ -124,11 +124,11 @@ def main() -> int:
     if args.seconds > 600 or args.rooms * (args.players + 1) > 2000:
         parser.error("bounded: at most 600 s and 2000 players")
     setups = args.only or ["sqlite", "postgresql", "postgresql-x2"]
-    report = [f"astragal web table load test ({time.strftime('%Y-%m-%d')}, "
-              f"{os.cpu_count()} cores, Python {platform.python_version()}, load generator on the "
-              "same machine; 127.0.0.1 only)",
-              f"command: python tools/loadtest.py --seconds {args.seconds:g} --rooms {args.rooms} "
-              f"--players {args.players} --rate {args.rate:g}", ""]
+    report = [(f"astragal web table load test ({time.strftime('%Y-%m-%d')}, "
+               f"{os.cpu_count()} cores, Python {platform.python_version()}, load generator on the "
+               "same machine; 127.0.0.1 only)"),
+              (f"command: python tools/loadtest.py --seconds {args.seconds:g} "
+               f"--rooms {args.rooms} --players {args.players} --rate {args.rate:g}"), ""]
     all_ok = True
     pg_reason = loadlib.pg_reachable()
     with tempfile.TemporaryDirectory(prefix="astragal-load-") as tmp:

@@ -86,6 +86,15 @@ def new_key() -> str:
     return secrets.token_urlsafe(32)
 
 
+def new_room_id() -> str:
+    """A room's id (96 random bits) that starts with a letter or digit: an id starting with '-'
+    would read as an option on a command line (``astragal verify-log ROOM``)."""
+    while True:
+        rid = secrets.token_urlsafe(12)
+        if rid[0].isalnum():
+            return rid
+
+
 def key_hash(key: str) -> str:
     """What the store keeps instead of a key."""
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
@@ -265,7 +274,7 @@ class Table:
             names = ", ".join(sorted(known["systems"]))
             raise TableError(422, "RequestError", f"'{system}' is not an installed system: "
                                                   f"choose one of {names}")
-        room = {"id": secrets.token_urlsafe(12), "name": room_name, "system": key,
+        room = {"id": new_room_id(), "name": room_name, "system": key,
                 "created": _now()}
         gm_key = new_key()
         member = {"id": secrets.token_urlsafe(12), "room": room["id"], "name": gm, "role": "gm",

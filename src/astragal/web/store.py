@@ -527,7 +527,10 @@ class PostgresStore:
             (canonical(sheet), member_id)))
 
     def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        sealed: list[dict[str, Any]] = []
+
         def work(conn: Any, state: dict[str, bool]) -> dict[str, Any]:
+            sealed.clear()
             with conn.transaction():
                 # Lock the room row: appends to one room queue here, other rooms do not wait.
                 if conn.execute(f"SELECT 1 FROM {self._rooms} WHERE id = %s FOR UPDATE",
@@ -541,10 +544,40 @@ class PostgresStore:
                              (room_id, seq + 1, entry["hash"], canonical(entry)))
                 # Delivered on commit only, so a woken instance always finds the entry.
                 conn.execute("SELECT pg_notify(%s, %s)", (self.channel, room_id))
+                sealed.append(entry)
                 state["committing"] = True
             return entry
 
-        return self._do("store a roll", work)  # type: ignore[no-any-return]
+        try:
+            return self._do("store a roll", work)  # type: ignore[no-any-return]
+        except StoreError as exc:
+            if not exc.maybe_stored or not sealed:
+                raise
+            # The connection broke during COMMIT: find out on a new one. Locking the room row
+            # waits until the old transaction has ended (committed, or aborted when the server
+            # saw its client go), so the answer is final.
+            entry = sealed[0]
+
+            def find(conn: Any, state: dict[str, bool]) -> bool:
+                with conn.transaction():
+                    # Bounded: a server that never saw its client go would hold the lock long.
+                    conn.execute("SET LOCAL lock_timeout = '5s'")
+                    conn.execute(f"SELECT 1 FROM {self._rooms} WHERE id = %s FOR UPDATE",
+                                 (room_id,))
+                    return conn.execute(
+                        f"SELECT 1 FROM {self._log} WHERE room_id = %s AND seq = %s AND "
+                        "hash = %s", (room_id, entry["id"], entry["hash"])).fetchone() is not None
+
+            try:
+                stored = self._do("check a roll", find)
+            except StoreError:
+                raise exc from None
+            if stored:
+                log.warning("PostgreSQL: the roll %s/%s was stored before the connection broke",
+                            room_id, entry["id"])
+                return entry
+            raise StoreError(503, "the database connection broke while the roll was being "
+                                  "stored, and it was not stored: try again") from exc
 
     def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
         rows = self._do("read the log", lambda conn, _: conn.execute(
