@@ -19,14 +19,14 @@ import pytest
 
 pytest.importorskip("fastapi", reason="the web table needs the web extra")
 
-from astragal.web.app import create_app  # noqa: E402
-from astragal.web.room import Table  # noqa: E402
-from astragal.web.store import SQLiteStore  # noqa: E402
+from astragal.web.app import create_app
+from astragal.web.room import Table
+from astragal.web.store import SQLiteStore
 
-from .conftest import test_client  # noqa: E402
+from .conftest import test_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-import loadlib  # noqa: E402
+import loadlib
 
 
 @pytest.fixture(scope="module")
