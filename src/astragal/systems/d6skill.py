@@ -752,10 +752,10 @@ def d6_law(rules: DieRules) -> D6Law:
                 p[6 * k] = reach
                 break
             for r in range(1, 6):
-                p[6 * k + r] = 1.0 / SIDES ** (k + 1)
+                p[6 * k + r] = sixth ** (k + 1)
             k += 1
-            reach = 1.0 / SIDES**k
-            if rules.max_explosions is None and reach < TAIL:
+            reach = sixth**k
+            if reach < TAIL:  # a cap this far out changes nothing above the cut
                 truncated = reach
                 break
     plain = [0.0] * (max(p) + 1)
