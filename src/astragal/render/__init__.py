@@ -56,17 +56,21 @@ def odds_text(odds: Odds) -> str:
         name = odds.value_name
         lines.append(f"  {name:>7}  {'P(=)':>8}  {'P(>=)':>8}  {'P(<=)':>8}")
         items = list(dist.items())
-        if len(items) > 40:  # long tails (explosions): fold the values below 1e-9 into one line
-            shown = [(k, p) for k, p in items if p >= 1e-9]
-            hidden = len(items) - len(shown)
-            items = shown
-        else:
-            hidden = 0
+        hidden = 0
+        if len(items) > 30:  # long tails (explosions): fold the ends that print as 0.000%
+            lo, hi = 0, len(items)
+            while lo < hi and items[lo][1] < 5e-6:
+                lo += 1
+            while hi > lo and items[hi - 1][1] < 5e-6:
+                hi -= 1
+            hidden = len(items) - (hi - lo)
+            items = items[lo:hi]
         for k, p in items:
             lines.append(f"  {k!s:>7}  {100 * p:7.3f}%  {100 * dist.at_least(k):7.3f}%  "
                          f"{100 * dist.at_most(k):7.3f}%  {bar(p)}")
         if hidden:
-            lines.append(f"  ({hidden} more values, each below 1e-9, not shown; --json has them)")
+            lines.append(f"  ({hidden} values at the ends, each below 0.0005%, not shown; "
+                         "--json has them)")
         lines.append(f"  mean {dist.mean():.4f}, standard deviation {dist.std():.4f}")
     if dist.truncated:
         lines.append(f"  (tail cut where the lost probability is {dist.truncated:.1e})")
