@@ -87,12 +87,14 @@ MEMORY_SCRIPT = {
 
 
 def peak_rss_mib(code: str) -> float:
-    script = ("import resource, sys; sys.path[:0] = [%r, %r]; %s; "
-              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    # VmHWM (the peak resident set of this process image); ru_maxrss would carry the parent's
+    # peak across fork and exec
+    script = ("import sys; sys.path[:0] = [%r, %r]; %s; "
+              "print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
               % (str(ROOT), str(ROOT / "src"), code))
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          check=True).stdout
-    return int(out.split()[-1]) / 1024
+    return int(out.split()[-2]) / 1024
 
 
 def memory(quick: bool) -> None:
