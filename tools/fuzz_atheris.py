@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +62,7 @@ def main() -> int:
         elapsed = time.monotonic() - started
         t, w = stats.worst_time, stats.worst_memory
         lines = [
-            (f"astragal coverage-guided fuzzing (atheris {getattr(atheris, '__version__', '?')}, "
+            (f"astragal coverage-guided fuzzing (atheris {version('atheris')}, "
              f"libFuzzer), {time.strftime('%Y-%m-%d')}"),
             f"command: python tools/fuzz_atheris.py --seconds {args.seconds}"
             + "".join(f" --system {s}" for s in args.system or []),

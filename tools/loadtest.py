@@ -120,13 +120,15 @@ def main() -> int:
                         action="append", help="run only these set-ups")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--append", action="store_true", help="add to --out, do not replace it")
     args = parser.parse_args()
     if args.seconds > 600 or args.rooms * (args.players + 1) > 2000:
         parser.error("bounded: at most 600 s and 2000 players")
     setups = args.only or ["sqlite", "postgresql", "postgresql-x2"]
+    load = os.getloadavg()[0]
     report = [(f"astragal web table load test ({time.strftime('%Y-%m-%d')}, "
                f"{os.cpu_count()} cores, Python {platform.python_version()}, load generator on the "
-               "same machine; 127.0.0.1 only)"),
+               f"same machine; 127.0.0.1 only; load average {load:.1f} at the start)"),
               (f"command: python tools/loadtest.py --seconds {args.seconds:g} "
                f"--rooms {args.rooms} --players {args.players} --rate {args.rate:g}"), ""]
     all_ok = True
@@ -162,7 +164,9 @@ def main() -> int:
                         tail = s.log.read_text(errors="replace").strip().splitlines()[-5:]
                         report += [f"  server log: {line}" for line in tail]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(report).rstrip() + "\n", encoding="utf-8")
+    before = (args.out.read_text(encoding="utf-8") + "\n"
+              if args.append and args.out.exists() else "")
+    args.out.write_text(before + "\n".join(report).rstrip() + "\n", encoding="utf-8")
     print("\n".join(report))
     print(f"written to {args.out}", file=sys.stderr)
     return 0 if all_ok else 1

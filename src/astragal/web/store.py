@@ -337,7 +337,7 @@ class PostgresStore:
     afresh: the app recovers by itself once the server answers again.
     """
 
-    def __init__(self, url: str, schema: str | None = None, pool_size: int = 8) -> None:
+    def __init__(self, url: str, schema: str | None = None, pool_size: int = 24) -> None:
         import psycopg
 
         self._psycopg = psycopg
@@ -372,7 +372,9 @@ class PostgresStore:
               room_id TEXT NOT NULL REFERENCES {self._rooms}(id), seq INTEGER NOT NULL,
               hash TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (room_id, seq))""")
 
-    # A tiny pool: psycopg_pool is a separate package, and the app needs only a handful.
+    # A small pool: psycopg_pool is a separate package. It keeps up to ``pool_size`` idle
+    # connections, enough for the request threads under load (a new connection per request
+    # costs PostgreSQL a new server process).
     class _Lease:
         def __init__(self, store: PostgresStore) -> None:
             self.store = store
