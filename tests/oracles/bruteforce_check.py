@@ -18,18 +18,20 @@ import random
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import icepool_jadeclaw as oracle  # noqa: E402
+import icepool_jadeclaw as oracle
 
 SIZES = (4, 6, 8, 10, 12)
 TOLERANCE = 1e-12
 
 Roll = tuple[int, ...]
+K = TypeVar("K")
 
 
 # ---------------------------------------------------------------------------
@@ -46,7 +48,7 @@ def rolls(sizes: Sequence[int], favored: bool) -> dict[Roll, Fraction]:
         if favored and ones:
             target = max(ones, key=lambda i: sizes[i])  # any largest die showing 1
             for new_face in range(1, sizes[target] + 1):
-                rerolled = faces[:target] + (new_face,) + faces[target + 1:]
+                rerolled = faces[:target] + (new_face,) + faces[target + 1 :]
                 result[rerolled] += base / sizes[target]
         else:
             result[faces] += base
@@ -54,6 +56,7 @@ def rolls(sizes: Sequence[int], favored: bool) -> dict[Roll, Fraction]:
 
 
 def _prod(values: Iterable[int]) -> int:
+    """Product of ints (1 for none)."""
     out = 1
     for v in values:
         out *= v
@@ -69,6 +72,7 @@ def sorted_rolls(sizes: Sequence[int], favored: bool) -> dict[Roll, Fraction]:
 
 
 def brute_score(sizes: Sequence[int], penalties: int, favored: bool) -> dict[int, Fraction]:
+    """Score distribution: max of each roll, then min over ``penalties + 1`` iid rolls."""
     one: dict[int, Fraction] = defaultdict(Fraction)
     for faces, p in rolls(sizes, favored).items():
         one[max(faces)] += p
@@ -82,6 +86,7 @@ def brute_score(sizes: Sequence[int], penalties: int, favored: bool) -> dict[int
 
 
 def brute_category(a: int, b: int, double_botch: str, aq: int | None, oq: int | None) -> str:
+    """Contest category for actor Score ``a`` and opposition Score ``b``."""
     if a == 1 and b == 1:
         return "tie" if double_botch == "tie" else "botch"
     if a == 1:
@@ -111,6 +116,7 @@ def brute_contest(
     oq: int | None,
     double_botch: str,
 ) -> dict[str, Fraction]:
+    """Contest outcome distribution by joint enumeration of both pools."""
     result: dict[str, Fraction] = {k: Fraction(0) for k in oracle.CONTEST_OUTCOMES}
     # Enumerate joint face combinations of both pools (penalty rolls via score distributions).
     if ap == 0 and op == 0:
@@ -129,6 +135,7 @@ def brute_contest(
 
 
 def brute_pair_hits(d: int, s: int, slaying: bool, enervated: bool) -> int:
+    """Hits of one damage face ``d`` against one soak face ``s``."""
     if d == 1:
         return 0
     if slaying and enervated:
@@ -145,6 +152,7 @@ def brute_pair_hits(d: int, s: int, slaying: bool, enervated: bool) -> int:
 def brute_damage(
     dmg: Sequence[int], soak: Sequence[int], slaying: bool, enervated: bool, df: bool, sf: bool
 ) -> dict[int, Fraction]:
+    """Hits distribution: enumerate both pools, sort high to low, pair by rank."""
     if not dmg:
         return {0: Fraction(1)}
     result: dict[int, Fraction] = defaultdict(Fraction)
@@ -168,6 +176,8 @@ def brute_damage(
 
 
 class Tally:
+    """Comparison results for one function."""
+
     def __init__(self, name: str) -> None:
         self.name = name
         self.cases = 0
@@ -175,23 +185,35 @@ class Tally:
         self.max_err = 0.0
         self.seconds = 0.0
 
-    def compare(self, label: str, expected: Mapping, actual: Mapping) -> None:
+    def compare(
+        self, label: str, expected: Mapping[K, Fraction], actual: Mapping[K, float]
+    ) -> None:
+        """Record one case; the error is the largest absolute difference (or |total - 1|)."""
         self.cases += 1
         total = sum(float(v) for v in actual.values())
         keys = set(expected) | set(actual)
-        err = max((abs(float(expected.get(k, 0)) - actual.get(k, 0.0)) for k in keys), default=0.0)
+        err = max(
+            (abs(float(expected.get(k, Fraction(0))) - actual.get(k, 0.0)) for k in keys),
+            default=0.0,
+        )
         err = max(err, abs(total - 1.0))
         self.max_err = max(self.max_err, err)
         if err > TOLERANCE:
-            self.failures.append(f"{label}: err={err:.3e}\n  expected={dict(expected)}\n  actual={dict(actual)}")
+            self.failures.append(
+                f"{label}: err={err:.3e}\n  expected={dict(expected)}\n  actual={dict(actual)}"
+            )
 
     def summary(self) -> str:
+        """One summary line."""
         status = "OK" if not self.failures else f"{len(self.failures)} FAILED"
-        return (f"{self.name:<13} cases={self.cases:>6}  max_abs_err={self.max_err:.2e}  "
-                f"time={self.seconds:7.1f}s  {status}")
+        return (
+            f"{self.name:<13} cases={self.cases:>6}  max_abs_err={self.max_err:.2e}  "
+            f"time={self.seconds:7.1f}s  {status}"
+        )
 
 
 def multisets(max_dice: int, min_dice: int = 0) -> list[tuple[int, ...]]:
+    """All size multisets with ``min_dice..max_dice`` dice."""
     out: list[tuple[int, ...]] = []
     for n in range(min_dice, max_dice + 1):
         out.extend(itertools.combinations_with_replacement(SIZES, n))
@@ -199,12 +221,14 @@ def multisets(max_dice: int, min_dice: int = 0) -> list[tuple[int, ...]]:
 
 
 def timed(tally: Tally, fn: Callable[[], None]) -> None:
+    """Run ``fn`` and add its wall time to ``tally``."""
     t0 = time.perf_counter()
     fn()
     tally.seconds += time.perf_counter() - t0
 
 
 def check_score(tally: Tally) -> None:
+    """Every pool of 1-3 dice, Favored on/off, 0-2 penalties."""
     for sizes in multisets(3, 1):
         for favored in (False, True):
             for penalties in (0, 1, 2):
@@ -218,6 +242,7 @@ def check_score(tally: Tally) -> None:
 
 
 def check_contest(tally: Tally, rng: random.Random, quick: bool) -> None:
+    """All pool pairs of <= 2 dice per side, plus a random sample with 3 dice."""
     pools = multisets(2 if quick else 3, 1)
     pairs = [(a, b) for a in pools for b in pools]
     # Exhaustive over flag combinations for pools of <= 2 dice; random for the rest.
@@ -238,6 +263,7 @@ def check_contest(tally: Tally, rng: random.Random, quick: bool) -> None:
 
 
 def check_damage(tally: Tally, rng: random.Random, quick: bool) -> None:
+    """Every flag combination for small pairs, random flags for larger ones."""
     dmg_pools = multisets(3, 0)
     soak_pools = multisets(3, 0)
     flag_sets = list(itertools.product((False, True), repeat=4))  # slaying, enervated, df, sf
@@ -251,8 +277,13 @@ def check_damage(tally: Tally, rng: random.Random, quick: bool) -> None:
     for d, s in rng.sample(large, min(len(large), n_large)):
         cases.extend((d, s, flags) for flags in rng.sample(flag_sets, 3))
     # Always include the full 3-vs-3 d12 case and a few hand-picked ones, all flags.
-    for d, s in (((12, 12, 12), (12, 12, 12)), ((12, 12, 8), (10, 6)), ((4, 4), (12, 12, 12)),
-                 ((12, 10, 10), (4,)), ((6, 6, 6), ())):
+    for d, s in (
+        ((12, 12, 12), (12, 12, 12)),
+        ((12, 12, 8), (10, 6)),
+        ((4, 4), (12, 12, 12)),
+        ((12, 10, 10), (4,)),
+        ((6, 6, 6), ()),
+    ):
         cases.extend((d, s, flags) for flags in flag_sets)
     for d, s, (sl, en, df, sf) in cases:
         dl, sl_ = list(d)[::-1], list(s)  # mixed input orders
@@ -264,6 +295,7 @@ def check_damage(tally: Tally, rng: random.Random, quick: bool) -> None:
 
 
 def main() -> int:
+    """Run all checks and print a summary; exit status 1 on any disagreement."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer cases")
     parser.add_argument("--seed", type=int, default=20240601)

@@ -34,20 +34,21 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
 from functools import partial
-from typing import Final, Hashable, Literal, Sequence
+from typing import Final, Literal
 
 import icepool
 from icepool import Order
 
 __all__ = [
     "CONTEST_OUTCOMES",
-    "simple_score",
     "contest",
     "damage_hits",
-    "score_die",
     "damage_hits_die",
+    "score_die",
+    "simple_score",
 ]
 
 CONTEST_OUTCOMES: Final[tuple[str, ...]] = (
@@ -96,8 +97,9 @@ def _no_ones_die(size: int) -> icepool.Die[int]:
     dice would otherwise prefer the ascending pop order, while a pool of mixed
     standard sizes prefers the descending one.  When the two inputs of a
     two-pool evaluation disagree like that, icepool 2.1.3 merges the
-    preferences into ``Order.Any`` and produces wrong counts (every pop after
-    the first yields count 0).  With quantity 2 no pool ever prefers ascending
+    preferences into ``Order.Any``, hands that to ``next_state`` and the pools
+    report wrong (mostly zero) counts -- a silently wrong result for an
+    order-agnostic evaluator.  With quantity 2 no pool ever prefers ascending
     pops, so the preferences never conflict.
     """
     return icepool.Die({face: 2 for face in range(2, size + 1)})
@@ -121,7 +123,7 @@ def _pool_expression(sizes: Sequence[int], favored: bool) -> icepool.MultisetExp
         # k == n: no die shows 1.
         dice = [_no_ones_die(size) for size in ordered[:k]]
         dice += [icepool.d(size) for size in ordered[k:]]
-        weight = math.prod(size - 1 for size in ordered[:k]) * math.prod(ordered[k + 1:])
+        weight = math.prod(size - 1 for size in ordered[:k]) * math.prod(ordered[k + 1 :])
         components[icepool.Pool(dice)] += weight
     return icepool.MultisetMixture(dict(components))
 
@@ -238,8 +240,7 @@ def contest(
     outcome_die: icepool.Die[str] = icepool.map(category, actor_score, opp_score)
     denominator = outcome_die.denominator()
     return {
-        name: float(Fraction(outcome_die.quantity(name), denominator))
-        for name in CONTEST_OUTCOMES
+        name: float(Fraction(outcome_die.quantity(name), denominator)) for name in CONTEST_OUTCOMES
     }
 
 
@@ -248,34 +249,26 @@ def contest(
 # ---------------------------------------------------------------------------
 
 
-def _pair_hits(damage: int, soak: int, mode: _Mode) -> int:
-    """Hits scored by one damage face against one soak face."""
-    if damage <= 1:  # a damage die showing 1 never scores
-        return 0
-    if mode == "slaying":
-        return 2 if damage > soak else 0
-    if mode == "enervated":
-        return 1 if damage >= soak + _OVERWHELMING_MARGIN else 0
-    if damage >= soak + _OVERWHELMING_MARGIN:
-        return 2
-    return 1 if damage > soak else 0
+_HIT_PARAMETERS: Final[dict[str, tuple[int, int]]] = {
+    "normal": (1, 1),
+    "slaying": (2, 0),
+    "enervated": (0, 1),
+}
+"""Per mode: ``(base, bonus)``; a pair with ``d > s`` scores ``base + bonus * (d >= s + 5)``."""
 
-
-_RESOLVED: Final[int] = 0
-"""Queue marker for a pending soak die whose hits have already been counted."""
-
-# State of the damage evaluator (all components hashable):
+# State of the damage evaluator (a plain tuple, so it is hashable and cheap):
 #   hits         -- hits already counted
 #   botch_check  -- soak pool size while the Soak Botch is still undecided, else None
 #   skip_damage  -- surplus (lowest) damage dice not yet seen; each meets an imaginary soak 1
 #   skip_soak    -- surplus (lowest) soak dice not yet seen; they are ignored
 #   pending_dmg  -- paired damage dice seen whose soak partner (higher face) is still unseen
-#   soak_queue   -- paired soak faces seen whose damage partner (higher face) is unseen,
-#                   ascending; _RESOLVED entries are already scored
-_DamageState = tuple[int, "int | None", int, int, int, tuple[int, ...]]
+#   resolved     -- paired soak dice seen, partner unseen, hits already counted
+#                   (they are the lowest waiting soak dice, so they are matched first)
+#   waiting      -- faces (ascending) of the other paired soak dice whose partner is unseen
+_DamageState = tuple[int, "int | None", int, int, int, int, tuple[int, ...]]
 
 
-class DamageHitsEvaluator(icepool.MultisetEvaluator[int, int]):
+class DamageHitsEvaluator(icepool.MultisetEvaluator[int, int]):  # type: ignore[misc]
     """Counts Jadeclaw damage hits; inputs are ``(damage_pool, soak_pool)``.
 
     Both multisets are processed together in ascending order of outcome.  Pairing
@@ -283,18 +276,21 @@ class DamageHitsEvaluator(icepool.MultisetEvaluator[int, int]):
     known, to first setting aside the lowest ``D - S`` damage dice (surplus,
     compared with an imaginary soak 1) or the lowest ``S - D`` soak dice
     (ignored), and then pairing the remaining dice of both pools in ascending
-    order.  Only the faces of soak dice still waiting for their (necessarily
-    higher) damage partner need to be remembered, and a waiting soak face ``s``
-    is scored as soon as the result no longer depends on the partner's face
-    (``s <= outcome - 4``, or always under Slaying), which keeps the state
+    order.  A damage die whose partner is not seen yet scores nothing (the
+    partner is higher).  A soak die whose partner is not seen yet will meet a
+    strictly higher damage face, so its hits only depend on whether that face
+    is at least ``s + 5``; once ``s <= outcome - 4`` (or always, when the bonus
+    is irrelevant, as under Slaying) the hits are counted immediately.  Only
+    the few faces still undecided are kept in the state, which keeps the state
     space small.
     """
 
     def __init__(self, mode: _Mode = "normal") -> None:
         """Create an evaluator for the given damage mode (normal/slaying/enervated)."""
-        if mode not in ("normal", "slaying", "enervated"):
+        if mode not in _HIT_PARAMETERS:
             raise ValueError(f"unknown damage mode {mode!r}")
         self._mode: _Mode = mode
+        self._base, self._bonus = _HIT_PARAMETERS[mode]
 
     @property
     def next_state_key(self) -> Hashable:
@@ -318,15 +314,17 @@ class DamageHitsEvaluator(icepool.MultisetEvaluator[int, int]):
             max(damage_size - soak_size, 0),
             max(soak_size - damage_size, 0),
             0,
+            0,
             (),
         )
 
     def next_state(
         self, state: _DamageState, order: Order, outcome: int, damage: int, soak: int
     ) -> _DamageState:
-        """Consume all damage/soak dice showing ``outcome``."""
-        hits, botch_check, skip_damage, skip_soak, pending_dmg, queue = state
-        mode = self._mode
+        """Consume all damage and soak dice showing ``outcome``."""
+        hits, botch_check, skip_damage, skip_soak, pending_dmg, resolved, waiting = state
+        base = self._base
+        bonus = self._bonus
 
         # Soak Botch: decided at the lowest outcome (1 if any die can show 1).
         if botch_check is not None:
@@ -335,58 +333,67 @@ class DamageHitsEvaluator(icepool.MultisetEvaluator[int, int]):
             botch_check = None
 
         # Surplus damage dice (the lowest ones) meet an imaginary soak 1.
-        n = min(damage, skip_damage)
-        if n:
-            hits += n * _pair_hits(outcome, 1, mode)
+        if skip_damage and damage:
+            n = min(skip_damage, damage)
+            if outcome > 1:
+                hits += n * (base + bonus * (outcome >= 1 + _OVERWHELMING_MARGIN))
             damage -= n
             skip_damage -= n
         # Surplus soak dice (the lowest ones) are ignored.
-        n = min(soak, skip_soak)
-        soak -= n
-        skip_soak -= n
+        if skip_soak and soak:
+            n = min(skip_soak, soak)
+            soak -= n
+            skip_soak -= n
 
         # New soak dice partner earlier (lower) damage dice: no hits.
-        n = min(soak, pending_dmg)
-        soak -= n
-        pending_dmg -= n
-        # New damage dice partner earlier (lower) soak dice.
-        n = min(damage, len(queue))
-        if n:
-            for soak_face in queue[:n]:
-                if soak_face != _RESOLVED:
-                    hits += _pair_hits(outcome, soak_face, mode)
-            queue = queue[n:]
+        if pending_dmg and soak:
+            n = min(pending_dmg, soak)
+            soak -= n
+            pending_dmg -= n
+        # New damage dice partner earlier (lower) soak dice, lowest first.
+        if damage and resolved:
+            n = min(resolved, damage)
             damage -= n
-        # Equal faces pair with each other: no hits.
-        n = min(damage, soak)
-        damage -= n
-        soak -= n
-        # Leftovers wait for partners with higher faces.
-        pending_dmg += damage
-        if soak:
-            queue += (outcome,) * soak
+            resolved -= n
+        if damage and waiting:
+            n = min(len(waiting), damage)
+            for soak_face in waiting[:n]:
+                hits += base + bonus * (outcome >= soak_face + _OVERWHELMING_MARGIN)
+            waiting = waiting[n:]
+            damage -= n
+        # Equal faces pair with each other (no hits); leftovers wait for
+        # partners with higher faces.
+        if damage > soak:
+            pending_dmg += damage - soak
+        elif soak > damage:
+            waiting += (outcome,) * (soak - damage)
 
-        # Score waiting soak dice whose result no longer depends on the partner:
-        # the partner's face will be at least outcome + 1 (> soak face).
-        if queue:
-            resolved: list[int] = []
-            for soak_face in queue:
-                if soak_face != _RESOLVED and (
-                    mode == "slaying" or soak_face + _OVERWHELMING_MARGIN <= outcome + 1
-                ):
-                    hits += _pair_hits(outcome + 1, soak_face, mode)
-                    soak_face = _RESOLVED
-                resolved.append(soak_face)
-            queue = tuple(resolved)
+        # Count waiting soak dice whose hits no longer depend on the partner,
+        # whose face will be at least outcome + 1.
+        if waiting:
+            if not bonus:
+                hits += base * len(waiting)
+                resolved += len(waiting)
+                waiting = ()
+            else:
+                n = 0
+                for soak_face in waiting:
+                    if soak_face + _OVERWHELMING_MARGIN > outcome + 1:
+                        break
+                    n += 1
+                if n:
+                    hits += n * (base + bonus)
+                    resolved += n
+                    waiting = waiting[n:]
 
-        return (hits, botch_check, skip_damage, skip_soak, pending_dmg, queue)
+        return (hits, botch_check, skip_damage, skip_soak, pending_dmg, resolved, waiting)
 
     def final_outcome(
         self, final_state: _DamageState, order: Order, outcomes: tuple[int, ...], *sizes: int
     ) -> int:
         """Total hits (all dice have been paired by now)."""
-        hits, _botch_check, skip_damage, skip_soak, pending_dmg, queue = final_state
-        if skip_damage or skip_soak or pending_dmg or queue:
+        hits, _botch, skip_damage, skip_soak, pending_dmg, resolved, waiting = final_state
+        if skip_damage or skip_soak or pending_dmg or resolved or waiting:
             raise AssertionError(f"unpaired dice left in final state {final_state!r}")
         return hits
 
