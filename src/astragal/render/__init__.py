@@ -46,8 +46,9 @@ def odds_text(odds: Odds) -> str:
     """Outcome categories, then the distribution with at-least / at-most columns and bars."""
     lines = [f"Exact odds: {odds.input}"]
     lines += [f"  {n}" for n in odds.notes]
-    lines.append("")
     width = max((len(outcome_words(k)) for k in odds.outcomes.outcomes()), default=8)
+    if len(odds.outcomes):
+        lines.append("")
     for k, p in odds.outcomes.items():
         lines.append(f"  {outcome_words(k):<{width}}  {100 * p:7.3f}%  {bar(p)}")
     dist = odds.distribution
