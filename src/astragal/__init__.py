@@ -6,6 +6,8 @@
 ('success', 3)
 >>> round(astragal.odds("jc: d12 vs d12").outcomes["tie"], 4)
 0.0833
+>>> astragal.roll("4d6kh3+2", faces="6,1,4,3").result["total"]
+15
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ __all__ = [
 
 __version__ = "0.1.0"
 
+DEFAULT_SYSTEM = "dice"  # text without a prefix is the general dice notation (4d6kh3+2)
+
 
 @dataclass(frozen=True, slots=True)
 class Parsed:
@@ -80,11 +84,8 @@ def _parse(text: str, options: Mapping[str, Any] | None, limits: Limits,
            default_system: str | None) -> tuple[Any, Parsed, dict[str, Any]]:
     text = _check_text(text, limits)
     name, start, span = split_prefix(text)
-    if name is None:
-        if default_system is None:
-            raise NotationError("which game? start with a system prefix such as 'jc:' "
-                                "(Jadeclaw)", text, (0, 1))
-        name = default_system
+    if name is None:  # no prefix: the room's system, else the general dice notation
+        name = default_system or DEFAULT_SYSTEM
     system = get_system(name, text, span)
     opts = resolve_options(system, options)
     spec = system.parse(text, start, opts, limits)
