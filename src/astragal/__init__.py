@@ -88,8 +88,20 @@ def _parse(text: str, options: Mapping[str, Any] | None, limits: Limits,
         name = default_system or DEFAULT_SYSTEM
     system = get_system(name, text, span)
     opts = resolve_options(system, options)
-    spec = system.parse(text, start, opts, limits)
+    try:
+        spec = system.parse(text, start, opts, limits)
+    except NotationError as exc:
+        first = text.split(maxsplit=1)[0].lower() if text.split() else ""
+        if start == 0 and first in system_names_and_aliases():
+            raise NotationError(f"{exc.message} (did you mean '{first}:' with a colon?)",
+                                exc.text, exc.span) from None
+        raise
     return system, Parsed(system.name, text, spec), opts
+
+
+def system_names_and_aliases() -> set[str]:
+    """Every prefix a system answers to."""
+    return {n for name, aliases in system_names().items() for n in (name, *aliases)}
 
 
 def parse(text: str, *, options: Mapping[str, Any] | None = None,

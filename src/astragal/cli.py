@@ -116,12 +116,18 @@ def _cmd_systems(args: argparse.Namespace) -> int:
     return 0
 
 
+def _need_web(what: str) -> None:
+    import importlib.util
+
+    for module in ("fastapi", "uvicorn"):
+        if importlib.util.find_spec(module) is None:
+            raise InputError(f"{what} needs the web extra: pip install 'astragal[web]' "
+                             f"({module} is missing)")
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
-    try:
-        server = importlib.import_module("astragal.web.server")
-    except ModuleNotFoundError as exc:
-        raise InputError(f"the web table needs the web extra: pip install 'astragal[web]' "
-                         f"({exc.name} is missing)") from None
+    _need_web("the web table")
+    server = importlib.import_module("astragal.web.server")
     return int(server.main(args))
 
 
@@ -143,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the CLI)."""
     p = argparse.ArgumentParser(prog="astragal", description="Roll tabletop RPG dice by the "
                                 "game's rules, see why, and get the exact odds.")
+    from . import __version__
+
+    p.add_argument("--version", action="version", version=f"astragal {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     def common(sp: argparse.ArgumentParser) -> None:

@@ -79,8 +79,11 @@ def odds_text(odds: Odds) -> str:
         if isinstance(value, dict) and value and all(isinstance(v, float) for v in value.values()):
             lines.append("")
             lines.append(f"  {key.replace('_', ' ')}:")
-            for k, p in value.items():
+            shown = [(k, p) for k, p in value.items() if p >= 5e-6 or len(value) <= 30]
+            for k, p in shown:
                 lines.append(f"    {outcome_words(k):<{width}}  {100 * p:7.3f}%")
+            if len(shown) < len(value):
+                lines.append(f"    ({len(value) - len(shown)} values below 0.0005% not shown)")
     return "\n".join(lines)
 
 

@@ -1314,7 +1314,7 @@ def levels_table(max_level: int = 20, max_bonus: int = 6,
 def contest_table(options: Mapping[str, Any] = DEFAULTS, penalties: int = 0,
                   max_level: int = 20) -> list[list[str]]:
     """P(Success or better) of each Level (rows) against each Difficulty (columns)."""
-    rows = [["Level"] + [DIFFICULTY_TITLES[d] for d in DIFFICULTIES]]
+    rows = [["Level (P Success or better)"] + [DIFFICULTY_TITLES[d] for d in DIFFICULTIES]]
     for level in range(1, max_level + 1):
         prep = Prepared(level_dice(level), (), penalties, False, None)
         pa = final_score_pmf(prep, options)
