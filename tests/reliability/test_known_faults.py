@@ -42,7 +42,6 @@ FIXED = [
      "odds: OverflowError (int too large to convert to float) in d6_law"),
     ("attack", "attack: ATK=1 WPN=500 Throw 2 luck vs Armour 2 dodge 1",
      "odds took over 10 s (a huge WPN with luck)"),
-    ("attack", "at: atk 0 wpn 999 defensive luck 0", "odds took over 10 s"),
 ]
 
 
