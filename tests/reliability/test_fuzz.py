@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import astragal
+from astragal import Limits
 
 from . import corpus, harness
 
@@ -325,3 +326,16 @@ def test_what_public_rollers_fell_to_gets_a_result_or_our_error(text: str) -> No
 def test_every_registered_system_is_fuzzed_or_skipped_with_a_reason() -> None:
     assert set(SYSTEMS) | set(BROKEN) == set(ALL)
     assert all(BROKEN.values())
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("shape", ["(", "{", "-", "max("])
+def test_ten_thousand_deep_nesting_past_a_raised_length_limit(name: str, shape: str) -> None:
+    """With the length limit raised to 100 000 characters, 10 000-deep nesting still gets a clear
+    error (a depth limit), never a RecursionError or a hang."""
+    prefixes = _system(name)
+    closing = {"(": ")", "{": "}", "-": "", "max(": ")"}[shape]
+    text = f"{prefixes[0]}: " + shape * 10_000 + "d6" + closing * 10_000
+    findings = harness.exercise(text, name, limits=Limits(max_notation_length=100_000), hang=HANG,
+                                odds=True)
+    assert not findings, "\n".join(f.describe() for f in findings)
