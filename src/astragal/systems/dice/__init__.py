@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..._limits import Limits
+from ..._limits import DEFAULT_LIMITS, Limits
 from ..._rng import Source
 from ...dice import Roll
 from .. import Odds
@@ -28,7 +28,7 @@ from .grammar import DEFAULTS, check_options
 from .grammar import parse as _parse
 from .nodes import Expression
 
-__all__ = ["SYSTEM", "parse", "roll", "odds", "DEFAULTS", "Expression"]
+__all__ = ["DEFAULTS", "SYSTEM", "Expression", "odds", "parse", "roll"]
 
 
 @lru_cache(maxsize=1024)
@@ -38,7 +38,7 @@ def _parse_cached(text: str, start: int, options: tuple[tuple[str, Any], ...],
 
 
 def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
-          limits: Limits = Limits()) -> Expression:
+          limits: Limits = DEFAULT_LIMITS) -> Expression:
     """Read general dice notation from ``text[start:]`` (specs are immutable, so reads are cached).
 
     >>> print(parse("4d6kh3 + 2"))
@@ -54,7 +54,7 @@ def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
 
 
 def roll(spec: Expression, source: Source, options: Mapping[str, Any] | None = None,
-         limits: Limits = Limits(), text: str = "") -> Roll:
+         limits: Limits = DEFAULT_LIMITS, text: str = "") -> Roll:
     """Roll a parsed expression with faces from ``source``."""
     from .roller import roll as _roll
 
@@ -62,7 +62,7 @@ def roll(spec: Expression, source: Source, options: Mapping[str, Any] | None = N
 
 
 def odds(spec: Expression, options: Mapping[str, Any] | None = None,
-         limits: Limits = Limits(), text: str = "") -> Odds:
+         limits: Limits = DEFAULT_LIMITS, text: str = "") -> Odds:
     """The exact odds of a parsed expression (explosion tails cut below 1e-15, and said so)."""
     from .exact import odds as _odds
 

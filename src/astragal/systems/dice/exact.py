@@ -47,7 +47,7 @@ from .nodes import (
 )
 from .rules import arith, call, compare, explodes, roll_pmf, score
 
-__all__ = ["Pmf", "odds", "evaluate", "keep_dp", "Budget"]
+__all__ = ["Budget", "Pmf", "evaluate", "keep_dp", "odds"]
 
 Array = Any  # numpy.ndarray of float64
 
@@ -64,8 +64,13 @@ class Budget:
         self.used = 0
 
     def spend(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
+        self.check(work, what, span)
         self.used += int(work)
-        if self.used > self.limit:
+
+    def check(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
+        """Refuse now if ``work`` more steps would pass the limit (without counting them)."""
+        if self.used + work > self.limit:
+            self.used += int(work)
             raise LimitError(
                 f"the exact odds of {what} would take about {self.used:.2g} steps, over the "
                 f"odds work limit of {self.limit:.2g}", self.text,
@@ -79,7 +84,7 @@ class Pmf:
     sum to ``1 - lost``.
     """
 
-    __slots__ = ("off", "p", "sparse", "lost")
+    __slots__ = ("lost", "off", "p", "sparse")
 
     def __init__(self, off: int = 0, p: Array | None = None,
                  sparse: dict[Value, float] | None = None, lost: float = 0.0) -> None:
@@ -100,7 +105,7 @@ class Pmf:
         if not items:
             return Pmf(0, np.ones(1) * 0.0, lost=lost)
         if all(isinstance(k, int) for k in items):
-            lo, hi = min(items), max(items)  # type: ignore[type-var]
+            lo, hi = min(items), max(items)
             if hi - lo + 1 <= 4 * len(items) + 64:
                 p = np.zeros(int(hi - lo) + 1)
                 for k, v in items.items():
@@ -192,8 +197,8 @@ def negate(a: Pmf) -> Pmf:
 def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, what: str,
           lost: float | None = None) -> Pmf:
     """Any operator over all pairs of outcomes of two independent parts."""
+    budget.spend(20 * len(a) * len(b), what)
     ia, ib = a.items(), b.items()
-    budget.spend(20 * len(ia) * len(ib), what)
     out: dict[Value, float] = {}
     for x, p in ia:
         for y, q in ib:
@@ -204,8 +209,8 @@ def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, wh
 
 def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: str) -> Pmf:
     """The distribution of ``f(outcome)``."""
+    budget.spend(20 * len(a), what)
     items = a.items()
-    budget.spend(20 * len(items), what)
     out: dict[Value, float] = {}
     for x, p in items:
         v = f(x)
@@ -287,15 +292,22 @@ def _series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: str) -> Pmf
 
 def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) -> Pmf:
     """What one die and its explosions add to the term (rules 1, 2 and 4), exactly."""
-    g = roll_pmf(d)
     what = str(d)
+    if d.explode is None and not d.reroll and d.success is None:
+        faces = np.full(d.size, 1.0 / d.size)  # a plain die: every face equally likely
+        return Pmf(-1 if d.size == 3 and d.sides == 0 else 1, faces)
+    budget.spend(20 * d.size, what, d.span)
+    g = roll_pmf(d)
     if d.explode is None:
         return _scored(g, w)
     boom, calm, q = _split(g, d)
     eps = TAIL / 100 / max(1, d.count)
     depth = _depth(q, eps, limits.max_explosions)
     if d.explode == "once":
-        return add(_scored(boom, w), _scored(g, w), budget, what) if boom else _scored(g, w)
+        if not boom:
+            return _scored(g, w)
+        again = add(_scored(boom, w), _scored(g, w), budget, what)
+        return _merge(_scored(calm, w), again) if calm else again
     if d.explode == "compound":
         value = _series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth, budget,
                         what)
@@ -355,6 +367,10 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     w: Callable[[int], int] = weight if weight is not None else (lambda v: v)
     if d.count == 0:
         return Pmf.point(0)
+    # refuse at once what the convolutions could not finish: the sum spans about count × size
+    span = d.count * d.size
+    if d.count > 1 and d.keep is None:
+        budget.check(min(span * span / 3, 16 * span * span.bit_length()), what, d.span)
     if d.keep is None:
         return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
     mixture = _pool_classes(d, limits, budget)
@@ -466,7 +482,7 @@ def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: i
     if not highest:  # the lowest k of X are the highest k of −X
         classes = [(n, {-v: p for v, p in pmf.items()}) for n, pmf in classes]
         inner = w
-        w = lambda v: inner(-v)  # noqa: E731
+        w = lambda v: inner(-v)
     values = sorted({v for _, pmf in classes for v in pmf if pmf[v] > 0}, reverse=True)
     scores = {v: w(v) for v in values}
     lo_w, hi_w = min(scores.values()), max(scores.values())
@@ -477,11 +493,11 @@ def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: i
     budget.spend(len(values) * n_classes * states_bound * k * (size + 48), what, span)
     cdf: list[dict[int, float]] = []
     for _, pmf in classes:
-        acc, c = 0.0, {}
+        acc, upto = 0.0, {}
         for v in sorted(pmf):
             acc += pmf[v]
-            c[v] = acc
-        cdf.append(c)
+            upto[v] = acc
+        cdf.append(upto)
     start = np.zeros(size)
     start[-off] = 1.0
     state: dict[tuple[int, ...], Array] = {(0,) * n_classes: start}
@@ -647,7 +663,7 @@ def _product(op: str, a: Pmf, b: Pmf, budget: Budget, what: str) -> Pmf:
 
 
 def _key(v: Value) -> int | float:
-    return float(v) if type(v) is Fraction else v
+    return float(v) if isinstance(v, Fraction) else v
 
 
 def _distribution(pmf: Pmf) -> Distribution:

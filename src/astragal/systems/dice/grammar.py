@@ -21,7 +21,6 @@ A compare point glued to dice or a group (``10d10>=8``) counts successes; writte
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from fractions import Fraction
@@ -45,10 +44,10 @@ from .nodes import (
     Num,
     Product,
     Sum,
-    faces_of,
 )
+from .rules import face_range
 
-__all__ = ["parse", "MAX_DEPTH", "MAX_SIDES", "DEFAULTS", "CHOICES", "TAIL"]
+__all__ = ["CHOICES", "DEFAULTS", "MAX_DEPTH", "MAX_SIDES", "TAIL", "parse"]
 
 MAX_DEPTH = 40  # parentheses, unary signs, groups and calls nested inside each other
 MAX_SIDES = 1_000_000
@@ -369,7 +368,7 @@ class _Parser:
                     mods.get("success"), mods.get("failure"), mods.get("double"),
                     mods.get("sort"), (start, self.pos))
         if dice.explode is not None and dice.explode_on is None:
-            dice = _with_explode_on(dice, Compare("=", max(faces_of(sides))))
+            dice = _with_explode_on(dice, Compare("=", face_range(sides)[1]))
         _check_dice(dice, self.text, self.limits, mods["_spans"])
         return dice
 
@@ -410,7 +409,7 @@ class _Parser:
                 self.pos += 3
                 kind = "double"
                 mods[kind] = self.compare_point(False, "dbl", start) or Compare(
-                    "=", max(faces_of(sides)) if sides is not None else 1)
+                    "=", face_range(sides)[1] if sides is not None else 1)
             elif rest[:2] in ("kh", "kl", "dh", "dl") or rest[:1] in ("k", "d"):
                 how = rest[:2] if rest[:2] in ("kh", "kl", "dh", "dl") else \
                     ("kh" if rest[0] == "k" else "dl")
@@ -448,7 +447,7 @@ class _Parser:
                                      "cannot be mixed on one term", start, self.pos)
                 cond = self.compare_point(False, token, start)
                 if cond is None:
-                    cond = Compare("=", min(faces_of(sides if sides is not None else 1)))
+                    cond = Compare("=", face_range(sides if sides is not None else 1)[0])
                 mods["reroll"] = mods.get("reroll", ()) + (cond,)
                 mods["reroll_once"] = once
                 kind = "reroll"
@@ -461,7 +460,7 @@ class _Parser:
                 kind = "failure"
                 mods[kind] = self.compare_point(False, "f", start)
                 if mods[kind] is None:
-                    mods[kind] = Compare("=", min(faces_of(sides)) if sides is not None else 1)
+                    mods[kind] = Compare("=", face_range(sides)[0] if sides is not None else 1)
             elif rest[:1] == "s":
                 token = rest[:2] if rest[:2] in ("sa", "sd") else "s"
                 self.pos += len(token)
@@ -527,57 +526,49 @@ def _walk(node: Node) -> list[Node]:
 
 def _check_dice(d: Dice, text: str, limits: Limits,
                 spans: Mapping[str, tuple[int, int]]) -> None:
-    faces = faces_of(d.sides)
+    from .rules import face_range, matching
+
+    lo, hi = face_range(d.sides)
+    n = hi - lo + 1
     name = f"{d.die_text()}"
 
     def never(c: Compare, what: str) -> None:
-        span = spans.get(what, d.span)
-        if not any(c(f) for f in faces):
+        if matching([c], lo, hi) == 0:
             hint = (" (to compare the total, put spaces around the comparison: 1d20+1d4 >= 15)"
                     if what == "success" else "")
             raise NotationError(f"no face of a {name} is {c.words()}: nothing {_COUNT_ON[what]}"
-                                + hint, text, span)
+                                + hint, text, spans.get(what, d.span))
 
     for c in d.reroll:
         never(c, "reroll")
-    rerolled = [f for f in faces if any(c(f) for c in d.reroll)]
-    if d.reroll and not d.reroll_once and len(rerolled) == len(faces):
+    rerolled = matching(d.reroll, lo, hi)
+    if d.reroll and not d.reroll_once and rerolled == n:
         raise NotationError(f"every face of a {name} is re-rolled: the roll would never end",
                             text, spans.get("reroll", d.span))
-    q_r = len(rerolled) / len(faces)
-    if d.reroll and not d.reroll_once and _too_long(q_r, d.count, limits):
-        raise LimitError(f"{name} re-rolls {len(rerolled)} of {len(faces)} faces: a die could "
-                         f"need more than {limits.max_explosions} re-rolls (the limit)",
+    if d.reroll and not d.reroll_once and _too_long(rerolled / n, d.count, limits):
+        raise LimitError(f"{name} re-rolls {rerolled} of {n} faces: a die could need more "
+                         f"than {limits.max_explosions} re-rolls (the limit)",
                          text, spans.get("reroll", d.span))
     if d.explode is not None and d.explode_on is not None:
         never(d.explode_on, "explode")
-        standing = [f for f in faces if f not in rerolled] if not d.reroll_once else faces
-        exploding = [f for f in standing if d.explode_on(f)]
-        if d.explode != "once" and len(exploding) == len(standing):
+        boom = matching([d.explode_on], lo, hi)
+        boom_rerolled = matching(d.reroll, lo, hi, within=d.explode_on)
+        if d.reroll_once:  # a matching face is rolled once more and stands
+            q = (boom - boom_rerolled) / n + boom * rerolled / (n * n)
+        else:
+            q = (boom - boom_rerolled) / (n - rerolled)
+        if d.explode != "once" and q >= 1:
             raise NotationError(f"every face of a {name} explodes: the roll would never end",
                                 text, spans.get("explode", d.span))
-        if d.explode != "once":
-            q = _explode_chance(d)
-            if _too_long(q, d.count, limits):
-                raise LimitError(f"{name} explodes too often: a die could need more than "
-                                 f"{limits.max_explosions} explosions (the limit)", text,
-                                 spans.get("explode", d.span))
+        if d.explode != "once" and _too_long(q, d.count, limits):
+            raise LimitError(f"{name} explodes too often: a die could need more than "
+                             f"{limits.max_explosions} explosions (the limit)", text,
+                             spans.get("explode", d.span))
     for what in ("success", "failure", "double"):
         c = getattr(d, what)
-        if c is not None:
-            # penetrated and compounded dice have other values than faces: check those loosely
-            if d.explode in ("compound", "penetrate"):
-                continue
+        # compounded and penetrated dice have values other than faces: those are not checked
+        if c is not None and d.explode not in ("compound", "penetrate"):
             never(c, what)
-
-
-def _explode_chance(d: Dice) -> float:
-    """The chance that one roll of the die (after its re-roll rule) explodes."""
-    from .rules import roll_pmf
-
-    pmf = roll_pmf(d)
-    assert d.explode_on is not None
-    return math.fsum(p for f, p in pmf.items() if d.explode_on(f))
 
 
 def _too_long(q: float, dice: int, limits: Limits) -> bool:

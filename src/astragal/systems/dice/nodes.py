@@ -9,15 +9,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Union
 
 __all__ = [
-    "Value", "Compare", "Keep", "Num", "Dice", "Group", "Neg", "Sum", "Product", "Call",
-    "Comparison", "Label", "Node", "Expression", "FUDGE", "format_value", "faces_of",
+    "FUDGE",
     "PREFIX",
+    "Call",
+    "Compare",
+    "Comparison",
+    "Dice",
+    "Expression",
+    "Group",
+    "Keep",
+    "Label",
+    "Neg",
+    "Node",
+    "Num",
+    "Product",
+    "Sum",
+    "Value",
+    "faces_of",
+    "format_value",
 ]
 
-Value = Union[int, Fraction]
+Value = int | Fraction
 FUDGE = 0  # the ``sides`` of a Fudge die (faces −1, 0, +1)
 PREFIX = "dice"
 
@@ -142,7 +156,7 @@ class Dice:
             out.append(("ro" if self.reroll_once else "rr") + c.text())
         if self.explode is not None:
             out.append(EXPLODE_TEXT[self.explode])
-            top = max(faces_of(self.sides))
+            top = 1 if self.sides == FUDGE else self.sides
             default = self.explode_on == Compare("=", top)
             # a bare ``!`` followed by a success compare would read that compare as its own
             if self.explode_on is not None and not (default and (self.keep or not self.success)):
@@ -285,7 +299,7 @@ class Label:
         return f"{_text(self.node, 5)}[{self.text}]"
 
 
-Node = Union[Num, Dice, Group, Neg, Sum, Product, Call, Comparison, Label]
+Node = Num | Dice | Group | Neg | Sum | Product | Call | Comparison | Label
 
 
 def precedence(node: Node) -> int:

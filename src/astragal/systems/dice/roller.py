@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from ..._errors import LimitError, NotationError
@@ -30,7 +31,18 @@ from .nodes import (
 )
 from .rules import ZeroDivisor, arith, call, compare, explodes, kept_flags, rerolls, term_value
 
-__all__ = ["roll", "json_value"]
+__all__ = ["json_value", "roll"]
+
+
+@lru_cache(maxsize=4096)
+def _text_of(node: Node) -> str:
+    """Canonical text of a node (printing is pure, so it is remembered)."""
+    return str(node)
+
+
+@lru_cache(maxsize=1024)
+def _notation(expr: Expression) -> str:
+    return expr.notation()
 
 
 def json_value(v: Value) -> int | float:
@@ -134,7 +146,7 @@ class _Roller:
     # --- terms -----------------------------------------------------------------------------
 
     def dice(self, d: Dice, label: str) -> Value:
-        group = str(d) + (f" [{label}]" if label else "")
+        group = _text_of(d) + (f" [{label}]" if label else "")
         pool: list[_Rolled] = []
         for _ in range(d.count):
             self.chain(d, group, pool)
@@ -152,7 +164,7 @@ class _Roller:
         if verdict == f" → {faces}":
             verdict = ""
         self.lines.append(f"{self.indent}{group}: {faces}{verdict}")
-        self.terms.append({"term": str(d), "label": label, "value": json_value(total)})
+        self.terms.append({"term": _text_of(d), "label": label, "value": json_value(total)})
         return total
 
     def verdict(self, term: Dice | Group, values: Sequence[Value], kept: Sequence[bool],
@@ -179,7 +191,7 @@ class _Roller:
         return out + f" = {format_value(total)}"
 
     def group(self, g: Group, label: str) -> Value:
-        name = str(g) + (f" [{label}]" if label else "")
+        name = _text_of(g) + (f" [{label}]" if label else "")
         self.lines.append(f"{self.indent}{name}:")
         outer = self.indent
         self.indent += "  "
@@ -195,7 +207,7 @@ class _Roller:
         total = term_value(g, values, kept)
         items = ", ".join(format_value(v) for v in values)
         self.lines.append(f"{self.indent}{name}: {items}{self.verdict(g, values, kept, total)}")
-        self.terms.append({"term": str(g), "label": label, "value": json_value(total)})
+        self.terms.append({"term": _text_of(g), "label": label, "value": json_value(total)})
         return total
 
     # --- the expression --------------------------------------------------------------------
@@ -276,7 +288,7 @@ def roll(expr: Expression, source: Source, limits: Limits, text: str) -> Roll:
     """Roll the expression: every die through the Tray, a transcript line per dice term."""
     tray = Tray(source, limits)
     r = _Roller(tray, limits, text)
-    r.lines.append(expr.notation())
+    r.lines.append(_notation(expr))
     if expr.repeat == 1:
         _, result, outcome = _roll_once(r, expr)
     else:

@@ -20,8 +20,17 @@ from fractions import Fraction
 from .nodes import Compare, Dice, Group, Keep, Value, faces_of
 
 __all__ = [
-    "roll_pmf", "rerolls", "explodes", "kept_flags", "score", "term_value", "arith",
-    "call", "compare", "round_half_up", "as_number",
+    "arith",
+    "as_number",
+    "call",
+    "compare",
+    "explodes",
+    "kept_flags",
+    "rerolls",
+    "roll_pmf",
+    "round_half_up",
+    "score",
+    "term_value",
 ]
 
 
@@ -33,6 +42,46 @@ def rerolls(d: Dice, face: int) -> bool:
 def explodes(d: Dice, face: int) -> bool:
     """Rule 2: this standing face rolls again (checked on the face, before ``!p`` takes 1 off)."""
     return d.explode_on is not None and d.explode_on(face)
+
+
+def face_range(sides: int) -> tuple[int, int]:
+    """The lowest and highest face."""
+    return (-1, 1) if sides == 0 else (1, sides)
+
+
+def interval(c: Compare, lo: int, hi: int) -> tuple[int, int]:
+    """The faces lo..hi that a compare point matches, as an interval (empty if a > b)."""
+    match c.op:
+        case "=":
+            return max(lo, c.value), min(hi, c.value)
+        case "<":
+            return lo, min(hi, c.value - 1)
+        case "<=":
+            return lo, min(hi, c.value)
+        case ">":
+            return max(lo, c.value + 1), hi
+        case _:
+            return max(lo, c.value), hi
+
+
+def matching(compares: Sequence[Compare], lo: int, hi: int,
+             within: Compare | None = None) -> int:
+    """How many faces lo..hi match any of ``compares`` (and ``within``, if given)."""
+    spans = []
+    for c in compares:
+        a, b = interval(c, lo, hi)
+        if within is not None:
+            wa, wb = interval(within, lo, hi)
+            a, b = max(a, wa), min(b, wb)
+        if a <= b:
+            spans.append((a, b))
+    spans.sort()
+    total, end = 0, lo - 1
+    for a, b in spans:
+        if b > end:
+            total += b - max(a, end + 1) + 1
+            end = b
+    return total
 
 
 def roll_pmf(d: Dice) -> dict[int, float]:
@@ -75,7 +124,7 @@ def term_value(term: Dice | Group, values: Sequence[Value], kept: Sequence[bool]
     """Rule 4: the sum of the kept values, or the net successes."""
     chosen = [v for v, k in zip(values, kept) if k]
     if term.success is None:
-        return as_number(sum(chosen, Fraction(0)))
+        return as_number(sum(chosen))
     return sum(score(term, v) for v in chosen)
 
 
@@ -124,7 +173,7 @@ def call(name: str, args: Sequence[Value]) -> Value:
         case "round":
             return round_half_up(args[0])
         case "abs":
-            return abs(args[0])
+            return as_number(Fraction(abs(Fraction(args[0]))))
         case "min":
             return min(args)
         case _:

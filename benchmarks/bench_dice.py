@@ -1,0 +1,161 @@
+"""Benchmark: exact odds of the general dice notation against icepool, and rolling against d20.
+
+Run: ``python benchmarks/bench_dice.py`` (needs the bench extra: icepool 2.1.3, and ``d20`` for
+the rolling row). Writes the table to ``benchmarks/results/dice.txt`` as well.
+
+Both libraries remember results (icepool caches evaluations and dice; astragal caches parsed
+notation and dice-term distributions), so two timings are taken for each case:
+
+* cold: a fresh Python process per sample, libraries imported, then the first call is timed;
+  this is what computing the answer costs;
+* warm: in this process, best of repeated calls. astragal's dice-term cache is cleared before
+  each call (it computes the odds again); icepool keeps its caches (its normal behaviour).
+
+The icepool side computes the same thing to the same precision: explosions are followed until
+what is left is below 1e-15, as astragal does.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "dice.txt"
+
+# name, astragal notation, the same odds with icepool
+CASES = [
+    ("10d10kh3", "10d10kh3", "icepool.d10.highest(10, 3)"),
+    ("20d6!", "20d6!", "20 @ icepool.d6.explode(depth=20)"),
+    ("6x 4d6kh3 (stat array)", "6x 4d6kh3",
+     "(lambda s: (s, s.highest(6, 1), s.lowest(6, 1), 6 @ s))(icepool.d6.highest(4, 3))"),
+    ("8d10>=8 exploding 10s", "8d10>=8!",
+     "8 @ icepool.d10.map(lambda x: int(x >= 8) + (icepool.Again if x == 10 else 0), "
+     "again_depth=15)"),
+    ("100d6", "100d6", "100 @ icepool.d6"),
+]
+COLD_SAMPLES = 5
+WARM_SECONDS = 0.5
+
+_WORKER = r"""
+import sys, time
+which, case = sys.argv[1], int(sys.argv[2])
+sys.path.insert(0, {root!r})
+from benchmarks.bench_dice import CASES
+name, notation, ice = CASES[case]
+if which == "astragal":
+    import astragal, numpy
+    import astragal.systems.dice.exact
+    astragal.parse("dice: d6")
+    t0 = time.perf_counter()
+    astragal.odds("dice: " + notation)
+else:
+    import icepool
+    t0 = time.perf_counter()
+    eval(ice)
+print(time.perf_counter() - t0)
+"""
+
+
+def cold(which: str, case: int) -> float:
+    """The median first-call time over fresh processes."""
+    code = _WORKER.format(root=str(ROOT))
+    times = []
+    for _ in range(COLD_SAMPLES):
+        out = subprocess.run([sys.executable, "-c", code, which, str(case)], check=True,
+                             capture_output=True, text=True, cwd=ROOT)
+        times.append(float(out.stdout.strip().splitlines()[-1]))
+    return statistics.median(times)
+
+
+def warm_ours(notation: str) -> float:
+    import astragal
+    from astragal.systems.dice import exact
+
+    best = float("inf")
+    end = time.perf_counter() + WARM_SECONDS
+    while time.perf_counter() < end:
+        exact._CACHE.clear()
+        t0 = time.perf_counter()
+        astragal.odds("dice: " + notation)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def warm_icepool(expr: str) -> float:
+    import icepool
+
+    eval(expr, {"icepool": icepool})  # noqa: S307 - our own table above
+    best = float("inf")
+    end = time.perf_counter() + WARM_SECONDS
+    runs = 0
+    while time.perf_counter() < end or runs < 3:
+        t0 = time.perf_counter()
+        eval(expr, {"icepool": icepool})  # noqa: S307
+        best = min(best, time.perf_counter() - t0)
+        runs += 1
+    return best
+
+
+def rolling() -> list[str]:
+    """Rolling 4d6kh3+2 through the public API against the d20 library."""
+    import astragal
+
+    try:
+        import d20  # type: ignore[import-not-found]
+    except ModuleNotFoundError:
+        return ["rolling: d20 is not installed (pip install d20) — row skipped"]
+    n = 20_000
+    source = astragal.SeededSource(1)
+    rows = []
+
+    def best(fn: object) -> float:
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()  # type: ignore[operator]
+            times.append((time.perf_counter() - t0) / n)
+        return min(times)
+
+    d20.roll("4d6kh3+2")
+    astragal.roll("dice: 4d6kh3+2")
+    t_d20 = best(lambda: d20.roll("4d6kh3+2"))
+    t_ours = best(lambda: astragal.roll("dice: 4d6kh3+2"))
+    t_seeded = best(lambda: astragal.roll("dice: 4d6kh3+2", source=source))
+    rows.append(f"{'roll 4d6kh3+2 (OS randomness)':34} {t_ours * 1e6:9.1f} µs "
+                f"{t_d20 * 1e6:9.1f} µs {t_d20 / t_ours:8.2f}x")
+    rows.append(f"{'roll 4d6kh3+2 (seeded source)':34} {t_seeded * 1e6:9.1f} µs "
+                f"{t_d20 * 1e6:9.1f} µs {t_d20 / t_seeded:8.2f}x")
+    return rows
+
+
+def main() -> int:
+    lines = ["Exact odds: astragal vs icepool 2.1.3 (ratio = icepool time / astragal time)", ""]
+    lines.append(f"{'case':34} {'astragal':>12} {'icepool':>12} {'ratio':>9}")
+    for i, (name, notation, expr) in enumerate(CASES):
+        ours, theirs = cold("astragal", i), cold("icepool", i)
+        lines.append(f"{name + ' (cold)':34} {ours * 1e3:9.3f} ms {theirs * 1e3:9.3f} ms "
+                     f"{theirs / ours:8.1f}x")
+        ours_w, theirs_w = warm_ours(notation), warm_icepool(expr)
+        lines.append(f"{name + ' (warm)':34} {ours_w * 1e3:9.3f} ms {theirs_w * 1e3:9.3f} ms "
+                     f"{theirs_w / ours_w:8.1f}x")
+        print(lines[-2], lines[-1], sep="\n", flush=True)
+    lines += ["", "Rolling: astragal.roll vs d20.roll (ratio = d20 time / astragal time)", ""]
+    lines.append(f"{'case':34} {'astragal':>12} {'d20':>12} {'ratio':>9}")
+    lines += rolling()
+    lines += ["", "cold: median of %d fresh processes, first call after import; warm: best of "
+              "repeated calls in one process (astragal recomputes, icepool keeps its caches)."
+              % COLD_SAMPLES]
+    text = "\n".join(lines)
+    print(text)
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
