@@ -127,8 +127,8 @@ class Pmf:
     def items(self) -> list[tuple[Value, float]]:
         """(value, probability) for every value with a positive probability, in value order."""
         if self.p is not None:
-            nz = np.nonzero(self.p > 0)[0]
-            return [(self.off + int(i), float(self.p[i])) for i in nz]
+            off = self.off
+            return [(off + i, q) for i, q in enumerate(self.p.tolist()) if q > 0]
         assert self.sparse is not None
         return sorted(self.sparse.items())
 
@@ -167,6 +167,15 @@ def convolve(a: Array, b: Array, budget: Budget, what: str) -> Array:
     if lb == 1:
         return a * b[0]
     direct = la * lb
+    if direct <= 96:  # tiny: plain Python, which skips numpy's per-call overhead
+        budget.spend(direct, what)
+        out = [0.0] * (la + lb - 1)
+        bl = b.tolist()
+        for i, x in enumerate(a.tolist()):
+            if x:
+                for j, y in enumerate(bl, i):
+                    out[j] += x * y
+        return np.array(out)
     if direct <= _FFT_FROM or min(la, lb) < 64:
         budget.spend(direct, what)
         return np.convolve(a, b)
@@ -489,6 +498,11 @@ def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: i
     off = k * min(lo_w, 0)
     size = k * max(hi_w, 0) - off + 1
     n_classes = len(classes)
+    if n_classes == 1:
+        budget.spend(len(values) * 2 * k * (size + 48), what, span)
+        if len(values) * k * k * size < 60_000:  # small: plain Python beats numpy's overhead
+            return _keep_small(classes[0][0], classes[0][1], values, scores, k)
+        return _keep_one_class(classes[0][0], classes[0][1], values, scores, k, off, size)
     states_bound = math.comb(k + n_classes - 1, n_classes) if n_classes > 1 else k
     budget.spend(len(values) * n_classes * states_bound * k * (size + 48), what, span)
     cdf: list[dict[int, float]] = []
@@ -532,6 +546,109 @@ def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: i
                     if tail > 0:
                         _shift_add(done, arr * tail, need * sv)
             state = nxt
+    return Pmf(off, done)
+
+
+def _binomial_row(r: int, x: float, top: int) -> list[float]:
+    """P(Binomial(r, x) = m) for m = 0..top."""
+    y = 1.0 - x
+    comb = math.comb
+    return [comb(r, m) * x**m * y ** (r - m) for m in range(top + 1)]
+
+
+def _binomial_tail(r: int, x: float, need: int, head: list[float]) -> float:
+    """P(Binomial(r, x) >= need), given the terms below ``need``."""
+    if r < need:
+        return 0.0
+    tail = 1.0 - math.fsum(head)
+    if tail < 0.5:  # a small tail is summed term by term, to keep its digits
+        y = 1.0 - x
+        tail = math.fsum(math.comb(r, m) * x**m * y ** (r - m) for m in range(need, r + 1))
+    return max(tail, 0.0)
+
+
+def _keep_small(n: int, pmf: dict[int, float], values: Sequence[int], scores: dict[int, int],
+                k: int) -> Pmf:
+    """``keep_dp`` for one class of ``n`` dice, in plain Python lists (small pools).
+
+    ``state[j][i]``: j dice placed (all kept, j < k) with kept sum ``j·lo + i``.
+    """
+    lo = min(scores.values())
+    width = max(scores.values()) - lo
+    state: list[list[float]] = [[1.0]] + [[0.0] * (j * width + 1) for j in range(1, k)]
+    live = [True] + [False] * (k - 1)
+    done = [0.0] * (k * width + 1)
+    below = 1.0  # P(a die shows at most v)
+    for v in values:
+        p = pmf.get(v, 0.0)
+        if p <= 0:
+            continue
+        x = min(1.0, p / below) if below > 0 else 1.0
+        below -= p
+        step = scores[v] - lo
+        new = [[0.0] * len(row) for row in state]
+        new_live = [False] * k
+        for j in range(k):
+            if not live[j]:
+                continue
+            row, r, need = state[j], n - j, k - j
+            head = _binomial_row(r, x, min(r, need - 1))
+            for m, c in enumerate(head):
+                if c > 0:
+                    dst, sh = new[j + m], m * step
+                    for i, val in enumerate(row):
+                        if val:
+                            dst[i + sh] += val * c
+                    new_live[j + m] = True
+            tail = _binomial_tail(r, x, need, head)
+            if tail > 0:
+                sh = need * step
+                for i, val in enumerate(row):
+                    if val:
+                        done[i + sh] += val * tail
+        state, live = new, new_live
+    return Pmf(k * lo, np.array(done))
+
+
+def _keep_one_class(n: int, pmf: dict[int, float], values: Sequence[int],
+                    scores: dict[int, int], k: int, off: int, size: int) -> Pmf:
+    """``keep_dp`` for one class of ``n`` dice: the state is only how many are placed (j < k),
+    so each value is a few array operations over all j at once."""
+    comb = math.comb
+    state = np.zeros((k, size))  # state[j]: j dice placed so far, by kept sum
+    state[0, -off] = 1.0
+    done = np.zeros(size)
+    below = 1.0  # P(a die shows at most v)
+    for v in values:
+        p = pmf.get(v, 0.0)
+        if p <= 0:
+            continue
+        x = min(1.0, p / below) if below > 0 else 1.0
+        below -= p
+        sv = scores[v]
+        y = 1.0 - x
+        coef = np.zeros((k, k))
+        tails = []
+        for j in range(k):
+            r = n - j
+            row = [comb(r, m) * x**m * y ** (r - m) for m in range(min(r, k - j - 1) + 1)]
+            coef[j, :len(row)] = row
+            tail = 1.0 - math.fsum(row) if r >= k - j else 0.0
+            if 0.0 < tail < 0.5:  # a small tail is summed term by term, to keep its digits
+                tail = math.fsum(comb(r, m) * x**m * y ** (r - m) for m in range(k - j, r + 1))
+            tails.append(max(tail, 0.0))
+        new = state * coef[:, 0:1]
+        for m in range(1, k):
+            part = state[:k - m] * coef[:k - m, m:m + 1]
+            shift = m * sv
+            if shift >= 0:
+                new[m:, shift:] += part[:, :size - shift]
+            else:
+                new[m:, :shift] += part[:, -shift:]
+        for j in range(k):
+            if tails[j] > 0:
+                _shift_add(done, state[j] * tails[j], (k - j) * sv)
+        state = new
     return Pmf(off, done)
 
 
@@ -667,6 +784,8 @@ def _key(v: Value) -> int | float:
 
 
 def _distribution(pmf: Pmf) -> Distribution:
+    if pmf.p is not None:  # already whole numbers in order
+        return Distribution(tuple(pmf.items()), pmf.lost)
     return Distribution.from_mapping({_key(v): p for v, p in pmf.items()}, pmf.lost)
 
 
@@ -712,19 +831,22 @@ def odds(expr: Expression, limits: Limits, text: str) -> Odds:
 def _repeated(pmf: Pmf, n: int, is_check: bool, budget: Budget) -> dict[str, Any]:
     """For ``Nx``: the best and worst of the N rolls and their sum (or the count of successes)."""
     items = pmf.items()
-    values = [v for v, _ in items]
-    probs = np.array([p for _, p in items])
     if is_check:
         p1 = dict(items).get(1, 0.0)
         return {f"successes_of_{n}": {str(k): p for k, p in enumerate(_binom(n, p1))}}
-    cdf = np.cumsum(probs)
-    below = np.concatenate(([0.0], cdf[:-1]))
-    best = cdf**n - below**n
-    worst = (1 - below) ** n - (1 - cdf) ** n
+    best: dict[str, float] = {}
+    worst: dict[str, float] = {}
+    below = 0.0
+    for v, p in items:  # P(max = v) = F(v)^n - F(v-)^n; P(min = v) = S(v-)^n - S(v)^n
+        upto = below + p
+        key = format_value(v)
+        best[key] = upto**n - below**n
+        worst[key] = (1.0 - below) ** n - max(0.0, 1.0 - upto) ** n
+        below = upto
     total = power(pmf, n, budget, f"the sum of {n} rolls")
     return {
-        f"highest_of_{n}": {format_value(v): float(p) for v, p in zip(values, best) if p > 0},
-        f"lowest_of_{n}": {format_value(v): float(p) for v, p in zip(values, worst) if p > 0},
+        f"highest_of_{n}": {k: p for k, p in best.items() if p > 0},
+        f"lowest_of_{n}": {k: p for k, p in worst.items() if p > 0},
         f"sum_of_{n}": {format_value(v): p for v, p in total.items()},
     }
 

@@ -68,6 +68,10 @@ _DICE = re.compile(r"(\d*)[dD](\d+|%|[fF])")
 _WORD = re.compile(r"[A-Za-z_]+")
 _CMP = re.compile(r">=|<=|==|=|>|<")
 _REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(])")
+_DIGITS = re.compile(r"\d+")
+_SIGNED = re.compile(r"-?\d+")
+_ALNUM = re.compile(r"\w+")
+_LOOSE_WORD = re.compile(r"[A-Za-z!]+\d*")
 _MODIFIER_WORD = re.compile(r"(kh|kl|dh|dl|k|d|r|ro|rr|f|dbl|s|sa|sd|x|xo|!|!!|!p)\d*")
 _COUNT_ON = {"success": "counts a success", "failure": "counts a failure",
              "double": "counts twice", "explode": "explodes", "reroll": "is re-rolled"}
@@ -139,7 +143,7 @@ class _Parser:
 
     def unexpected(self) -> NotationError:
         start = self.pos
-        m = re.compile(r"[A-Za-z!]+\d*").match(self.text, start)
+        m = _LOOSE_WORD.match(self.text, start)
         end = m.end() if m else start + 1
         if m and _MODIFIER_WORD.fullmatch(m.group().lower()):
             return self.error("modifiers go right after their dice, without spaces "
@@ -384,7 +388,7 @@ class _Parser:
                 op += "="  # the Roll20 reading: a compare point > 3 means 3 or more
         elif required:
             return None
-        n = re.compile(r"-?\d+" if m is not None else r"\d+").match(self.text, self.pos)
+        n = (_SIGNED if m is not None else _DIGITS).match(self.text, self.pos)
         if n is None:
             if m is None:
                 return None
@@ -414,7 +418,7 @@ class _Parser:
                 how = rest[:2] if rest[:2] in ("kh", "kl", "dh", "dl") else \
                     ("kh" if rest[0] == "k" else "dl")
                 self.pos += len(how) if rest[:2] == how else 1
-                n = re.compile(r"\d+").match(text, self.pos)
+                n = _DIGITS.match(text, self.pos)
                 count = 1
                 if n is not None:
                     count = self.int_literal(n.group(), n.start())
@@ -473,7 +477,7 @@ class _Parser:
                 mods[kind] = self.compare_point(True, "", start)
             else:
                 if text[start].isalnum():
-                    m = _WORD.match(text, start) or re.compile(r"\w+").match(text, start)
+                    m = _WORD.match(text, start) or _ALNUM.match(text, start)
                     assert m is not None
                     raise self.error(f"unknown modifier '{m.group()}': modifiers are r, ro, "
                                      "rr, !, !!, !p, xo, kh, kl, dh, dl, >=N, f, dbl, s, sd",

@@ -88,6 +88,8 @@ def roll_pmf(d: Dice) -> dict[int, float]:
     """The standing face of one roll of the die after its re-roll rule (rule 1), exactly."""
     faces = faces_of(d.sides)
     n = len(faces)
+    if not d.reroll:
+        return dict.fromkeys(faces, 1.0 / n)
     hit = [f for f in faces if rerolls(d, f)]
     if not hit:
         return {f: 1.0 / n for f in faces}
