@@ -135,6 +135,7 @@ KNOWN: list[tuple[str, str, str, str]] = [
     ("dice", "crash", "value probabilities sum", "xo"),  # 2d6xo>5: the odds sum to 1/36
     ("dice", "crash", "AssertionError", "grammar.py"),  # 'dice:¹': a superscript digit
     ("dice", "roundtrip", "the canonical form", "characters long; the limit is"),  # d6*d6*…
+    ("dice", "roundtrip", "the canonical form", "one label per term"),  # (0 [a]) [b]
 ]
 
 

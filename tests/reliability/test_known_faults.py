@@ -26,6 +26,9 @@ FAULTS = [
     ("dice", "dice: " + "*".join(["d6"] * 165),
      ("the canonical form (each 'd6' printed as '1d6') is longer than the notation limit, so "
       "str(parse(x)) is refused (LimitError) although x was accepted")),
+    ("dice", "dice: (0 [label]) [label]",
+     ("the canonical form 'dice: 0[label][label]' drops the parentheses and is refused: "
+      "'one label per term'")),
     ("dice", "dice: 2d6xo>5",
      "odds: the total's probabilities sum to 1/36, not 1 (explode-once 'xo' with a compare point)"),
     ("dice", " 1d6xo>5",
