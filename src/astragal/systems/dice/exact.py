@@ -169,13 +169,13 @@ def convolve(a: Array, b: Array, budget: Budget, what: str) -> Array:
     direct = la * lb
     if direct <= 96:  # tiny: plain Python, which skips numpy's per-call overhead
         budget.spend(direct, what)
-        out = [0.0] * (la + lb - 1)
+        small = [0.0] * (la + lb - 1)
         bl = b.tolist()
         for i, x in enumerate(a.tolist()):
             if x:
                 for j, y in enumerate(bl, i):
-                    out[j] += x * y
-        return np.array(out)
+                    small[j] += x * y
+        return np.array(small)
     if direct <= _FFT_FROM or min(la, lb) < 64:
         budget.spend(direct, what)
         return np.convolve(a, b)

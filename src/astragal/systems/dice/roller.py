@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
 from ..._errors import LimitError, NotationError
@@ -34,15 +33,29 @@ from .rules import ZeroDivisor, arith, call, compare, explodes, kept_flags, rero
 __all__ = ["json_value", "roll"]
 
 
-@lru_cache(maxsize=4096)
+_TEXTS: dict[int, tuple[object, str]] = {}
+
+
 def _text_of(node: Node) -> str:
-    """Canonical text of a node (printing is pure, so it is remembered)."""
-    return str(node)
+    """Canonical text of a node, remembered per node object (parsed trees are cached and
+    immutable; keyed by identity because hashing a whole term costs more than printing it)."""
+    hit = _TEXTS.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    if len(_TEXTS) > 4096:
+        _TEXTS.clear()
+    text = str(node)
+    _TEXTS[id(node)] = (node, text)
+    return text
 
 
-@lru_cache(maxsize=1024)
 def _notation(expr: Expression) -> str:
-    return expr.notation()
+    hit = _TEXTS.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    text = expr.notation()
+    _TEXTS[id(expr)] = (expr, text)
+    return text
 
 
 def json_value(v: Value) -> int | float:
@@ -147,20 +160,31 @@ class _Roller:
 
     def dice(self, d: Dice, label: str) -> Value:
         group = _text_of(d) + (f" [{label}]" if label else "")
-        pool: list[_Rolled] = []
-        for _ in range(d.count):
-            self.chain(d, group, pool)
-        values = [x.value for x in pool]
+        tray = self.tray
+        if d.explode is None and not d.reroll and d.sides != FUDGE:
+            indices = [tray.roll(d.sides, group) for _ in range(d.count)]  # plain: one face each
+            values: list[int] = [tray.face(i) for i in indices]
+            shown = [str(v) for v in values]
+        else:
+            pool: list[_Rolled] = []
+            for _ in range(d.count):
+                self.chain(d, group, pool)
+            indices = [x.index for x in pool]
+            values = [x.value for x in pool]
+            shown = [x.shown for x in pool]
         kept = kept_flags(values, d.keep)
-        for x, k in zip(pool, kept):
-            if not k:
-                self.tray.drop(x.index, "dropped")
+        if d.keep is not None:
+            for i, k in zip(indices, kept):
+                if not k:
+                    tray.drop(i, "dropped")
         total = term_value(d, values, kept)
-        order = list(range(len(pool)))
         if d.sort:  # sorting changes only the order the dice are shown in
-            order.sort(key=lambda i: values[i], reverse=d.sort == "d")
-        faces = ", ".join(pool[i].shown for i in order) or "no dice"
-        verdict = self.verdict(d, [values[i] for i in order], [kept[i] for i in order], total)
+            order = sorted(range(len(values)), key=values.__getitem__, reverse=d.sort == "d")
+            values = [values[i] for i in order]
+            kept = [kept[i] for i in order]
+            shown = [shown[i] for i in order]
+        faces = ", ".join(shown) or "no dice"
+        verdict = self.verdict(d, values, kept, total)
         if verdict == f" → {faces}":
             verdict = ""
         self.lines.append(f"{self.indent}{group}: {faces}{verdict}")
