@@ -148,9 +148,9 @@ def main() -> int:
     lines += ["", "Rolling: astragal.roll vs d20.roll (ratio = d20 time / astragal time)", ""]
     lines.append(f"{'case':34} {'astragal':>12} {'d20':>12} {'ratio':>9}")
     lines += rolling()
-    lines += ["", f"cold: median of {COLD_SAMPLES} fresh processes, first call after import; "
+    lines += ["", (f"cold: median of {COLD_SAMPLES} fresh processes, first call after import; "
               "warm: best of repeated calls in one process (astragal recomputes, icepool keeps "
-              "its caches)."]
+              "its caches).")]
     text = "\n".join(lines)
     print(text)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
