@@ -16,8 +16,15 @@ from xml.sax.saxutils import escape
 from ..odds import Distribution
 from ..systems import Odds
 
-__all__ = ["VIEWS", "series", "compare_rows", "format_rows", "terminal_chart", "svg_chart",
-           "png_chart"]
+__all__ = [
+    "VIEWS",
+    "compare_rows",
+    "format_rows",
+    "png_chart",
+    "series",
+    "svg_chart",
+    "terminal_chart",
+]
 
 VIEWS = {"eq": "P(=)", "at_least": "P(≥)", "at_most": "P(≤)"}
 PALETTE = ("#3b6ea8", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f", "#2e4057")
@@ -150,12 +157,12 @@ def svg_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = Fals
     value_name = ("outcome" if outcomes or not all(len(o.distribution) for o in odds_list)
                   else odds_list[0].value_name)
     heading = title or _title(odds_list, view)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">'),
            f'<title>{escape(heading)}</title>',
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="15" '
-           f'font-weight="bold">{escape(heading)}</text>']
+           (f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="15" '
+           f'font-weight="bold">{escape(heading)}</text>')]
     for t in range(6):  # y axis: percentages
         frac = t / 5
         y = top_m + plot_h * (1 - frac)
