@@ -159,7 +159,9 @@ def _alarm(seconds: float) -> Iterator[None]:
         raise _Hang()
 
     old = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # Rings again every 0.2 s: an exception raised inside a gc callback (Hypothesis keeps one)
+    # is printed and dropped by Python, and the operation would run on unchecked.
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.2)
     try:
         yield
     finally:
