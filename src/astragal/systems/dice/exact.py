@@ -806,6 +806,8 @@ def odds(expr: Expression, limits: Limits, text: str) -> Odds:
     """
     budget = Budget(limits, text)
     pmf = evaluate(expr.body, limits, budget)
+    # every possible value becomes a row of the answer: a d999999 is refused, not built
+    budget.spend(40 * len(pmf), f"{expr.notation()} ({len(pmf):,} possible values)")
     notes: list[str] = []
     is_check = isinstance(expr.body, Comparison)
     dist = _distribution(pmf)
@@ -847,7 +849,8 @@ def _repeated(pmf: Pmf, n: int, is_check: bool, budget: Budget) -> dict[str, Any
     return {
         f"highest_of_{n}": {k: p for k, p in best.items() if p > 0},
         f"lowest_of_{n}": {k: p for k, p in worst.items() if p > 0},
-        f"sum_of_{n}": {format_value(v): p for v, p in total.items()},
+        f"sum_of_{n}": {str(v) if isinstance(v, int) else format_value(v): p
+                        for v, p in total.items()},
     }
 
 

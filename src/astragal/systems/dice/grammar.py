@@ -63,16 +63,16 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "greater_than": ("strict", "or_equal"),
 }
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_DICE = re.compile(r"(\d*)[dD](\d+|%|[fF])")
-_WORD = re.compile(r"[A-Za-z_]+")
-_CMP = re.compile(r">=|<=|==|=|>|<")
-_REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(])")
-_DIGITS = re.compile(r"\d+")
-_SIGNED = re.compile(r"-?\d+")
-_ALNUM = re.compile(r"\w+")
-_LOOSE_WORD = re.compile(r"[A-Za-z!]+\d*")
-_MODIFIER_WORD = re.compile(r"(kh|kl|dh|dl|k|d|r|ro|rr|f|dbl|s|sa|sd|x|xo|!|!!|!p)\d*")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
+_DICE = re.compile(r"(\d*)[dD](\d+|%|[fF])", re.ASCII)
+_WORD = re.compile(r"[A-Za-z_]+", re.ASCII)
+_CMP = re.compile(r">=|<=|==|=|>|<", re.ASCII)
+_REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(])", re.ASCII)
+_DIGITS = re.compile(r"\d+", re.ASCII)
+_SIGNED = re.compile(r"-?\d+", re.ASCII)
+_ALNUM = re.compile(r"\w+", re.ASCII)
+_LOOSE_WORD = re.compile(r"[A-Za-z!]+\d*", re.ASCII)
+_MODIFIER_WORD = re.compile(r"(kh|kl|dh|dl|k|d|r|ro|rr|f|dbl|s|sa|sd|x|xo|!|!!|!p)\d*", re.ASCII)
 _COUNT_ON = {"success": "counts a success", "failure": "counts a failure",
              "double": "counts twice", "explode": "explodes", "reroll": "is re-rolled"}
 
@@ -265,7 +265,7 @@ class _Parser:
             return self.group()
         if (m := _DICE.match(self.text, start)) is not None:
             return self.dice(m)
-        if c.isdigit():
+        if "0" <= c <= "9":
             m2 = _NUMBER.match(self.text, start)
             assert m2 is not None
             self.pos = m2.end()
@@ -476,7 +476,7 @@ class _Parser:
                     raise self.error("one success condition per term", start, start + 1)
                 mods[kind] = self.compare_point(True, "", start)
             else:
-                if text[start].isalnum():
+                if text[start].isascii() and text[start].isalnum():
                     m = _WORD.match(text, start) or _ALNUM.match(text, start)
                     assert m is not None
                     raise self.error(f"unknown modifier '{m.group()}': modifiers are r, ro, "

@@ -151,7 +151,7 @@ class Dice:
         return "dF" if self.sides == FUDGE else f"d{self.sides}"
 
     def __str__(self) -> str:
-        out = [f"{self.count}{self.die_text()}"]
+        out = [f"{self.count if self.count != 1 else ''}{self.die_text()}"]
         for c in self.reroll:
             out.append(("ro" if self.reroll_once else "rr") + c.text())
         if self.explode is not None:
@@ -209,7 +209,7 @@ class Group:
     span: Span = field(default=(0, 0), compare=False)
 
     def __str__(self) -> str:
-        inner = ", ".join(_text(item, 1) for item in self.items)
+        inner = ",".join(_text(item, 1) for item in self.items)
         out = "{" + inner + "}"
         if self.keep is not None:
             out += str(self.keep)
@@ -296,7 +296,10 @@ class Label:
     span: Span = field(default=(0, 0), compare=False)
 
     def __str__(self) -> str:
-        return f"{_text(self.node, 5)}[{self.text}]"
+        inner = _text(self.node, 5)
+        if isinstance(self.node, Label):  # (x [a]) [b]: one label per term, so keep the parentheses
+            inner = f"({inner})"
+        return f"{inner}[{self.text}]"
 
 
 Node = Num | Dice | Group | Neg | Sum | Product | Call | Comparison | Label

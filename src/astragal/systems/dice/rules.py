@@ -106,7 +106,8 @@ def kept_flags(values: Sequence[Value], keep: Keep | None) -> list[bool]:
     if keep is None:
         return [True] * len(values)
     highest, k = keep.kept(len(values))
-    order = sorted(range(len(values)), key=lambda i: -values[i] if highest else values[i])
+    # Python's sort is stable also in reverse, so equal values keep their rolling order
+    order = sorted(range(len(values)), key=values.__getitem__, reverse=highest)
     chosen = set(order[:k])
     return [i in chosen for i in range(len(values))]
 
