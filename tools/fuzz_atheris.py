@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,12 +36,19 @@ def main() -> int:
     parser.add_argument("--system", action="append", help="only these systems")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--max-len", type=int, default=600, help="longest input in bytes")
+    parser.add_argument("--seeds-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     try:
         import atheris
     except ImportError:
         print("atheris is not installed: pip install atheris", file=sys.stderr)
         return 2
+    if args.seeds_dir is None:
+        # libFuzzer ends the process with C's exit(): Python's clean-up never runs there, so the
+        # fuzzing runs in a child and this process removes the seed folder afterwards.
+        with tempfile.TemporaryDirectory(prefix="astragal-atheris-") as seeds:
+            return subprocess.run([sys.executable, __file__, *sys.argv[1:], "--seeds-dir", seeds],
+                                  check=False).returncode
 
     with atheris.instrument_imports(include=["astragal"]):
         from tests.reliability import corpus, harness
@@ -111,21 +119,22 @@ def main() -> int:
         if time.monotonic() - last_write[0] > 5:
             write()
 
-    with tempfile.TemporaryDirectory(prefix="astragal-atheris-") as seeds:
-        for i, name in enumerate(names):
-            for j, text in enumerate(corpus.SEEDS.get(name, []) + [
-                    t for t in corpus.NASTY if t.split(":", 1)[0] in systems[name]]):
-                body = text.split(":", 1)[1] if ":" in text else text
-                # the selector byte i + len(names) * 1 picks system i with its prefix
-                Path(seeds, f"{name}-{j}").write_bytes(bytes([i + len(names)]) + body.encode())
+    seeds = args.seeds_dir
+    # The seed corpus: each valid roll and known-nasty input, behind its selector byte.
+    for i, name in enumerate(names):
+        for j, text in enumerate(corpus.SEEDS.get(name, []) + [
+                t for t in corpus.NASTY if t.split(":", 1)[0] in systems[name]]):
+            body = text.split(":", 1)[1] if ":" in text else text
+            # the selector byte i + len(names) * 1 picks system i with its prefix
+            Path(seeds, f"{name}-{j}").write_bytes(bytes([i + len(names)]) + body.encode())
+    write()
+    argv = [sys.argv[0], f"-max_total_time={args.seconds}", f"-max_len={args.max_len}",
+            "-timeout=30", "-rss_limit_mb=4096", "-print_final_stats=1", seeds]
+    try:
+        atheris.Setup(argv, one_input)
+        atheris.Fuzz()
+    finally:
         write()
-        argv = [sys.argv[0], f"-max_total_time={args.seconds}", f"-max_len={args.max_len}",
-                "-timeout=30", "-rss_limit_mb=4096", "-print_final_stats=1", seeds]
-        try:
-            atheris.Setup(argv, one_input)
-            atheris.Fuzz()
-        finally:
-            write()
     return 0
 
 
