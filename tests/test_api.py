@@ -84,3 +84,9 @@ def test_docstring_examples() -> None:
         module = importlib.import_module(name)
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0
+
+
+def test_tails_equal_at_least_and_at_most_to_the_last_bit() -> None:
+    dist = astragal.odds("jc: dmg 3d12 d8 vs soak 2d10").distribution
+    for k, p, ge, le in dist.tails():
+        assert p == dist[k] and ge == dist.at_least(k) and le == dist.at_most(k)

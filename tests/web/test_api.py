@@ -173,7 +173,7 @@ def test_odds_exact_with_and_without_a_room(room: Room, client: Any) -> None:
     assert r.json()["odds"] == astragal.odds("d10 vs d8", default_system="jadeclaw").to_json()
     bad = client.get("/api/odds", params={"text": "jc: d12 vs d3"})
     assert bad.status_code == 422 and bad.json()["span"] == [11, 13]
-    assert client.get("/api/odds", params={"text": "d6"}).status_code == 422  # which game?
+    assert client.get("/api/odds", params={"text": "d6"}).status_code == 200  # general notation
     assert client.get("/api/odds", params={"text": "d6", "system": "jc"}).status_code == 200
 
 

@@ -91,6 +91,26 @@ class Distribution:
         """P(outcome <= x)."""
         return math.fsum(p for k, p in self._numeric() if k <= x)
 
+    def tails(self) -> list[tuple[Any, float, float, float]]:
+        """(outcome, P(=), P(>=), P(<=)) for every outcome, in linear time.
+
+        The probabilities are summed as exact integers over one power of two and each tail is
+        divided back once, so every number equals ``at_least``/``at_most`` to the last bit.
+        """
+        items = self._numeric()
+        ratios = [p.as_integer_ratio() for _, p in items]
+        scale = max((d for _, d in ratios), default=1)
+        exact = [n * (scale // d) for n, d in ratios]
+        order = sorted(range(len(items)), key=lambda i: items[i][0])
+        total = sum(exact)
+        below: dict[int, int] = {}
+        running = 0
+        for i in order:
+            running += exact[i]
+            below[i] = running
+        return [(k, p, (total - below[i] + exact[i]) / scale, below[i] / scale)
+                for i, (k, p) in enumerate(items)]
+
     def map(self, f: Callable[[Any], Any], order: Iterable[Any] | None = None) -> Distribution:
         """The distribution of ``f(outcome)``."""
         out: dict[Any, float] = {}

@@ -56,7 +56,7 @@ def odds_text(odds: Odds) -> str:
         lines.append("")
         name = odds.value_name
         lines.append(f"  {name:>7}  {'P(=)':>8}  {'P(>=)':>8}  {'P(<=)':>8}")
-        items = list(dist.items())
+        items = dist.tails()
         hidden = 0
         if len(items) > 30:  # long tails (explosions): fold the ends that print as 0.000%
             lo, hi = 0, len(items)
@@ -66,9 +66,9 @@ def odds_text(odds: Odds) -> str:
                 hi -= 1
             hidden = len(items) - (hi - lo)
             items = items[lo:hi]
-        for k, p in items:
-            lines.append(f"  {k!s:>7}  {100 * p:7.3f}%  {100 * dist.at_least(k):7.3f}%  "
-                         f"{100 * dist.at_most(k):7.3f}%  {bar(p)}")
+        for k, p, at_least, at_most in items:
+            lines.append(f"  {k!s:>7}  {100 * p:7.3f}%  {100 * at_least:7.3f}%  "
+                         f"{100 * at_most:7.3f}%  {bar(p)}")
         if hidden:
             lines.append(f"  ({hidden} values at the ends, each below 0.0005%, not shown; "
                          "--json has them)")

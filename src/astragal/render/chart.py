@@ -39,9 +39,10 @@ def series(odds: Odds, view: str = "eq", outcomes: bool = False) -> list[tuple[A
     dist = odds.outcomes if outcomes or not len(odds.distribution) else odds.distribution
     if view == "eq" or not _numeric(dist):
         return list(dist.items())
+    rows = dist.tails()
     if view == "at_least":
-        return [(k, dist.at_least(k)) for k in dist]
-    return [(k, dist.at_most(k)) for k in dist]
+        return [(k, ge) for k, _, ge, _ in rows]
+    return [(k, le) for k, _, _, le in rows]
 
 
 def _union(all_series: Sequence[list[tuple[Any, float]]]) -> list[Any]:
