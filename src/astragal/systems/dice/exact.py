@@ -807,7 +807,9 @@ def odds(expr: Expression, limits: Limits, text: str) -> Odds:
     budget = Budget(limits, text)
     pmf = evaluate(expr.body, limits, budget)
     # every possible value becomes a row of the answer: a d999999 is refused, not built
-    budget.spend(40 * len(pmf), f"{expr.notation()} ({len(pmf):,} possible values)")
+    rows = 40 * len(pmf)
+    if budget.used + rows > budget.limit:
+        budget.spend(rows, f"{expr.notation()} ({len(pmf):,} possible values)")
     notes: list[str] = []
     is_check = isinstance(expr.body, Comparison)
     dist = _distribution(pmf)
@@ -849,9 +851,15 @@ def _repeated(pmf: Pmf, n: int, is_check: bool, budget: Budget) -> dict[str, Any
     return {
         f"highest_of_{n}": {k: p for k, p in best.items() if p > 0},
         f"lowest_of_{n}": {k: p for k, p in worst.items() if p > 0},
-        f"sum_of_{n}": {str(v) if isinstance(v, int) else format_value(v): p
-                        for v, p in total.items()},
+        f"sum_of_{n}": _rows(total),
     }
+
+
+def _rows(pmf: Pmf) -> dict[str, float]:
+    """value (as text) → probability, for the JSON extras."""
+    if pmf.p is not None:
+        return {str(pmf.off + i): q for i, q in enumerate(pmf.p.tolist()) if q > 0}
+    return {format_value(v): p for v, p in pmf.items()}
 
 
 def pmf_of(expr: Expression, limits: Limits | None = None) -> dict[Value, float]:
