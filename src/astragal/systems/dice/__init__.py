@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from ..._limits import DEFAULT_LIMITS, Limits
@@ -31,10 +30,7 @@ from .nodes import Expression
 __all__ = ["DEFAULTS", "SYSTEM", "Expression", "odds", "parse", "roll"]
 
 
-@lru_cache(maxsize=1024)
-def _parse_cached(text: str, start: int, options: tuple[tuple[str, Any], ...],
-                  limits: Limits) -> Expression:
-    return _parse(text, start, dict(options), limits)
+_READ: dict[tuple[str, int, Any, Any, Limits], Expression] = {}
 
 
 def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
@@ -44,13 +40,23 @@ def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
     >>> print(parse("4d6kh3 + 2"))
     dice: 4d6kh3+2
     """
-    opts = {**DEFAULTS, **(options or {})}
-    check_options(opts)
+    opts = options or DEFAULTS
     try:
-        key = tuple(sorted(opts.items()))
-        return _parse_cached(text, start, key, limits)
-    except TypeError:  # an unhashable option value: read without the cache
-        return _parse(text, start, opts, limits)
+        key = (text, start, opts.get("reroll", "recursive"),
+               opts.get("greater_than", "strict"), limits)
+        hit = _READ.get(key)
+    except TypeError:  # an unhashable option value: it is refused below
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    merged = {**DEFAULTS, **opts}
+    check_options(merged)
+    expr = _parse(text, start, merged, limits)
+    if key is not None:
+        if len(_READ) > 2048:
+            _READ.clear()
+        _READ[key] = expr
+    return expr
 
 
 def roll(spec: Expression, source: Source, options: Mapping[str, Any] | None = None,

@@ -27,6 +27,7 @@ from .nodes import (
     Sum,
     Value,
     format_value,
+    precedence,
 )
 from .rules import ZeroDivisor, arith, call, compare, explodes, kept_flags, rerolls, term_value
 
@@ -75,6 +76,8 @@ class _Rolled:
 
 
 def _sum_text(values: Sequence[Value]) -> str:
+    if all(type(v) is int and v >= 0 for v in values):
+        return " + ".join(map(str, values))
     out = format_value(values[0])
     for v in values[1:]:
         out += f" - {format_value(-v)}" if v < 0 else f" + {format_value(v)}"
@@ -82,6 +85,8 @@ def _sum_text(values: Sequence[Value]) -> str:
 
 
 class _Roller:
+    __slots__ = ("indent", "limits", "lines", "terms", "text", "tray")
+
     def __init__(self, tray: Tray, limits: Limits, text: str) -> None:
         self.tray = tray
         self.limits = limits
@@ -283,8 +288,6 @@ class _Roller:
 
 
 def _paren(shown: str, node: Node, need: int = 4) -> str:
-    from .nodes import precedence
-
     return f"({shown})" if precedence(node) < need else shown
 
 
