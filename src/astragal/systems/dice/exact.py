@@ -567,6 +567,24 @@ def _binomial_tail(r: int, x: float, need: int, head: list[float]) -> float:
     return max(tail, 0.0)
 
 
+def _binomial_all(r: int, x: float) -> list[float]:
+    """P(Binomial(r, x) = m) for m = 0..r, by the ratio of successive terms."""
+    y = 1.0 - x
+    if y <= 0.0:
+        return [0.0] * r + [1.0]
+    if x <= 0.0:
+        return [1.0] + [0.0] * r
+    term = y**r
+    if term == 0.0:  # underflow: fall back to the closed form term by term
+        return [math.comb(r, m) * x**m * y ** (r - m) for m in range(r + 1)]
+    out = [term]
+    ratio = x / y
+    for m in range(r):
+        term *= ratio * (r - m) / (m + 1)
+        out.append(term)
+    return out
+
+
 def _keep_small(n: int, pmf: dict[int, float], values: Sequence[int], scores: dict[int, int],
                 k: int) -> Pmf:
     """``keep_dp`` for one class of ``n`` dice, in plain Python lists (small pools).
@@ -592,20 +610,29 @@ def _keep_small(n: int, pmf: dict[int, float], values: Sequence[int], scores: di
             if not live[j]:
                 continue
             row, r, need = state[j], n - j, k - j
-            head = _binomial_row(r, x, min(r, need - 1))
-            for m, c in enumerate(head):
+            top = min(r, need - 1)
+            if 0.0 < x < 1.0:  # P(m of the r dice show v), m ≤ top, by successive ratios
+                head = [(1.0 - x) ** r]
+                ratio = x / (1.0 - x)
+                for m in range(top):
+                    head.append(head[-1] * ratio * (r - m) / (m + 1))
+            else:
+                head = [1.0 if (x >= 1.0 and m == r) or (x <= 0.0 and m == 0) else 0.0
+                        for m in range(top + 1)]
+            size = len(row)
+            for m in range(top + 1):
+                c = head[m]
                 if c > 0:
                     dst, sh = new[j + m], m * step
-                    for i, val in enumerate(row):
-                        if val:
-                            dst[i + sh] += val * c
+                    dst[sh:sh + size] = [a + b * c for a, b in zip(dst[sh:sh + size], row)]
                     new_live[j + m] = True
-            tail = _binomial_tail(r, x, need, head)
-            if tail > 0:
-                sh = need * step
-                for i, val in enumerate(row):
-                    if val:
-                        done[i + sh] += val * tail
+            if r >= need:
+                tail = 1.0 - math.fsum(head)
+                if tail < 1e-3:  # a small tail is summed term by term, to keep its digits
+                    tail = math.fsum(_binomial_all(r, x)[need:])
+                if tail > 0:
+                    sh = need * step
+                    done[sh:sh + size] = [a + b * tail for a, b in zip(done[sh:sh + size], row)]
         state, live = new, new_live
     return Pmf(k * lo, np.array(done))
 
