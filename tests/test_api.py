@@ -90,3 +90,13 @@ def test_tails_equal_at_least_and_at_most_to_the_last_bit() -> None:
     dist = astragal.odds("jc: dmg 3d12 d8 vs soak 2d10").distribution
     for k, p, ge, le in dist.tails():
         assert p == dist[k] and ge == dist.at_least(k) and le == dist.at_most(k)
+
+
+@pytest.mark.parametrize("size", [2, 6, 20, 100, 1000])
+def test_os_source_is_uniform(size: int) -> None:
+    """The default source (OS randomness, buffered, rejection-sampled) gives every face evenly."""
+    from tests.stats import assert_matches
+
+    source = astragal.SystemSource()
+    n = max(20_000, 30 * size)
+    assert_matches((source.face(size) for _ in range(n)), {f: 1 / size for f in range(1, size + 1)})

@@ -28,13 +28,32 @@ class Source:
 class SystemSource(Source):
     """The operating system's randomness (``secrets``)."""
 
-    def __init__(self) -> None:
-        import secrets  # imported here: it costs start-up time that odds-only runs don't need
+    # Bytes are drawn from os.urandom a block at a time (one system call per 4 KiB instead of one
+    # per die) and turned into faces by rejection sampling, so every face stays exactly uniform.
+    _BLOCK = 4096
 
-        self._randbelow = secrets.randbelow
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._pos = 0
+
+    def _bytes(self, n: int) -> bytes:
+        if self._pos + n > len(self._buffer):
+            import os
+
+            self._buffer = os.urandom(max(self._BLOCK, n))
+            self._pos = 0
+        chunk = self._buffer[self._pos:self._pos + n]
+        self._pos += n
+        return chunk
 
     def face(self, size: int, stream: int = 0) -> int:
-        return self._randbelow(size) + 1
+        width = max(1, (size.bit_length() + 7) // 8)
+        span = 1 << (8 * width)
+        limit = span - span % size  # values at or above this would favour the low faces
+        while True:
+            value = int.from_bytes(self._bytes(width), "little")
+            if value < limit:
+                return value % size + 1
 
 
 class SeededSource(Source):
