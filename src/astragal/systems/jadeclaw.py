@@ -1147,6 +1147,14 @@ def _side_law(comps: list[tuple[float, list[tuple[int, int]]]],
             np.bincount(inverse, weights=np.concatenate(weights_all)), denominator)
 
 
+@lru_cache(maxsize=8)
+def _hits_table(kind: str) -> Any:
+    """``pair_hits`` tabulated: table[d, s] for faces 0..12."""
+    import numpy as np
+
+    return np.array([[pair_hits(d, s, kind) for s in range(TOP + 1)] for d in range(TOP + 1)])
+
+
 def _damage_enumerate(d_comps: list[tuple[float, list[tuple[int, int]]]],
                       s_comps: list[tuple[float, list[tuple[int, int]]]], kind: str) -> list[float]:
     """Exact hits by pairing every sorted damage vector with every sorted soak vector."""
@@ -1155,9 +1163,10 @@ def _damage_enumerate(d_comps: list[tuple[float, list[tuple[int, int]]]],
     width = len(d_comps[0][1])
     d_rows, _, d_w, d_den = _side_law(d_comps, width)
     s_rows, s_ones, s_w, s_den = _side_law(s_comps, width)
-    table = np.array([[pair_hits(d, s, kind) for s in range(TOP + 1)] for d in range(TOP + 1)])
-    hits = table[d_rows[:, None, :], s_rows[None, :, :]].sum(axis=2)
-    hits += s_ones[None, :]  # J28: a Soak Botch adds one hit
+    table = _hits_table(kind)
+    hits = np.repeat(s_ones[None, :], len(d_rows), axis=0)  # J28: a Soak Botch adds one hit
+    for k in range(width):  # each rank's pair (J23), summed column by column
+        hits += table[d_rows[:, k][:, None], s_rows[:, k][None, :]]
     out = np.bincount(hits.ravel(), weights=(d_w[:, None] * s_w[None, :]).ravel())
     result = [float(x) / (d_den * s_den) for x in out]
     while len(result) > 1 and result[-1] == 0.0:
