@@ -950,10 +950,10 @@ def final_score_pmf(prep: Prepared, options: Mapping[str, Any]) -> list[float]:
         return [0.0, 1.0] + [0.0] * (TOP - 1)
     rolls = roll_count(prep.penalties, options["penalty_rolls"])
     fav = score_cdf(prep.sizes, prep.favored and options["favored_auto"])
-    plain = fav if not prep.favored else score_cdf(prep.sizes, False)
-    each = options["favored_each_penalty_roll"]
-    survive = [(1 - fav[k]) * (1 - (fav if each else plain)[k]) ** (rolls - 1)
-               for k in range(TOP + 1)]
+    # J40: the repeat rolls are Favored too unless the house rule gives only the first one
+    repeat = fav if options["favored_each_penalty_roll"] or not prep.favored or rolls == 1 \
+        else score_cdf(prep.sizes, False)
+    survive = [(1 - fav[k]) * (1 - repeat[k]) ** (rolls - 1) for k in range(TOP + 1)]
     cdf = [1 - s for s in survive]
     return [0.0] + [max(0.0, cdf[k] - cdf[k - 1]) for k in range(1, TOP + 1)]
 
@@ -1027,8 +1027,8 @@ def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text:
             raise InputError("a Resolve test needs damage faces, but no damage dice are rolled")
         res = prepare(spec.resolve, options, damage=False)
         pr = final_score_pmf(res, options)
-        pd = [0.0] + [score_cdf(dmg.sizes, fav_dmg)[k] - score_cdf(dmg.sizes, fav_dmg)[k - 1]
-                      for k in range(1, TOP + 1)]
+        cdf = score_cdf(dmg.sizes, fav_dmg)
+        pd = [0.0] + [cdf[k] - cdf[k - 1] for k in range(1, TOP + 1)]
         r_out = contest_distribution(pr, pd, res.quality, None, options)
         extra["resolve_outcomes"] = Distribution.from_mapping(
             r_out, order=CONTEST_OUTCOMES).to_json()

@@ -6,20 +6,8 @@ turn. Every command reads the file, checks everything, changes a copy and writes
 atomically (a temporary file, then ``os.replace``), so an error or a crash never leaves a
 half-written fight: it is all of the turn or none of it.
 
-Commands (``astragal fight [--file fight.json] COMMAND ...``)::
-
-    new [force] [KEY=VALUE ...] [table=PATH] [critical_table=PATH]
-    add NAME KEY=VALUE ...            attack weapon class throw crit armor shield parry
-                                      luck heal ammo hp (dodge = parry)
-    set NAME KEY=VALUE ...            the same keys, plus damage and stunned
-    remove NAME
-    attack A B [berserk|defensive] [throw] [luck=N] [ammo=N] [--faces F | --seed N] [--json]
-    odds A B [berserk|defensive] [throw] [luck=N]
-    pass NAME                         a turn without attacking (last turn's stance ends)
-    heal NAME [N]                     spend N Heal (default 1): N damage healed
-    spend NAME luck|heal|ammo [N]     spend a counter outside an attack
-    option KEY=VALUE ...              change a house rule (or table=PATH) mid-fight
-    show [--json]    log [--json]
+The commands (``astragal fight [--file fight.json] COMMAND ...``) are listed once, in
+``USAGE`` below, which ``astragal fight`` prints.
 """
 
 from __future__ import annotations
