@@ -214,10 +214,54 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+_NOTATION_COMMANDS = ("roll", "odds", "demo")
+
+
+def _protect_notation(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``astragal roll "-d6"``: a roll that starts with a minus is notation, not an option.
+
+    argparse reads every word that starts with ``-`` as an option, so such a word (one that is
+    none of the command's options) is marked with a leading space, which argparse leaves alone
+    and the notation reader skips; ``--`` before it works too.
+    """
+    if not argv or argv[0] not in _NOTATION_COMMANDS:
+        return argv
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    known = sub.choices[argv[0]]._option_string_actions
+    out = [argv[0]]
+    takes_value = False
+    for i, word in enumerate(argv[1:], 1):
+        if word == "--":
+            out += argv[i:]
+            break
+        if takes_value:
+            out.append(word)
+            takes_value = False
+            continue
+        name = word.split("=", 1)[0]
+        action = known.get(name) or (known.get(word[:2]) if word[:2] in known and
+                                     not word.startswith("--") else None)
+        if action is not None:
+            takes_value = action.nargs != 0 and "=" not in word and (
+                len(word) == 2 or word.startswith("--"))
+            out.append(word)
+        elif word.startswith("-") and len(word) > 1:
+            out.append(" " + word)
+        else:
+            out.append(word)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; exit 0 on success, 2 on an input error (message on stderr)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(_protect_notation(parser, words))
+    text = getattr(args, "text", None)  # take the marks _protect_notation put back off
+    if isinstance(text, str) and text.startswith(" -"):
+        args.text = text[1:]
+    elif isinstance(text, list):
+        args.text = [t[1:] if t.startswith(" -") else t for t in text]
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

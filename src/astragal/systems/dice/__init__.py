@@ -30,7 +30,7 @@ from .nodes import Expression
 __all__ = ["DEFAULTS", "SYSTEM", "Expression", "odds", "parse", "roll"]
 
 
-_READ: dict[tuple[str, int, Any, Any, Limits], Expression] = {}
+_READ: dict[tuple[str, int, Any, Any, Any, Limits], Expression] = {}
 
 
 def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
@@ -42,8 +42,8 @@ def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
     """
     opts = options or DEFAULTS
     try:
-        key = (text, start, opts.get("reroll", "recursive"),
-               opts.get("greater_than", "strict"), limits)
+        key = (text, start, opts.get("dialect", "astragal"), opts.get("reroll", "dialect"),
+               opts.get("greater_than", "dialect"), limits)
         hit = _READ.get(key)
     except TypeError:  # an unhashable option value: it is refused below
         key, hit = None, None

@@ -302,7 +302,7 @@ def _series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: str) -> Pmf
 def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) -> Pmf:
     """What one die and its explosions add to the term (rules 1, 2 and 4), exactly."""
     what = str(d)
-    if d.explode is None and not d.reroll and d.success is None:
+    if d.explode is None and not d.reroll and d.success is None and d.keep is None:
         faces = np.full(d.size, 1.0 / d.size)  # a plain die: every face equally likely
         return Pmf(-1 if d.size == 3 and d.sides == 0 else 1, faces)
     budget.spend(20 * d.size, what, d.span)
@@ -342,6 +342,11 @@ def _merge(a: Pmf, b: Pmf) -> Pmf:
     return Pmf(lo, out)
 
 
+def _kept_only(keep: Any, w: Callable[[Any], int]) -> Callable[[Any], int]:
+    """Rules 3 and 4 for a by-value keep: what a die adds, 0 if it is dropped."""
+    return lambda v: w(v) if keep.keeps(v) else 0
+
+
 def _weight(term: Dice | Group) -> Callable[[Any], int] | None:
     """Rule 4 per kept die: the value itself, or its success score."""
     if term.success is None:
@@ -376,11 +381,14 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     w: Callable[[int], int] = weight if weight is not None else (lambda v: v)
     if d.count == 0:
         return Pmf.point(0)
+    by_value = d.keep is not None and d.keep.by_value
+    if by_value:  # k>3, p<2: a die kept or dropped on its own value adds w(v) or nothing
+        w = _kept_only(d.keep, w)
     # refuse at once what the convolutions could not finish: the sum spans about count × size
     span = d.count * d.size
-    if d.count > 1 and d.keep is None:
+    if d.count > 1 and (d.keep is None or by_value):
         budget.check(min(span * span / 3, 16 * span * span.bit_length()), what, d.span)
-    if d.keep is None:
+    if d.keep is None or by_value:
         return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
     mixture = _pool_classes(d, limits, budget)
     parts: list[tuple[float, Pmf]] = []
@@ -705,7 +713,9 @@ def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
     what = str(g)
     weight = _weight(g)
     lost = _lost(*(p.lost for p in items))
-    if g.keep is None:
+    if g.keep is not None and g.keep.by_value:
+        weight = _kept_only(g.keep, weight if weight is not None else (lambda v: v))
+    if g.keep is None or g.keep.by_value:
         parts = items if weight is None else [mapped(p, weight, budget, what) for p in items]
         out = parts[0]
         for p in parts[1:]:

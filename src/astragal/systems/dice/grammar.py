@@ -54,20 +54,54 @@ MAX_SIDES = 1_000_000
 MAX_DIGITS = 15
 TAIL = 1e-15  # the probability below which an endless tail may be cut (explosions, re-rolls)
 
+DIALECTS: dict[str, dict[str, str]] = {
+    # The few forms that mean different things where players come from (docs/notation.md,
+    # "Dialects"); everything else is read the same under every dialect.
+    #   reroll: bare ``r``; greater_than: ``>``/``<`` in a compare point;
+    #   cs: ``cs``/``cf``; k_number: ``k3``
+    "astragal": {"reroll": "recursive", "greater_than": "strict", "cs": "refuse",
+                 "k_number": "highest"},
+    "roll20": {"reroll": "recursive", "greater_than": "or_equal", "cs": "critical",
+               "k_number": "highest"},
+    "foundry": {"reroll": "once", "greater_than": "strict", "cs": "count",
+                "k_number": "highest"},
+    "avrae": {"reroll": "recursive", "greater_than": "strict", "cs": "refuse",
+              "k_number": "value"},
+}
 DEFAULTS: dict[str, Any] = {
-    "reroll": "recursive",     # bare ``r``: Roll20 (recursive) | "once" (Foundry)
-    "greater_than": "strict",  # ``>`` in a compare point: "strict" | "or_equal" (Roll20)
+    "dialect": "astragal",    # where the player comes from: astragal | roll20 | foundry | avrae
+    "reroll": "dialect",      # bare ``r``: as the dialect reads it | "recursive" | "once"
+    "greater_than": "dialect",  # ``>`` in a compare point: dialect | "strict" | "or_equal"
 }
 CHOICES: dict[str, tuple[str, ...]] = {
-    "reroll": ("recursive", "once"),
-    "greater_than": ("strict", "or_equal"),
+    "dialect": tuple(DIALECTS),
+    "reroll": ("dialect", "recursive", "once"),
+    "greater_than": ("dialect", "strict", "or_equal"),
 }
+
+
+def reading(options: Mapping[str, Any]) -> dict[str, str]:
+    """How this request reads the dialect-dependent forms: the dialect, then the overrides."""
+    out = dict(DIALECTS[options.get("dialect", "astragal")])
+    for key in ("reroll", "greater_than"):
+        value = options.get(key, "dialect")
+        if value != "dialect":
+            out[key] = value
+    return out
+
+
+# Characters a keyboard or a word processor puts where ASCII was meant (same length, so spans
+# stay right): the minus sign, en and em dashes, the multiplication sign.
+_NORMALISE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2014": "-", "\u00d7": "*"})
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
 _DICE = re.compile(r"(\d*)[dD](\d+|%|[fF])", re.ASCII)
 _WORD = re.compile(r"[A-Za-z_]+", re.ASCII)
 _CMP = re.compile(r">=|<=|==|=|>|<", re.ASCII)
-_REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(])", re.ASCII)
+_REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(]|\d*[dD])", re.ASCII)
+_ENDS_DICE = re.compile(r"(?:\d*[dD](?:\d+|%|[fF])\S*|\}\S*)$", re.ASCII)
+_ENDS_NUMBER = re.compile(r"(?<![\w.)\]}])\d+$", re.ASCII)
+_DIE_WORD = re.compile(r"[dD](?:\d+|%|[fF])", re.ASCII)
 _DIGITS = re.compile(r"\d+", re.ASCII)
 _SIGNED = re.compile(r"-?\d+", re.ASCII)
 _ALNUM = re.compile(r"\w+", re.ASCII)
@@ -79,18 +113,21 @@ _COUNT_ON = {"success": "counts a success", "failure": "counts a failure",
 
 class _Parser:
     def __init__(self, text: str, start: int, options: Mapping[str, Any], limits: Limits) -> None:
-        self.text = text
+        self.source = text
+        self.text = text.translate(_NORMALISE)
         self.pos = start
         self.end = len(text)
         self.depth = 0
         self.limits = limits
-        self.reroll_once = options.get("reroll", "recursive") == "once"
-        self.or_equal = options.get("greater_than", "strict") == "or_equal"
+        self.dialect = options.get("dialect", "astragal")
+        self.reading = reading(options)
+        self.reroll_once = self.reading["reroll"] == "once"
+        self.or_equal = self.reading["greater_than"] == "or_equal"
 
     # --- helpers ---------------------------------------------------------------------------
 
     def error(self, message: str, start: int, end: int | None = None) -> NotationError:
-        return NotationError(message, self.text, (start, end if end is not None else start + 1))
+        return NotationError(message, self.source, (start, end if end is not None else start + 1))
 
     def ws(self) -> None:
         while self.pos < self.end and self.text[self.pos].isspace():
@@ -145,7 +182,16 @@ class _Parser:
         start = self.pos
         m = _LOOSE_WORD.match(self.text, start)
         end = m.end() if m else start + 1
-        if m and _MODIFIER_WORD.fullmatch(m.group().lower()):
+        before = self.text[:start]
+        spaced = before.rstrip() != before
+        word = m.group() if m else ""
+        if spaced and _DIE_WORD.fullmatch(word) and _ENDS_NUMBER.search(before.rstrip()):
+            count = _ENDS_NUMBER.search(before.rstrip())
+            assert count is not None
+            return self.error(f"no space between the count and the die: write "
+                              f"{count.group()}{word}", count.start(), end)
+        if (m and spaced and _MODIFIER_WORD.fullmatch(word.lower())
+                and _ENDS_DICE.search(before.rstrip())):
             return self.error("modifiers go right after their dice, without spaces "
                               "(4d6kh3, 10d10>=8)", start, end)
         return self.error(f"unexpected {self.describe_here()}: expected +, -, *, /, %, a "
@@ -336,6 +382,7 @@ class _Parser:
         self.pos += 1
         self.leave()
         mods = self.modifiers(group=True, sides=None)
+        self.check_keep(mods.get("keep"), len(items), "items", mods["_spans"], "", start)
         return Group(tuple(items), mods.get("keep"), mods.get("success"), mods.get("failure"),
                      mods.get("double"), mods.get("sort"), (start, self.pos))
 
@@ -354,7 +401,7 @@ class _Parser:
             raise LimitError(f"{count} dice is more than the limit of {self.limits.max_dice} "
                              "dice per roll", self.text, (start, m.end()))
         sides_text = m.group(2)
-        if sides_text == "%":
+        if sides_text in ("%", "00"):  # d00: the percentile die's own marking
             sides = 100
         elif sides_text.lower() == "f":
             sides = FUDGE
@@ -374,7 +421,27 @@ class _Parser:
         if dice.explode is not None and dice.explode_on is None:
             dice = _with_explode_on(dice, Compare("=", face_range(sides)[1]))
         _check_dice(dice, self.text, self.limits, mods["_spans"])
+        self.check_keep(dice.keep, count, "dice", mods["_spans"], dice.die_text(), start)
         return dice
+
+    def check_keep(self, keep: Keep | None, count: int, what: str,
+                   spans: Mapping[str, tuple[int, int]], die: str, start: int) -> None:
+        """A keep or drop that leaves nothing is never what was meant: ``d4d6`` is not
+        "a d4, drop the lowest 6" but two dice written without a ``+``."""
+        if keep is None or keep.by_value or count == 0 or keep.kept(count)[1] > 0:
+            return
+        a, b = spans["keep"]
+        written = self.source[a:b]
+        if keep.how == "dl" and written[:1].lower() == "d" and written[1:2].isdigit():
+            hint = (f"'{written}' after {self.source[start:a]} reads as 'drop the lowest "
+                    f"{keep.n}', which drops every die: to add dice write "
+                    f"{self.source[start:a]}+{written}")
+        elif keep.how in ("kh", "kl"):
+            hint = f"'{written}' keeps no {what}: keep at least 1"
+        else:
+            hint = (f"'{written}' drops all {count} {what}, so nothing is left: drop fewer "
+                    f"than {count}")
+        raise self.error(hint, a, b)
 
     # --- modifiers -------------------------------------------------------------------------
 
@@ -401,6 +468,45 @@ class _Parser:
         self.pos = n.end()
         return Compare(op, self.int_literal(n.group(), n.start()))
 
+    def keep(self, group: bool) -> Keep:
+        """``kh3 kl1 dh1 dl1 k3 d1`` by rank, Avrae's ``ph1 pl1``; ``k>3 k<3 p>3 p<3 p3`` by
+        value (under ``dialect=avrae`` ``k3`` keeps the 3s, as Avrae reads it)."""
+        text, start = self.text, self.pos
+        two = text[start:start + 2].lower()
+        if two in ("kh", "kl", "dh", "dl", "ph", "pl"):
+            self.pos += 2
+            how = {"ph": "dh", "pl": "dl"}.get(two, two)
+            n = _DIGITS.match(text, self.pos)
+            if n is None:
+                return Keep(how, 1)
+            self.pos = n.end()
+            return Keep(how, self.int_literal(n.group(), n.start()))
+        letter = two[0]
+        self.pos += 1
+        if _CMP.match(text, self.pos):  # k>3, p<2, d<2: each die on its own value
+            m = _CMP.match(text, self.pos)
+            assert m is not None
+            op = "=" if m.group() == "==" else m.group()
+            n = _SIGNED.match(text, m.end())
+            if n is None:
+                raise self.error(f"'{letter}{op}' needs a whole number, as in {letter}{op}3",
+                                 start, m.end())
+            self.pos = n.end()
+            return Keep("k" if letter == "k" else "p", 0,
+                        Compare(op, self.int_literal(n.group(), n.start())))
+        n = _DIGITS.match(text, self.pos)
+        if n is None:
+            if letter == "p":
+                raise self.error("'p' (drop, as in Avrae) needs what to drop: ph1 (highest), "
+                                 "pl1 (lowest), p<3 (dice under 3) or p1 (the 1s)", start,
+                                 self.pos)
+            return Keep("kh" if letter == "k" else "dl", 1)
+        self.pos = n.end()
+        value = self.int_literal(n.group(), n.start())
+        if letter == "p" or (letter == "k" and self.reading["k_number"] == "value"):
+            return Keep("k" if letter == "k" else "p", 0, Compare("=", value))
+        return Keep("kh" if letter == "k" else "dl", value)
+
     def modifiers(self, group: bool, sides: int | None) -> dict[str, Any]:
         mods: dict[str, Any] = {}
         spans: dict[str, tuple[int, int]] = {}
@@ -414,20 +520,13 @@ class _Parser:
                 kind = "double"
                 mods[kind] = self.compare_point(False, "dbl", start) or Compare(
                     "=", face_range(sides)[1] if sides is not None else 1)
-            elif rest[:2] in ("kh", "kl", "dh", "dl") or rest[:1] in ("k", "d"):
-                how = rest[:2] if rest[:2] in ("kh", "kl", "dh", "dl") else \
-                    ("kh" if rest[0] == "k" else "dl")
-                self.pos += len(how) if rest[:2] == how else 1
-                n = _DIGITS.match(text, self.pos)
-                count = 1
-                if n is not None:
-                    count = self.int_literal(n.group(), n.start())
-                    self.pos = n.end()
+            elif rest[:2] in ("kh", "kl", "dh", "dl", "ph", "pl") or rest[:1] in ("k", "d", "p"):
                 kind = "keep"
+                keep = self.keep(group)
                 if kind in mods:
-                    raise self.error("one keep or drop per term (kh, kl, dh, dl)", start,
-                                     self.pos)
-                mods[kind] = Keep(how, count)
+                    raise self.error("one keep or drop per term (kh, kl, dh, dl, k>N, p<N)",
+                                     start, self.pos)
+                mods[kind] = keep
             elif rest[:2] in ("!!", "!p", "xo") or rest[:1] in ("!", "x"):
                 if group:
                     raise self.error("explosions apply to dice, not to a group", start,
@@ -568,6 +667,15 @@ def _check_dice(d: Dice, text: str, limits: Limits,
             raise LimitError(f"{name} explodes too often: a die could need more than "
                              f"{limits.max_explosions} explosions (the limit)", text,
                              spans.get("explode", d.span))
+    if d.keep is not None and d.keep.by_value and d.explode not in ("compound", "penetrate"):
+        assert d.keep.cond is not None
+        hit = matching([d.keep.cond], lo, hi)
+        if d.keep.how == "k" and hit == 0:
+            raise NotationError(f"'{d.keep}' keeps no die: no face of a {name} is "
+                                f"{d.keep.cond.words()}", text, spans.get("keep", d.span))
+        if d.keep.how == "p" and hit == n:
+            raise NotationError(f"'{d.keep}' drops every die: every face of a {name} is "
+                                f"{d.keep.cond.words()}", text, spans.get("keep", d.span))
     for what in ("success", "failure", "double"):
         c = getattr(d, what)
         # compounded and penetrated dice have values other than faces: those are not checked
@@ -591,6 +699,9 @@ def check(expr: Expression, text: str, limits: Limits) -> None:
 def check_options(options: Mapping[str, Any]) -> None:
     """Refuse a switch value that is not one of its choices."""
     for key, choices in CHOICES.items():
+        if not isinstance(options.get(key, DEFAULTS[key]), str):
+            raise OptionError(f"option {key} takes one of {', '.join(choices)}, "
+                              f"not {options[key]!r}")
         if options.get(key, DEFAULTS[key]) not in choices:
             raise OptionError(f"option {key} takes one of {', '.join(choices)}, "
                               f"not '{options[key]}'")

@@ -94,16 +94,30 @@ class Compare:
 
 @dataclass(frozen=True, slots=True)
 class Keep:
-    """Keep or drop: ``kh`` keep highest, ``kl`` keep lowest, ``dh`` drop highest, ``dl`` drop lowest."""
+    """Keep or drop: ``kh`` keep highest, ``kl`` keep lowest, ``dh`` drop highest, ``dl`` drop
+    lowest; ``k`` / ``p`` keep / drop (Avrae's "pop") every die whose value matches ``cond``."""
 
     how: str
     n: int
+    cond: Compare | None = None  # for "k" and "p"
 
     def __str__(self) -> str:
+        if self.cond is not None:
+            return f"{self.how}{self.cond.text(bare=False)}"
         return f"{self.how}{self.n}"
 
+    @property
+    def by_value(self) -> bool:
+        """True for ``k>3``-style keeps: each die is kept or dropped on its own value."""
+        return self.cond is not None
+
+    def keeps(self, v: Value) -> bool:
+        """For a by-value keep: is a die of value ``v`` kept?"""
+        assert self.cond is not None
+        return self.cond(v) if self.how == "k" else not self.cond(v)
+
     def kept(self, total: int) -> tuple[bool, int]:
-        """(keep the highest?, how many) for a pool of ``total`` dice."""
+        """(keep the highest?, how many) for a pool of ``total`` dice (not for by-value)."""
         match self.how:
             case "kh":
                 return True, min(self.n, total)
@@ -115,6 +129,8 @@ class Keep:
                 return True, max(0, total - self.n)
 
     def words(self) -> str:
+        if self.cond is not None:
+            return ("keep" if self.how == "k" else "drop") + f" dice {self.cond.words()}"
         return {"kh": "keep highest", "kl": "keep lowest", "dh": "drop highest",
                 "dl": "drop lowest"}[self.how] + f" {self.n}"
 

@@ -85,7 +85,7 @@ def _sum_text(values: Sequence[Value]) -> str:
 
 
 class _Roller:
-    __slots__ = ("indent", "limits", "lines", "terms", "text", "tray")
+    __slots__ = ("indent", "labels", "limits", "lines", "terms", "text", "tray")
 
     def __init__(self, tray: Tray, limits: Limits, text: str) -> None:
         self.tray = tray
@@ -93,6 +93,7 @@ class _Roller:
         self.text = text
         self.lines: list[str] = []
         self.terms: list[dict[str, Any]] = []
+        self.labels: list[dict[str, Any]] = []
         self.indent = "  "
 
     # --- one die ---------------------------------------------------------------------------
@@ -226,7 +227,7 @@ class _Roller:
         self.indent += "  "
         values: list[Value] = []
         for i, item in enumerate(g.items):
-            v, shown = self.value(item)
+            v, shown = self.value(item, label)
             values.append(v)
             self.lines.append(f"{self.indent}item {i + 1}: {shown} = {format_value(v)}"
                               if shown != format_value(v) else
@@ -254,22 +255,25 @@ class _Roller:
                 return v, format_value(v)
             case Label(node=inner, text=text):
                 v, shown = self.value(inner, text)
-                return v, f"{shown} [{text}]"
+                self.labels.append({"label": text, "term": _text_of(inner),
+                                    "value": json_value(v)})
+                return v, f"{_paren(shown, inner, 5)} [{text}]"
             case Neg(operand=o):
-                v, shown = self.value(o)
+                v, shown = self.value(o, label)
                 return -v, f"-{_paren(shown, o)}"
             case Sum(terms=terms):
-                total, shown = self.value(terms[0][1])
+                total, shown = self.value(terms[0][1], label)
+                shown = _paren(shown, terms[0][1], 2)
                 for op, t in terms[1:]:
-                    v, s = self.value(t)
+                    v, s = self.value(t, label)
                     total = arith(op, total, v)
                     shown += f" {op} {_paren(s, t, 3)}"
                 return total, shown
             case Product(factors=factors, spans=spans):
-                total, shown = self.value(factors[0][1])
+                total, shown = self.value(factors[0][1], label)
                 shown = _paren(shown, factors[0][1], 4)
                 for (op, f), span in zip(factors[1:], spans[1:]):
-                    v, s = self.value(f)
+                    v, s = self.value(f, label)
                     try:
                         total = arith(op, total, v)
                     except ZeroDivisor as exc:
@@ -278,12 +282,12 @@ class _Roller:
                     shown += f" {op} {_paren(s, f, 4)}"
                 return total, shown
             case Call(name=name, args=args):
-                vals, shows = zip(*(self.value(a) for a in args))
+                vals, shows = zip(*(self.value(a, label) for a in args))
                 return call(name, list(vals)), f"{name}({', '.join(shows)})"
             case Comparison(op=op, left=lhs, right=rhs):
-                a, sa = self.value(lhs)
-                b, sb = self.value(rhs)
-                return compare(op, a, b), f"{sa} {op} {sb}"
+                a, sa = self.value(lhs, label)
+                b, sb = self.value(rhs, label)
+                return compare(op, a, b), f"{_paren(sa, lhs, 2)} {op} {_paren(sb, rhs, 2)}"
         raise TypeError(node)  # pragma: no cover
 
 
@@ -293,6 +297,7 @@ def _paren(shown: str, node: Node, need: int = 4) -> str:
 
 def _roll_once(r: _Roller, expr: Expression) -> tuple[Value, dict[str, Any], str]:
     r.terms = []
+    r.labels = []
     value, shown = r.value(expr.body)
     body = expr.body
     if isinstance(body, Comparison):
@@ -307,6 +312,8 @@ def _roll_once(r: _Roller, expr: Expression) -> tuple[Value, dict[str, Any], str
         result = {"total": json_value(value)}
         outcome = "total"
     result["terms"] = r.terms
+    if r.labels:
+        result["labels"] = r.labels
     r.lines.append(f"{r.indent}{line}")
     return value, result, outcome
 

@@ -6,7 +6,8 @@ A die term works in this order (docs/notation.md, "order of modifiers"):
 2. a standing face that matches the explosion condition rolls again: ``!`` adds a new die,
    ``!!`` adds the roll to the same die, ``!p`` adds a new die worth one less, ``xo`` adds at
    most one new die;
-3. keep/drop picks dice by value (ties: earlier dice are kept first);
+3. keep/drop picks dice by rank (ties: earlier dice are kept first), or each die by its own
+   value (``k>3`` keeps the dice over 3, ``p<2`` drops the dice under 2);
 4. the term's value is the sum of the kept dice, or with a success condition the number of kept
    dice that match it (+1 each for ``dbl``, −1 each die that matches ``f``).
 """
@@ -105,6 +106,8 @@ def kept_flags(values: Sequence[Value], keep: Keep | None) -> list[bool]:
     """Rule 3: which dice of a pool are kept. Ties go to the earlier die (stable sort)."""
     if keep is None:
         return [True] * len(values)
+    if keep.by_value:  # k>3, p<2: each die on its own value
+        return [keep.keeps(v) for v in values]
     highest, k = keep.kept(len(values))
     # Python's sort is stable also in reverse, so equal values keep their rolling order
     order = sorted(range(len(values)), key=values.__getitem__, reverse=highest)

@@ -1,0 +1,163 @@
+"""The general notation read the way players mean it (issue 16): no silent misreading, the
+habits of Roll20, Foundry, Avrae and AnyDice, and transcripts that read right.
+
+Worked examples with scripted faces, worked by hand from docs/notation.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import astragal
+from astragal import InputError, NotationError
+from astragal.cli import main
+
+
+def roll(text: str, **kw: Any) -> astragal.Roll:
+    return astragal.roll(text, default_system="dice", **kw)
+
+
+def odds(text: str, **kw: Any) -> astragal.Odds:
+    return astragal.odds(text, default_system="dice", **kw)
+
+
+# --------------------------------------------------------------------------------------------
+# A keep or drop that leaves nothing is an error, never a silent 0
+
+@pytest.mark.parametrize("text,message,span", [
+    ("d4d6", "'d6' after d4 reads as 'drop the lowest 6'", (2, 4)),
+    ("3d6d6", "to add dice write 3d6+d6", (3, 5)),
+    ("2d6d3", "which drops every die", (3, 5)),
+    ("4d6kh0", "keeps no dice", (3, 6)),
+    ("4d6dl4", "drops all 4 dice", (3, 6)),
+    ("{d6,d8}dh2", "drops all 2 items", (7, 10)),
+    ("4d6k>6", "keeps no die: no face of a d6 is over 6", (3, 6)),
+    ("4d6p>0", "drops every die", (3, 6)),
+])
+def test_keep_or_drop_of_every_die_is_an_error(text: str, message: str,
+                                                span: tuple[int, int]) -> None:
+    with pytest.raises(NotationError) as info:
+        odds(text)
+    assert message in info.value.message
+    assert info.value.span == span
+
+
+def test_keep_above_a_value_avrae() -> None:
+    # 4d6k>3: keep the dice above 3 (Avrae and d20), not "keep 1, count successes over 3"
+    r = roll("4d6k>3", faces=[2, 5, 1, 4])
+    assert r.result["total"] == 9
+    assert "keep dice over 3" in str(r)
+    assert [d.kept for d in r.dice] == [False, True, False, True]
+    assert roll("4d6p<3", faces=[2, 5, 1, 4]).result["total"] == 9
+    assert roll("4d6p1", faces=[1, 5, 1, 4]).result["total"] == 9
+    assert roll("4d6ph1", faces=[1, 5, 1, 4]).result["total"] == 6
+    # the odds: each die on its own value
+    o = odds("2d6k>4").distribution
+    assert o[0] == pytest.approx(16 / 36) and o[5] == pytest.approx(8 / 36)
+    assert o[11] == pytest.approx(2 / 36)
+
+
+def test_bare_k_number_is_keep_highest_except_for_avrae() -> None:
+    assert roll("4d6k3", faces=[3, 5, 3, 6]).result["total"] == 14
+    avrae = roll("4d6k3", faces=[3, 5, 3, 6], options={"dialect": "avrae"})
+    assert avrae.result["total"] == 6  # Avrae: k3 keeps the dice that show 3
+    assert str(astragal.parse("4d6k3", default_system="dice",
+                              options={"dialect": "avrae"})) == "dice: 4d6k=3"
+
+
+# --------------------------------------------------------------------------------------------
+# Transcripts that read right: brackets kept, labels where they were written and in the JSON
+
+
+def test_brackets_of_a_comparison_are_kept() -> None:
+    r = roll("(d20 >= 10)+(d20 >= 10)", faces=[8, 19])
+    assert "(8 >= 10) + (19 >= 10) = 1" in str(r)
+    assert r.result["total"] == 1
+
+
+def test_labels_are_shown_where_written_and_in_the_json() -> None:
+    r = roll("(2d6+3)[fire]+d4[cold]", faces=[2, 5, 1])
+    assert "(7 + 3) [fire] + 1 [cold] = 11" in str(r)
+    assert r.result["labels"] == [{"label": "fire", "term": "2d6+3", "value": 10},
+                                  {"label": "cold", "term": "d4", "value": 1}]
+    assert [t["label"] for t in r.result["terms"]] == ["fire", "cold"]
+    plain = roll("2d6+3 [fire]", faces=[2, 5])
+    assert "7 + 3 [fire] = 10" in str(plain)  # the label names the 3, as written
+    assert plain.result["labels"] == [{"label": "fire", "term": "3", "value": 3}]
+
+
+# --------------------------------------------------------------------------------------------
+# Hints that name the real mistake
+
+
+@pytest.mark.parametrize("text,message,span", [
+    ("1 d20", "no space between the count and the die: write 1d20", (0, 5)),
+    ("4d6 kh3", "modifiers go right after their dice", (4, 7)),
+    ("2d6 + 3 kh", "unexpected 'kh'", (8, 10)),
+])
+def test_hints(text: str, message: str, span: tuple[int, int]) -> None:
+    with pytest.raises(NotationError) as info:
+        odds(text)
+    assert message in info.value.message and info.value.span == span
+    assert "without spaces" not in info.value.message or "kh3" in text
+
+
+def test_repeat_written_without_a_space() -> None:
+    r = roll("3x4d6kh3", faces=[6, 6, 6, 1] + [1, 1, 1, 1] + [2, 3, 4, 5])
+    assert r.result["totals"] == [18, 3, 12]
+    assert str(astragal.parse("6x4d6kh3", default_system="dice")) == "dice: 6x 4d6kh3"
+
+
+def test_unicode_minus_and_dashes_are_minus() -> None:
+    for text in ("d20 \u2212 1", "d20 \u2013 1", "d20\u22121"):
+        assert roll(text, faces=[12]).result["total"] == 11
+    with pytest.raises(NotationError) as info:
+        odds("d20 \u2212 q")
+    assert "\u2212" in info.value.pretty()  # the error shows what was typed
+
+
+def test_d00_is_a_d100() -> None:
+    assert astragal.parse("d00", default_system="dice").spec == \
+        astragal.parse("d100", default_system="dice").spec
+    assert roll("d00", faces=[100]).result["total"] == 100
+    with pytest.raises(NotationError):
+        odds("d0")
+
+
+@pytest.mark.parametrize("argv", [["roll", "-d6", "--faces", "4"],
+                                  ["roll", "--faces", "4", "--", "-d6"],
+                                  ["roll", "--faces=4", "-d6", "--json"]])
+def test_cli_reads_a_leading_minus_as_notation(argv: list[str],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    if "--json" in argv:
+        data = json.loads(out)
+        assert data["input"] == "-d6" and data["result"]["total"] == -4
+    else:
+        assert "Total: -4" in out
+
+
+def test_cli_leading_minus_in_odds(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["odds", "-d6", "-2d4", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith(",-d6,-2d4")
+
+
+def test_errors_are_input_errors() -> None:
+    with pytest.raises(InputError):
+        odds("4d6p")
+
+
+@pytest.mark.parametrize("text", ["3d4k>2", "3d3!p<2", "{d4,d3}k>=2", "3d4p2>=2", "2d3!!k>3"])
+def test_keep_by_value_odds_equal_the_enumerated_roller(text: str) -> None:
+    from fractions import Fraction
+
+    from tests.systems.test_dice import enumerate_roller
+
+    want, cut = enumerate_roller(text, Fraction(1, 10**8))
+    got = odds(text).distribution.as_dict()
+    for k in set(got) | {int(v) for v in want}:
+        assert abs(got.get(k, 0.0) - float(want.get(Fraction(k), 0))) <= float(cut) + 1e-12
