@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
-from ._errors import LimitError
+from ._errors import LimitError, OptionError
 
-__all__ = ["DEFAULT_LIMITS", "Limits"]
+__all__ = ["CEILINGS", "DEFAULT_LIMITS", "Limits"]
+
+CEILINGS: dict[str, int] = {
+    # The most each limit may be raised to. Past these the numbers stop meaning anything: no
+    # game's notation writes a count of more than six digits (so a dice limit over 999 999 would
+    # be quoted in errors it can never apply to), and work beyond 10**12 steps is hours of CPU.
+    "max_notation_length": 1_000_000,
+    "max_dice": 999_999,
+    "max_rolls": 1_000_000,
+    "max_explosions": 1_000_000,
+    "max_odds_work": 10**12,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +29,20 @@ class Limits:
     max_rolls: int = 100
     max_explosions: int = 100
     max_odds_work: int = 20_000_000
+
+    def __post_init__(self) -> None:
+        # A limit is a whole number from 1 to its ceiling: a string, a float (NaN would turn the
+        # check off: every comparison with it is false), a bool, 0 or a negative number is an
+        # OptionError naming the limit, not a TypeError deep inside a system.
+        for f in fields(self):
+            value = getattr(self, f.name)
+            ceiling = CEILINGS[f.name]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise OptionError(f"Limits({f.name}=...) must be a whole number from 1 to "
+                                  f"{ceiling:,}, not {_shown(value)}")
+            if not 1 <= value <= ceiling:
+                raise OptionError(f"Limits({f.name}={value}) is out of range: it must be from 1 "
+                                  f"to {ceiling:,}")
 
     def check_length(self, text: str) -> None:
         """Refuse notation longer than ``max_notation_length``."""
@@ -45,6 +70,11 @@ class Limits:
                 text,
                 (0, len(text)) if text else None,
             )
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 DEFAULT_LIMITS = Limits()

@@ -62,8 +62,11 @@ def _cmd_odds(args: argparse.Namespace) -> int:
 
 
 def _plot(results: list[Any], path: str, view: str, outcomes: bool) -> None:
+    from ._files import check_replaceable
     from .render.chart import png_chart, svg_chart
 
+    if path.lower().endswith((".png", ".svg")):
+        check_replaceable(path, "chart file")  # a FIFO would block, a device is no chart
     if path.lower().endswith(".png"):
         try:
             png_chart(results, path, view, outcomes)
@@ -145,6 +148,14 @@ def _cmd_fight(args: argparse.Namespace) -> int:
     return int(fight.fight_main(list(args.rest), args.file))
 
 
+def _port(text: str) -> int:
+    """A TCP port number (argparse exits 2 with this message otherwise)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a port: give a whole number from 1 "
+                                         "to 65535")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the CLI)."""
     p = argparse.ArgumentParser(prog="astragal", description="Roll tabletop RPG dice by the "
@@ -198,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve", help="start the web table (needs the web extra)")
     sv.add_argument("--host", default="127.0.0.1")
-    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
     sv.add_argument("--db", default=None, help="sqlite file path or postgresql://… URL")
     sv.set_defaults(func=_cmd_serve)
 

@@ -1,9 +1,10 @@
-"""Faults the fuzzers found in game systems, one input each, for the systems' owners to fix.
+"""Faults the fuzzers found in game systems, one input each: all fixed by the systems' owners.
 
-Each ``xfail`` test reproduces one open finding through ``harness.exercise`` (the fuzz suite's own rule: a result
-within the limits, or astragal's ``InputError``; no other exception, no operation over 5 s, odds
-that sum to 1). They are ``xfail(strict=False)``: once a system is fixed its test passes, and its
-line in ``harness.KNOWN`` (which keeps the fuzz suite from failing on it again) should go.
+Each test replays one finding through ``harness.exercise`` (the fuzz suite's own rule: a result
+within the limits, or astragal's ``InputError``; no other exception, no operation over the time
+limit, odds that sum to 1). They were ``xfail`` while open; every one is fixed now, so they are
+plain tests that keep them fixed, and ``harness.KNOWN`` is empty: the fuzz suite fails on any of
+them again.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ import pytest
 
 from . import harness
 
-HANG = 3.0  # a web request's worth: each hang below takes far longer
-
 FAULTS = [
-    # (system, input, what goes wrong)
+    # (system, input, what went wrong)
     ("dice", "dice: d1000000!",
      ("parse takes about 5-10 s (the explosion analysis grows with the die size; d100000! "
       "takes 0.7 s, d300000! 2 s): a hang for a web request")),
@@ -37,7 +36,7 @@ FAULTS = [
      "parse: AssertionError in grammar.atom on a superscript digit ('¹'.isdigit() is True)"),
 ]
 
-# Found here, fixed by the system's owner since: kept as plain tests so that they stay fixed.
+# Found earlier and fixed by the system's owner at the time.
 FIXED = [
     ("d6skill", "ds: d6 max_explosions=464",
      "odds: OverflowError (int too large to convert to float) in d6_law"),
@@ -49,9 +48,8 @@ FIXED = [
 
 
 @pytest.mark.parametrize(("system", "text", "why"), FAULTS, ids=[f[1][:40] for f in FAULTS])
-@pytest.mark.xfail(strict=False, reason="a fault in a game system, reported to its owner")
 def test_found_by_fuzzing(system: str, text: str, why: str) -> None:
-    _reproduce(system, text, why, HANG)
+    _reproduce(system, text, why, harness.HANG_SECONDS)
 
 
 @pytest.mark.parametrize(("system", "text", "why"), FIXED, ids=[f[1][:40] for f in FIXED])

@@ -35,24 +35,51 @@ def _from_db(room_id: str, db: str | None) -> Report:
         if store.room(room_id) is None:
             raise InputError(f"no room '{room_id}' in the database", room_id, (0, len(room_id)))
         entries: list[dict[str, Any]] = []
+        unreadable = None
         while True:
-            page = store.entries(room_id, entries[-1]["id"] if entries else 0, MAX_PAGE)
+            after = entries[-1]["id"] if entries else 0
+            try:
+                page = store.entries(room_id, after, MAX_PAGE)
+            except (ValueError, RecursionError) as exc:  # a row that is not JSON (or too deep)
+                why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+                unreadable = (f"an entry after id {after} is not a JSON log entry ({why}): the "
+                              "database was written by something other than astragal")
+                break
+            if any(not isinstance(e, dict) or not isinstance(e.get("id"), int) for e in page):
+                unreadable = f"an entry after id {after} is not a JSON log entry object"
+                break
             entries += page
             if len(page) < MAX_PAGE:
                 break
     finally:
         store.close()
-    return verify_entries(entries)
+    report = verify_entries(entries)
+    if unreadable:
+        report.problems.append(unreadable)
+    return report
+
+
+MAX_EXPORT = 1 << 30  # bytes: a room at the web table's log cap exports well under this
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def verify_source(source: str, db: str | None = None) -> Report:
     """Check an export file, or a room in the database."""
+    from .._files import read_text
+
     path = Path(source)
+    if path.exists() and not path.is_file() or source == "-":
+        read_text(source, "log export", MAX_EXPORT)  # names what it is: a device, a FIFO…
     if path.is_file():
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"cannot read {source} as a JSON log export: {exc}") from None
+            data = json.loads(read_text(source, "log export", MAX_EXPORT),
+                              parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise InputError(f"cannot read {source} as a JSON log export: {why}") from None
         return verify_export(data)
     return _from_db(source, db)
 

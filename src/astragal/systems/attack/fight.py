@@ -12,11 +12,12 @@ The commands (``astragal fight [--file fight.json] COMMAND ...``) are listed onc
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..._errors import FacesError, InputError, OptionError
@@ -94,6 +95,7 @@ LAST_TURN_FLAGS = ("berserk", "defensive", "threw", "whiffed")
 _FLAG_STATE = {"berserk": BERSERK_LAST_TURN, "defensive": DEFENSIVE_LAST_TURN,
                "threw": THREW_LAST_TURN, "whiffed": WHIFFED_LAST_TURN}
 _MAX = 10_000
+MAX_FIGHT_FILE = 16 * 1024 * 1024  # bytes: a long fight's log is well under 1 MiB
 
 
 def new_combatant(name: str) -> dict[str, Any]:
@@ -182,16 +184,16 @@ def _check_combatant(c: Any, i: int) -> dict[str, Any]:
 
 
 def load(path: str) -> dict[str, Any]:
-    """Read and check a fight file."""
+    """Read and check a fight file (a regular file of at most ``MAX_FIGHT_FILE`` bytes)."""
+    from ..._files import read_text
+
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+        data = json.loads(read_text(path, "fight file", MAX_FIGHT_FILE, FightError))
     except FileNotFoundError:
         raise FightError(f"no fight file {path}: start one with 'astragal fight new'") from None
-    except OSError as exc:
-        raise FightError(f"cannot read the fight file {path}: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise FightError(f"the fight file {path} is not valid JSON ({exc}); it was not changed "
+    except (json.JSONDecodeError, RecursionError) as exc:
+        why = str(exc) if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        raise FightError(f"the fight file {path} is not valid JSON ({why}); it was not changed "
                          "by astragal, which writes it whole or not at all") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise FightError(f"{path} is not an astragal fight file (its \"format\" is not "
@@ -216,6 +218,9 @@ def load(path: str) -> dict[str, Any]:
 
 def save(path: str, data: dict[str, Any]) -> None:
     """Write the fight atomically: a temporary file in the same folder, then ``os.replace``."""
+    from ..._files import check_replaceable
+
+    check_replaceable(path, "fight file", FightError)
     folder = os.path.dirname(os.path.abspath(path))
     try:
         mode = os.stat(path).st_mode & 0o777
@@ -242,6 +247,43 @@ def save(path: str, data: dict[str, Any]) -> None:
             raise FightError(f"cannot write the fight file {path}: {exc.strerror or exc}; it "
                              "is unchanged") from None
         raise
+
+
+@contextlib.contextmanager
+def locked(path: str) -> Iterator[None]:
+    """Hold an exclusive lock on the fight file for one read-change-write, across processes.
+
+    ``save`` replaces the file (a new inode), so a process that waited for the lock may hold it
+    on the old file: it checks that the path still names the file it locked, and locks again if
+    not. Commands that only read need no lock (a replace is atomic). Where ``fcntl`` is missing
+    (Windows) nothing is locked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    from ..._files import check_replaceable
+
+    check_replaceable(path, "fight file", FightError)
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        except FileNotFoundError:
+            raise FightError(f"no fight file {path}: start one with 'astragal fight new'") from None
+        except OSError as exc:
+            raise FightError(f"cannot read the fight file {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                yield
+                return
+        finally:
+            os.close(fd)  # closing releases the lock
 
 
 def fight_rules(data: dict[str, Any]) -> Rules:
@@ -735,18 +777,31 @@ def fight_main(rest: list[str], file: str) -> int:
         args.no_source("new")
         print(_cmd_new(file, args))
         return 0
-    data = load(file)
-    work = copy.deepcopy(data)
     read_only: dict[str, Callable[[dict[str, Any], _Args], str]] = {
         "odds": _cmd_odds, "log": _cmd_log}
+    if command == "show" or command in read_only:
+        return _read_only(command, file, args, read_only)
+    # Every change is read, made and written under the file's lock: twenty commands run at
+    # once queue up, and none overwrites another's turn.
+    with locked(file):
+        return _change(command, file, args, rest)
+
+
+def _read_only(command: str, file: str, args: _Args,
+               read_only: dict[str, Callable[[dict[str, Any], _Args], str]]) -> int:
+    data = load(file)
+    work = copy.deepcopy(data)
     if command == "show":
         args.no_pairs("show")
         args.no_source("show")
         print(_cmd_show(file, data, args))
         return 0
-    if command in read_only:
-        print(read_only[command](work, args))
-        return 0
+    print(read_only[command](work, args))
+    return 0
+
+
+def _change(command: str, file: str, args: _Args, rest: list[str]) -> int:
+    work = load(file)
     if command == "attack":
         text, as_json = _cmd_attack(work, args)
         save(file, work)

@@ -137,20 +137,22 @@ _MAX_FILE = 1 << 20
 
 
 def read_json_file(path: str, what: str) -> Any:
-    """A GM's JSON file (at most 1 MiB). Errors name the file and the problem, never its contents."""
+    """A GM's JSON file (at most 1 MiB). Errors name the file and the problem, never its contents.
+
+    Only a regular file is read (``/dev/zero``, a FIFO or a folder is refused at once), and never
+    past the limit.
+    """
+    from ..._files import read_text
+
     try:
-        size = os.path.getsize(path)
-        if size > _MAX_FILE:
-            raise OptionError(f"the {what} file {path} is {size} bytes; the limit is {_MAX_FILE}")
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
-    except OSError as exc:
-        raise OptionError(f"cannot read the {what} file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise OptionError(f"the {what} file {path} is not UTF-8 text") from None
+        return json.loads(read_text(path, f"{what} file", _MAX_FILE, OptionError))
+    except FileNotFoundError as exc:
+        raise OptionError(f"cannot read the {what} file {path}: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise OptionError(f"the {what} file {path} is not valid JSON: {exc.msg} at line "
                           f"{exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise OptionError(f"the {what} file {path} is nested too deeply to be a table") from None
 
 
 def _packaged(name: str) -> Any:
