@@ -61,8 +61,9 @@ def test_tables() -> None:
     assert lines[0].split()[:2] == ["Level", "Dice"]
     assert lines[9].split()[0] == "7" and "2d12 & d4" in lines[9]  # L7 +2 → 2d12&d4
     c = run("table", "jadeclaw", "contest", "--json")
-    rows = json.loads(c.stdout)["rows"]
-    assert len(rows) == 21 and rows[0][1] == "Trivial"
+    data = json.loads(c.stdout)
+    assert data["columns"][1] == "Trivial" and len(data["rows"]) == 20
+    assert all(isinstance(p, float) and 0 <= p <= 1 for row in data["rows"] for p in row[1:])
 
 
 def test_demo_rolls_and_prints_odds() -> None:

@@ -19,6 +19,19 @@ from .render import odds_text, roll_text, table_text, to_json_text
 DEMO = "jc: L7 +1b fav vs L8 q=expert:expert"
 
 
+def _tables_help() -> str:
+    """Every game's tables, for ``astragal table --help`` (imports the games: only then)."""
+    from .systems import get_system, system_names
+
+    out = []
+    for name in system_names():
+        system = get_system(name)
+        tables = getattr(importlib.import_module(type(system).__module__), "TABLES", {})
+        if tables:
+            out.append(f"{name}: {', '.join(tables)}")
+    return "tables: " + "; ".join(out)
+
+
 def _options(pairs: Sequence[str] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in pairs or ():
@@ -29,35 +42,75 @@ def _options(pairs: Sequence[str] | None) -> dict[str, Any]:
     return out
 
 
+def _system_flag(name: str | None) -> str | None:
+    """``--system NAME``: an unknown name is an error about the flag, not about the notation."""
+    if name is None:
+        return None
+    from .systems import get_system
+
+    try:
+        return get_system(name).name
+    except InputError as exc:
+        raise InputError(f"--system {name}: {exc.message}", f"--system {name}",
+                         (9, 9 + len(name))) from None
+
+
 def _cmd_roll(args: argparse.Namespace) -> int:
     result = roll(args.text, seed=args.seed, faces=args.faces, options=_options(args.option),
-                  default_system=args.system)
+                  default_system=_system_flag(args.system))
     print(to_json_text(result.to_json()) if args.json else roll_text(result))
     return 0
 
 
+def _exact_json(result: Any) -> dict[str, Any]:
+    """An odds' JSON with exact fractions ("5/36") for its outcomes and distribution."""
+    data: dict[str, Any] = result.to_json()
+    for key, dist in (("outcomes", result.outcomes), ("distribution", result.distribution)):
+        if len(dist):
+            try:
+                data[key] = {str(k): str(p) for k, p in dist.exact()}
+            except ValueError as exc:
+                raise InputError(f"--exact: {result.input}: {exc}") from None
+    data["exact"] = True
+    return data
+
+
 def _cmd_odds(args: argparse.Namespace) -> int:
-    results = [odds(t, options=_options(args.option), default_system=args.system)
+    system = _system_flag(args.system)
+    results = [odds(t, options=_options(args.option), default_system=system)
                for t in args.text]
     view = "at_least" if args.at_least else "at_most" if args.at_most else "eq"
     fmt = "json" if args.json else args.format
+    if args.outcomes:
+        for r in results:
+            if not len(r.outcomes):
+                raise InputError(f"--outcomes: '{r.input}' has no outcome categories, only "
+                                 f"the distribution of its {r.value_name}; leave out "
+                                 "--outcomes, or ask a question such as '2d6 >= 8'")
     if args.plot:
         _plot(results, args.plot, view, args.outcomes)
+    from .render.chart import compare_rows, format_rows
+
     if fmt == "json":
-        data = [r.to_json() for r in results]
+        data = [_exact_json(r) if args.exact else r.to_json() for r in results]
         print(to_json_text(data[0] if len(data) == 1 else data))
+    elif args.exact:
+        try:
+            rows = compare_rows(results, view, args.outcomes, exact=True)
+        except ValueError as exc:
+            raise InputError(f"--exact: {exc}") from None
+        print(format_rows(rows, fmt))
     elif fmt == "text" and len(results) == 1 and view == "eq" and not args.outcomes:
         print(odds_text(results[0]))
     elif fmt == "text":
-        from .render.chart import compare_rows, terminal_chart
+        from .render.chart import terminal_chart
 
         print(table_text(compare_rows(results, view, args.outcomes)))
         print()
         print(terminal_chart(results, view, args.outcomes))
     else:
-        from .render.chart import compare_rows, format_rows
-
-        print(format_rows(compare_rows(results, view, args.outcomes), fmt))
+        print(format_rows(compare_rows(results, view, args.outcomes, numeric=fmt == "csv"),
+                          fmt))
     return 0
 
 
@@ -67,20 +120,20 @@ def _plot(results: list[Any], path: str, view: str, outcomes: bool) -> None:
 
     if path.lower().endswith((".png", ".svg")):
         check_replaceable(path, "chart file")  # a FIFO would block, a device is no chart
-    if path.lower().endswith(".png"):
-        try:
-            png_chart(results, path, view, outcomes)
-        except ModuleNotFoundError:
-            raise InputError("a PNG chart needs matplotlib: pip install 'astragal[plot]' "
-                             "(or write .svg, which needs nothing)") from None
-    elif path.lower().endswith(".svg"):
-        try:
+    try:
+        if path.lower().endswith(".png"):
+            try:
+                png_chart(results, path, view, outcomes)
+            except ModuleNotFoundError:
+                raise InputError("a PNG chart needs matplotlib: pip install '.[plot]' "
+                                 "(or write .svg, which needs nothing)") from None
+        elif path.lower().endswith(".svg"):
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(svg_chart(results, view, outcomes))
-        except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror}") from None
-    else:
-        raise InputError(f"--plot writes .svg or .png files, not '{path}'")
+        else:
+            raise InputError(f"--plot writes .svg or .png files, not '{path}'")
+    except OSError as exc:
+        raise InputError(f"--plot: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -102,11 +155,11 @@ def _cmd_table(args: argparse.Namespace) -> int:
         raise InputError(f"no table '{name}' for {system.title}: tables are {known}")
     rows = tables[name](_options(args.option))
     fmt = "json" if args.json else args.format
-    if fmt == "json":
-        print(to_json_text({"system": system.name, "table": name, "rows": rows}))
-    else:
-        from .render.chart import format_rows
+    from .render.chart import format_rows
 
+    if fmt == "json":  # {"system", "table", "columns": header, "rows": numbers}
+        print(format_rows(rows, "json", {"system": system.name, "table": name}))
+    else:
         print(format_rows(rows, fmt))
     return 0
 
@@ -124,7 +177,7 @@ def _need_web(what: str) -> None:
 
     for module in ("fastapi", "uvicorn"):
         if importlib.util.find_spec(module) is None:
-            raise InputError(f"{what} needs the web extra: pip install 'astragal[web]' "
+            raise InputError(f"{what} needs the web extra: pip install '.[web]' "
                              f"({module} is missing)")
 
 
@@ -135,15 +188,28 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_verify_log(args: argparse.Namespace) -> int:
+    import os
+
+    source = str(args.source)
+    if args.db is None and (source.lower().endswith(".json") or os.sep in source) \
+            and not os.path.exists(source):
+        raise InputError(f"verify-log: the file {source} is missing (no such file)")
     try:
         log = importlib.import_module("astragal.web.verify")
     except ModuleNotFoundError as exc:
-        raise InputError(f"verify-log needs the web extra: pip install 'astragal[web]' "
+        raise InputError(f"verify-log needs the web extra: pip install '.[web]' "
                          f"({exc.name} is missing)") from None
     return int(log.main(args))
 
 
 def _cmd_fight(args: argparse.Namespace) -> int:
+    rest = list(args.rest)
+    if len(rest) > 1 and any(w in ("-h", "--help", "help") for w in rest[1:]):
+        usage = importlib.import_module("astragal.systems.attack.fight").USAGE
+        lines = [ln for ln in usage.splitlines() if ln.startswith(rest[0].lower() + " ")]
+        if lines:  # `fight attack --help`: that command's line of the usage
+            print(usage.splitlines()[0].replace("COMMAND ...", "") + "\n\n" + "\n".join(lines))
+            return 0
     fight = importlib.import_module("astragal.systems.attack")
     return int(fight.fight_main(list(args.rest), args.file))
 
@@ -168,7 +234,9 @@ def build_parser() -> argparse.ArgumentParser:
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
                         help="a house-rule switch, e.g. -o double_botch=both_botch")
-        sp.add_argument("--system", default=None, help="system for text without a prefix")
+        sp.add_argument("--system", default=None, metavar="NAME",
+                        help="the system for text without a prefix (astragal systems "
+                        "lists them; default: the general dice notation)")
 
     r = sub.add_parser("roll", help="roll dice and explain the result")
     r.add_argument("text", help="the roll, e.g. 'jc: d12 d8 vs 2d10'")
@@ -182,7 +250,11 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("odds", help="exact odds of one roll, or several side by side")
     o.add_argument("text", nargs="+", help="one or more rolls, any systems")
     o.add_argument("--json", action="store_true", help="same as --format json")
-    o.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
+    o.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text",
+                   help="text (default), markdown, or data: csv and json carry numbers "
+                   "(probabilities as fractions of 1)")
+    o.add_argument("--exact", action="store_true",
+                   help="exact fractions (\"5/36\") where the law is finite and rational")
     o.add_argument("--at-least", action="store_true", help="compare P(value or more)")
     o.add_argument("--at-most", action="store_true", help="compare P(value or less)")
     o.add_argument("--outcomes", action="store_true",
@@ -191,36 +263,51 @@ def build_parser() -> argparse.ArgumentParser:
     common(o)
     o.set_defaults(func=_cmd_odds)
 
-    d = sub.add_parser("demo", help="roll an example and show its odds")
-    d.add_argument("text", nargs="?", default=None)
-    d.add_argument("--seed", type=int, default=None)
+    d = sub.add_parser("demo", help="roll an example and show its odds",
+                       description="Roll an example, explain every die, and print its exact "
+                       "odds.")
+    d.add_argument("text", nargs="?", default=None,
+                   help=f"the roll to show (default: '{DEMO}')")
+    d.add_argument("--seed", type=int, default=None, help="reproducible random faces")
     d.set_defaults(func=_cmd_demo)
 
-    t = sub.add_parser("table", help="GM tables, e.g. 'table jadeclaw levels'")
-    t.add_argument("system_name", metavar="SYSTEM")
-    t.add_argument("name", nargs="?", default=None, metavar="TABLE")
+    t = sub.add_parser("table", help="GM tables, e.g. 'table jadeclaw levels'",
+                       description="A game's tables, computed exactly.")
+    t.add_argument("system_name", metavar="SYSTEM", help="the game (a name or a prefix)")
+    t.add_argument("name", nargs="?", default=None, metavar="TABLE",
+                   help="which table (default: the game's first)")
     t.add_argument("--json", action="store_true", help="same as --format json")
-    t.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text")
-    t.add_argument("-o", "--option", action="append", metavar="KEY=VALUE")
+    t.add_argument("--format", choices=("text", "markdown", "csv", "json"), default="text",
+                   help="text (default), markdown, or data: csv and json carry numbers")
+    t.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
+                   help="a house-rule switch the table is computed under")
     t.set_defaults(func=_cmd_table)
 
     s = sub.add_parser("systems", help="list the games and their prefixes")
     s.set_defaults(func=_cmd_systems)
 
-    sv = sub.add_parser("serve", help="start the web table (needs the web extra)")
-    sv.add_argument("--host", default="127.0.0.1")
+    sv = sub.add_parser("serve", help="start the web table (needs the web extra)",
+                        description="Start the web table: rooms, live rolls and odds.")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (default: "
+                    "127.0.0.1, this machine only)")
     sv.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
     sv.add_argument("--db", default=None, help="sqlite file path or postgresql://… URL")
     sv.set_defaults(func=_cmd_serve)
 
     vl = sub.add_parser("verify-log", help="check a room log's hash chain")
     vl.add_argument("source", help="an exported JSON log file, or a room id with --db")
-    vl.add_argument("--db", default=None)
+    vl.add_argument("--db", default=None,
+                    help="the database holding the room (sqlite file or postgresql:// URL)")
     vl.set_defaults(func=_cmd_verify_log)
 
-    f = sub.add_parser("fight", help="run an attack-table fight: new, add, attack, show")
+    f = sub.add_parser("fight", help="run an attack-table fight: new, add, attack, show",
+                       description="A combat tracker for the d6 attack table, kept in a file. "
+                       "'astragal fight COMMAND --help' describes one command.",
+                       epilog="commands: new, add, set, remove, attack, odds, pass, heal, "
+                       "spend, option, show, log")
     f.add_argument("--file", default="fight.json", help="the fight file (JSON)")
-    f.add_argument("rest", nargs=argparse.REMAINDER)
+    f.add_argument("rest", nargs=argparse.REMAINDER, metavar="COMMAND ...",
+                   help="the fight command and its words")
     f.set_defaults(func=_cmd_fight)
     return p
 
@@ -267,6 +354,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; exit 0 on success, 2 on an input error (message on stderr)."""
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["table"] and ("-h" in words or "--help" in words):
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        sub.choices["table"].epilog = _tables_help()
     args = parser.parse_args(_protect_notation(parser, words))
     text = getattr(args, "text", None)  # take the marks _protect_notation put back off
     if isinstance(text, str) and text.startswith(" -"):

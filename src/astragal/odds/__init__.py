@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 __all__ = ["Distribution", "convolve"]
@@ -24,10 +25,14 @@ class Distribution:
 
     items_: tuple[tuple[Any, float], ...]
     truncated: float = 0.0
+    denominator: int | None = field(default=None, compare=False)
+    """A whole number that every probability is an exact multiple of 1/denominator of, when
+    the system knows one (finite rational laws); it makes ``exact()`` possible."""
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[Any, float], truncated: float = 0.0,
-                     order: Iterable[Any] | None = None) -> Distribution:
+                     order: Iterable[Any] | None = None,
+                     denominator: int | None = None) -> Distribution:
         """Build from a mapping; numeric outcomes are sorted, categories keep ``order``."""
         if order is not None:
             keys = list(order)
@@ -35,7 +40,33 @@ class Distribution:
             keys = sorted(mapping)
         else:
             keys = list(mapping)
-        return cls(tuple((k, float(mapping.get(k, 0.0))) for k in keys), truncated)
+        return cls(tuple((k, float(mapping.get(k, 0.0))) for k in keys), truncated, denominator)
+
+    def exact(self) -> tuple[tuple[Any, Fraction], ...]:
+        """(outcome, exact probability as a ``Fraction``) pairs, in order.
+
+        Available when the law is finite and rational and its system gave a ``denominator``
+        small enough (at most 10**12) that every float probability is within a small fraction
+        of 1/denominator of the true one, so rounding to it is exact; the fractions are checked
+        to sum to exactly 1. Otherwise a ``ValueError`` says why.
+
+        >>> d = Distribution.from_mapping({2: 1 / 36, 3: 2 / 36, 4: 33 / 36}, denominator=36)
+        >>> [str(p) for _, p in d.exact()]
+        ['1/36', '1/18', '11/12']
+        """
+        if self.truncated or self.denominator is None:
+            raise ValueError("no exact form: the law is infinite (a tail was cut) or its "
+                             "system gives no common denominator")
+        den = self.denominator
+        if den > 10**12:
+            raise ValueError(f"no exact form: the common denominator {den:.3g} is too large "
+                             "to recover from floating point")
+        counts = [round(p * den) for _, p in self.items_]
+        if sum(counts) != den or any(abs(p * den - c) > 1e-3 for (_, p), c in
+                                     zip(self.items_, counts)):
+            raise ValueError("no exact form: the probabilities are not multiples of "
+                             f"1/{den}")
+        return tuple((k, Fraction(c, den)) for (k, _), c in zip(self.items_, counts))
 
     def __getitem__(self, outcome: Hashable) -> float:
         for k, p in self.items_:
@@ -117,7 +148,7 @@ class Distribution:
         for k, p in self.items_:
             key = f(k)
             out[key] = out.get(key, 0.0) + p
-        return Distribution.from_mapping(out, self.truncated, order)
+        return Distribution.from_mapping(out, self.truncated, order, self.denominator)
 
     def _repr_html_(self) -> str:
         """An HTML table and chart (Jupyter shows it)."""

@@ -114,7 +114,8 @@ def odds_html(odds: Odds) -> str:
 
     parts = [f"<div><strong>{escape(odds.input)}</strong>"]
     for rows in ([["outcome", "probability"]] + [[outcome_words(k), f"{100 * p:.3f}%"]
-                                                  for k, p in odds.outcomes.items()],
+                                                  for k, p in odds.outcomes.items()]
+                 if len(odds.outcomes) else None,
                  compare_rows([odds]) if len(odds.distribution) else None):
         if rows is None:
             continue
@@ -126,9 +127,38 @@ def odds_html(odds: Odds) -> str:
     return "".join(parts) + "</div>"
 
 
+def _verdict_words(roll: Roll) -> str:
+    """The verdict in a line: ``Success``, ``Total: 15``, ``Totals: 12, 9, 15``."""
+    result = roll.result
+    if roll.outcome == "total" and "total" in result:
+        return f"Total: {result['total']}"
+    if roll.outcome == "repeated" and "totals" in result:
+        return "Totals: " + ", ".join(str(t) for t in result["totals"])
+    return outcome_words(roll.outcome)
+
+
 def roll_html(roll: Roll) -> str:
-    """The transcript as HTML (for notebooks)."""
+    """A roll for notebooks: the verdict, a table of the dice (every face, kept or dropped,
+    crits and fumbles marked) and the transcript."""
     from html import escape
 
+    head = ("<tr><th>die</th><th>faces</th><th>stands</th><th>group</th><th>note</th></tr>")
+    rows = []
+    for d in roll.dice:
+        marks = []
+        if getattr(d, "crit", False):
+            marks.append("critical")
+        if getattr(d, "fumble", False):
+            marks.append("fumble")
+        style = ' style="opacity:0.5;text-decoration:line-through"' if not d.kept else ""
+        note = ", ".join(x for x in (d.note, *marks) if x)
+        rows.append(f"<tr{style}><td>d{d.size}</td>"
+                    f"<td>{escape(' → '.join(str(f) for f in d.faces))}</td>"
+                    f"<td><strong>{d.face}</strong></td><td>{escape(d.group)}</td>"
+                    f"<td>{escape(note)}</td></tr>")
+    table = (f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+             if rows else "")
     lines = "".join(f"{escape(line)}<br>" for line in roll.transcript)
-    return f"<div><strong>{escape(outcome_words(roll.outcome))}</strong><br>{lines}</div>"
+    return (f"<div><div style=\"font-size:1.2em\"><strong>{escape(_verdict_words(roll))}"
+            f"</strong> <span style=\"color:#666\">{escape(roll.input)}</span></div>{table}"
+            f"<details><summary>transcript</summary><pre>{lines}</pre></details></div>")

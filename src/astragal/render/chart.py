@@ -10,6 +10,7 @@ import csv
 import io
 import json
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -18,7 +19,9 @@ from ..systems import Odds
 
 __all__ = [
     "VIEWS",
+    "cell",
     "compare_rows",
+    "fold",
     "format_rows",
     "png_chart",
     "series",
@@ -72,42 +75,142 @@ def _fill(s: list[tuple[Any, float]], keys: list[Any], view: str) -> list[float]
     return out
 
 
+FOLD_BELOW = 5e-6  # values at the ends of a long law below this are folded (0.000% in text)
+FOLD_FROM = 30  # laws with more values than this fold their ends
+
+
+def fold(odds_list: Sequence[Odds], keys: list[Any], outcomes: bool = False) -> tuple[int, int]:
+    """(lo, hi): the keys worth showing; far tails of long laws (explosions) are folded the way
+    the text output folds them: the values at each end whose P(=) is below 0.0005% in every
+    series. Categories and short laws are never folded."""
+    if len(keys) <= FOLD_FROM or not all(isinstance(k, (int, float)) for k in keys):
+        return 0, len(keys)
+    eq = [_fill(series(o, "eq", outcomes), keys, "eq") for o in odds_list]
+    lo, hi = 0, len(keys)
+    while lo < hi and all(f[lo] < FOLD_BELOW for f in eq):
+        lo += 1
+    while hi > lo and all(f[hi - 1] < FOLD_BELOW for f in eq):
+        hi -= 1
+    return lo, hi
+
+
+def _number(k: Any) -> Any:
+    """An outcome as a JSON/CSV cell: numbers stay numbers, whole floats become ints."""
+    if isinstance(k, float) and k.is_integer():
+        return int(k)
+    return k
+
+
 def compare_rows(odds_list: Sequence[Odds], view: str = "eq",
-                 outcomes: bool = False) -> list[list[str]]:
-    """A table: one row per value, one column per roll, probabilities as percentages."""
+                 outcomes: bool = False, numeric: bool = False,
+                 exact: bool = False) -> list[list[Any]]:
+    """A table: one row per value, one column per roll; the first row is the header.
+
+    Text form (``numeric=False``): probabilities as percentages and a last ``mean`` row. Data
+    form (``numeric=True``): outcomes and probabilities as numbers (``exact``: as
+    ``fractions.Fraction``), no mean row, every value.
+    """
     all_series = [series(o, view, outcomes) for o in odds_list]
     keys = _union(all_series)
     name = "outcome" if outcomes or not all(len(o.distribution) for o in odds_list) else (
         odds_list[0].value_name)
     header = [f"{name} {VIEWS[view]}"] + [o.input for o in odds_list]
-    rows = [header]
+    rows: list[list[Any]] = [header]
+    if exact:
+        filled_exact = [_exact_fill(o, view, outcomes, keys) for o in odds_list]
+        for i, k in enumerate(keys):
+            rows.append([_number(k)] + [f[i] for f in filled_exact])
+        return rows
     filled = [_fill(s, keys, view) for s in all_series]
+    if numeric:
+        for i, k in enumerate(keys):
+            rows.append([_number(k)] + [f[i] for f in filled])
+        return rows
     from . import outcome_words
 
-    for i, k in enumerate(keys):
+    lo, hi = fold(odds_list, keys, outcomes)
+    for i, k in enumerate(keys[lo:hi], lo):
         label = outcome_words(k) if isinstance(k, str) else str(k)
         rows.append([label] + [f"{100 * f[i]:.3f}%" for f in filled])
+    if lo or hi < len(keys):
+        hidden = len(keys) - (hi - lo)
+        note = f"({hidden} values at the ends, each below 0.0005%, not shown)"
+        rows.append([note] + [""] * len(odds_list))
     if not outcomes and all(len(o.distribution) and _numeric(o.distribution) for o in odds_list):
         rows.append(["mean"] + [f"{o.distribution.mean():.4f}" for o in odds_list])
     return rows
 
 
-def format_rows(rows: Sequence[Sequence[str]], fmt: str = "text") -> str:
-    """Rows (header first) as an aligned text table, Markdown, CSV or JSON."""
+def _exact_fill(odds: Odds, view: str, outcomes: bool, keys: list[Any]) -> list[Fraction]:
+    """The exact probabilities of one roll at ``keys`` in a view (ValueError if it has none)."""
+    dist = odds.outcomes if outcomes or not len(odds.distribution) else odds.distribution
+    try:
+        law = dict(dist.exact())
+    except ValueError as exc:
+        raise ValueError(f"{odds.input}: {exc}") from None
+    out: list[Fraction] = []
+    for k in keys:
+        if view == "eq" or not _numeric(dist):
+            out.append(law.get(k, Fraction(0)))
+        elif view == "at_least":
+            out.append(sum((p for x, p in law.items() if x >= k), Fraction(0)))
+        else:
+            out.append(sum((p for x, p in law.items() if x <= k), Fraction(0)))
+    return out
+
+
+def cell(value: Any) -> Any:
+    """A table cell as data: ``"10.0%"`` → 0.1, ``"7"`` → 7, ``"0.11"`` → 0.11; else as is."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        if text.endswith("%"):
+            return float(Fraction(text[:-1]) / 100)
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text) if text and text[0] in "+-.0123456789" else value
+    except ValueError:
+        return value
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Fraction):
+        return str(value)
+    return value
+
+
+def format_rows(rows: Sequence[Sequence[Any]], fmt: str = "text",
+                extra: dict[str, Any] | None = None) -> str:
+    """Rows (header first) as an aligned text table, Markdown, CSV or JSON.
+
+    CSV and JSON carry data: cells that are numbers or percentages in text become numbers
+    (probabilities as fractions of 1), exact fractions print as ``"5/36"``; JSON is
+    ``{"columns": header, "rows": [...]}`` plus ``extra``.
+    """
     if fmt == "markdown":
-        def cell(c: str) -> str:
+        def md(c: Any) -> str:
             return str(c).replace("|", "\\|")
-        lines = ["| " + " | ".join(cell(c) for c in rows[0]) + " |",
+        lines = ["| " + " | ".join(md(c) for c in rows[0]) + " |",
                  "|" + "|".join("---" if i == 0 else "---:" for i in range(len(rows[0]))) + "|"]
-        lines += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows[1:]]
+        lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in rows[1:]]
         return "\n".join(lines)
     if fmt == "csv":
         buf = io.StringIO()
-        csv.writer(buf, lineterminator="\n").writerows(rows)
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(rows[0])
+        writer.writerows([_csv_cell(cell(c)) for c in r] for r in rows[1:])
         return buf.getvalue().rstrip("\n")
     if fmt == "json":
-        return json.dumps({"columns": list(rows[0]), "rows": [list(r) for r in rows[1:]]},
-                          indent=2, ensure_ascii=False)
+        body = [[cell(c) if not isinstance(c, Fraction) else str(c) for c in r]
+                for r in rows[1:]]
+        data: dict[str, Any] = {"columns": list(rows[0]), "rows": body}
+        data.update(extra or {})
+        return json.dumps(data, indent=2, ensure_ascii=False)
     from . import table_text
 
     return table_text(rows)
@@ -119,8 +222,7 @@ def terminal_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool =
     from . import bar
 
     all_series = [series(o, view, outcomes) for o in odds_list]
-    keys = _union(all_series)
-    filled = [_fill(s, keys, view) for s in all_series]
+    keys, filled = _shown(odds_list, all_series, view, outcomes)
     top = max((p for f in filled for p in f), default=0.0) or 1.0
     label_w = max((len(str(k)) for k in keys), default=1)
     marks = "█▓▒░"
@@ -146,8 +248,7 @@ def svg_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = Fals
     chart can be read back by a program (the tests do).
     """
     all_series = [series(o, view, outcomes) for o in odds_list]
-    keys = _union(all_series)
-    filled = [_fill(s, keys, view) for s in all_series]
+    keys, filled = _shown(odds_list, all_series, view, outcomes)
     top = max((p for f in filled for p in f), default=0.0)
     y_max = _nice_ceiling(top)
     left, right, top_m, bottom = 64, 16, 48, 72 + 18 * len(odds_list)
@@ -202,6 +303,15 @@ def svg_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = Fals
     return "\n".join(out)
 
 
+def _shown(odds_list: Sequence[Odds], all_series: list[list[tuple[Any, float]]], view: str,
+           outcomes: bool) -> tuple[list[Any], list[list[float]]]:
+    """The keys a chart shows (far tails folded) and each series' values at them."""
+    keys = _union(all_series)
+    filled = [_fill(s, keys, view) for s in all_series]
+    lo, hi = fold(odds_list, keys, outcomes)
+    return keys[lo:hi], [f[lo:hi] for f in filled]
+
+
 def _title(odds_list: Sequence[Odds], view: str) -> str:
     what = {"eq": "", "at_least": " (at least)", "at_most": " (at most)"}[view]
     if len(odds_list) == 1:
@@ -226,8 +336,7 @@ def png_chart(odds_list: Sequence[Odds], path: str, view: str = "eq",
     import matplotlib.pyplot as plt
 
     all_series = [series(o, view, outcomes) for o in odds_list]
-    keys = _union(all_series)
-    filled = [_fill(s, keys, view) for s in all_series]
+    keys, filled = _shown(odds_list, all_series, view, outcomes)
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     n = len(odds_list)
     w = 0.8 / max(1, n)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -826,6 +827,25 @@ def _distribution(pmf: Pmf) -> Distribution:
     return Distribution.from_mapping({_key(v): p for v, p in pmf.items()}, pmf.lost)
 
 
+def denominator(node: Node) -> int | None:
+    """A common denominator of every probability of the node's law (each die term's outcomes
+    are equally likely tuples of faces), or None where an explosion makes the law infinite."""
+    from .grammar import _walk
+    from .rules import face_range, matching
+
+    out = 1
+    for n in _walk(node):
+        if not isinstance(n, Dice):
+            continue
+        if n.explode in ("explode", "compound", "penetrate"):
+            return None
+        lo, hi = face_range(n.sides)
+        size = hi - lo + 1
+        one = size * size if n.reroll_once else size - matching(n.reroll, lo, hi)
+        out *= (one * one if n.explode == "once" else one) ** n.count
+    return out
+
+
 def _counting(node: Node) -> bool:
     while isinstance(node, Label):
         node = node.node
@@ -849,14 +869,16 @@ def odds(expr: Expression, limits: Limits, text: str) -> Odds:
         budget.spend(rows, f"{expr.notation()} ({len(pmf):,} possible values)")
     notes: list[str] = []
     is_check = isinstance(expr.body, Comparison)
-    dist = _distribution(pmf)
+    den = None if pmf.lost else denominator(expr.body)
+    dist = replace(_distribution(pmf), denominator=den)
     if pmf.lost:
         notes.append(f"explosion tails cut where the probability left is below 1e-15 "
                      f"(left out: {pmf.lost:.1e})")
     extra: dict[str, Any] = {}
     if is_check:
         outcomes = Distribution.from_mapping({"success": dist[1], "failure": dist[0]},
-                                             pmf.lost, order=("success", "failure"))
+                                             pmf.lost, order=("success", "failure"),
+                                             denominator=den)
         value_name = "success"
     else:
         outcomes = Distribution.from_mapping({}, pmf.lost)
