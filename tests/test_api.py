@@ -12,8 +12,9 @@ from astragal._rng import parse_faces
 def test_public_api_is_pinned() -> None:
     assert sorted(astragal.__all__) == [
         "AstragalError", "Die", "Distribution", "FacesError", "InputError", "LimitError",
-        "Limits", "NotationError", "Odds", "OptionError", "Parsed", "Roll", "ScriptedSource",
-        "SeededSource", "Source", "SystemSource", "odds", "parse", "roll", "system_names",
+        "Limits", "NotationError", "Odds", "OptionError", "Parsed", "Roll", "Rule",
+        "ScriptedSource", "SeededSource", "Source", "SystemSource", "odds", "parse", "roll",
+        "rulebook", "system_names",
     ]
 
 

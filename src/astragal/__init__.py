@@ -29,6 +29,7 @@ from ._rng import ScriptedSource, SeededSource, Source, SystemSource, make_sourc
 from .dice import Die, Roll
 from .notation import split_prefix
 from .odds import Distribution
+from .rulebook import Rule, rulebook
 from .systems import Odds, get_system, resolve_options, system_names
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "OptionError",
     "Parsed",
     "Roll",
+    "Rule",
     "ScriptedSource",
     "SeededSource",
     "Source",
@@ -51,6 +53,7 @@ __all__ = [
     "odds",
     "parse",
     "roll",
+    "rulebook",
     "system_names",
 ]
 
@@ -126,6 +129,7 @@ def roll(text: str, *, seed: int | None = None,
     system, parsed, opts = _parse(text, options, limits, default_system)
     src = source if source is not None else make_source(seed, faces)
     result: Roll = system.roll(parsed.spec, src, opts, limits, text)
+    src.finish()  # every system: typed-in faces left over are an error, not silently ignored
     return result
 
 

@@ -148,7 +148,8 @@ def _cmd_table(args: argparse.Namespace) -> int:
     from .systems import get_system
 
     system = get_system(args.system_name)
-    tables = getattr(importlib.import_module(type(system).__module__), "TABLES", {})
+    tables = getattr(system, "tables", None) or getattr(
+        importlib.import_module(type(system).__module__), "TABLES", {})
     name = args.name or (next(iter(tables)) if tables else "")
     if name not in tables:
         known = ", ".join(tables) or "none"
@@ -169,6 +170,29 @@ def _cmd_systems(args: argparse.Namespace) -> int:
 
     for name, aliases in system_names().items():
         print(f"{name}: prefixes {', '.join(f'{a}:' for a in (name, *aliases))}")
+    return 0
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from .rulebook import rulebook
+    from .systems import get_system
+
+    system = get_system(args.system_name)
+    book = rulebook(system.name)
+    if not book:
+        print(f"{system.title}: no rules are registered in the rulebook yet")
+        return 0
+    print(f"{system.title}: {len(book)} rules (RULES.md)")
+    for r in book:
+        print(f"  {r.id:<6} {r.statement}  [{r.function.__module__}.{r.function.__name__}]")
+    switches = getattr(system, "switches", ())
+    if switches:
+        print("switches:")
+        for sw in switches:
+            allowed = "/".join(sw.choices) if sw.choices else (
+                "true/false" if isinstance(sw.default, bool) else "a whole number")
+            print(f"  {sw.name}={str(sw.default).lower() if isinstance(sw.default, bool) else sw.default}"
+                  f"  ({allowed}; {sw.rule}) {sw.help}")
     return 0
 
 
@@ -285,6 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("systems", help="list the games and their prefixes")
     s.set_defaults(func=_cmd_systems)
+
+    rb = sub.add_parser("rules", help="a game's rulebook: each rule's ID, statement and switch",
+                        description="List the rules a game implements, each under its ID in "
+                                    "RULES.md, and its house-rule switches.")
+    rb.add_argument("system_name", metavar="SYSTEM", help="a game's name or prefix, e.g. cofd")
+    rb.set_defaults(func=_cmd_rules)
 
     sv = sub.add_parser("serve", help="start the web table (needs the web extra)",
                         description="Start the web table: rooms, live rolls and odds.")

@@ -353,11 +353,28 @@ class _Need(Exception):
     """A probe ran out of faces: the enumeration branches here."""
 
 
-class _Probe(cofd.FaceList):
+class _Probe:
+    """Faces typed in rolling order, handed to the roller's own procedure (``roll_side``)."""
+
+    def __init__(self, faces: tuple[int, ...]) -> None:
+        self.faces, self.used, self.shown = faces, 0, []
+
     def _next(self) -> int:
         if self.used >= len(self.faces):
             raise _Need
-        return super()._next()
+        self.used += 1
+        return self.faces[self.used - 1]
+
+    def new(self) -> int:
+        self.shown.append(self._next())
+        return len(self.shown) - 1
+
+    def again(self, die: int, note: str) -> int:
+        self.shown[die] = self._next()
+        return self.shown[die]
+
+    def face(self, die: int) -> int:
+        return self.shown[die]
 
 
 def _enumerate(dice: int, again: int | None, rote: bool, chance: bool, rules: cofd.Rules,
@@ -373,7 +390,9 @@ def _enumerate(dice: int, again: int | None, rote: bool, chance: bool, rules: co
     while stack:
         prefix = stack.pop()
         try:
-            r = cofd.roll_pool(_Probe(prefix), dice, chance, again, rote, rules, Limits())
+            prep = cofd.Prepared(dice if not chance else 0, dice, chance, again,
+                                 cofd.again_key(again), rote, "")
+            r = cofd.roll_side(_Probe(prefix), prep, rules, Limits())
         except _Need:
             if len(prefix) >= max_faces:
                 unknown += Fraction(1, 10 ** len(prefix))
@@ -633,10 +652,24 @@ def test_odds_json_shape_and_truncation_note(capsys: pytest.CaptureFixture[str])
     assert list(data["outcomes"]) == ["win", "lose", "tie"] and "win_by_roll" in data
 
 
+def _die_law(again: int | None, rote: bool) -> tuple[Fraction, Fraction, Fraction]:
+    """(a, b, r): one die's successes have the generating function (a + b·z) / (1 − r·z).
+
+    Each face is a failure (1–7, a), a success that stops (8 to N−1, b) or a success rolled again
+    (N–10, r); a rote die is f·G + (G − f) = (1 + f)·G − f, which keeps the shape.
+    """
+    fail = Fraction(7, 10)
+    again_p = Fraction(0 if again is None else 11 - again, 10)
+    stop = Fraction(3, 10) - again_p
+    if not rote:
+        return fail, stop, again_p
+    return fail * fail, stop * (1 + fail) + fail * again_p, again_p
+
+
 def test_mean_matches_generating_function() -> None:
     for again in (10, 9, 8, None):
         for rote in (False, True):
-            a, b, r = cofd.die_law(again, rote)
+            a, b, r = _die_law(again, rote)
             # G'(1) for G = (a + b·z)/(1 − r·z): (b(1 − r) + r(a + b)) / (1 − r)^2
             mean_die = (b * (1 - r) + r * (a + b)) / (1 - r) ** 2
             o = astragal.odds(f"cofd: 12 {'no' if again is None else again}-again"

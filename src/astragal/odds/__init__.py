@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-__all__ = ["Distribution", "convolve"]
+__all__ = ["Distribution", "Odds", "convolve"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +153,6 @@ class Distribution:
     def _repr_html_(self) -> str:
         """An HTML table and chart (Jupyter shows it)."""
         from ..render import odds_html
-        from ..systems import Odds
-
         if all(isinstance(k, str) for k in self):
             return odds_html(Odds("", "distribution", self, Distribution(())))
         return odds_html(Odds("", "distribution", Distribution(()), self))
@@ -162,6 +160,44 @@ class Distribution:
     def to_json(self) -> dict[str, float]:
         """outcome (as a string key) -> probability, in order."""
         return {str(k): p for k, p in self.items_}
+
+
+@dataclass(frozen=True, slots=True)
+class Odds:
+    """Exact odds of one roll: named outcome categories and the distribution of its value."""
+
+    system: str
+    input: str
+    outcomes: Distribution
+    distribution: Distribution
+    value_name: str = "value"
+    notes: tuple[str, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mean(self) -> float:
+        return self.distribution.mean()
+
+    def _repr_html_(self) -> str:
+        from ..render import odds_html
+
+        return odds_html(self)
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form (see README: JSON output)."""
+        out: dict[str, Any] = {
+            "system": self.system,
+            "input": self.input,
+            "outcomes": self.outcomes.to_json(),
+            "distribution": self.distribution.to_json(),
+            "mean": self.mean,
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if self.distribution.truncated:
+            out["truncated"] = self.distribution.truncated
+        out.update(self.extra)
+        return out
 
 
 def convolve(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:

@@ -8,7 +8,7 @@ functions, so they can never disagree.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -16,47 +16,13 @@ from .._errors import NotationError, OptionError
 from .._limits import Limits
 from .._rng import Source
 from ..dice import Roll
-from ..odds import Distribution
+from ..odds import Odds
+from ..switches import Switch, read_bool, read_int, resolve
 
-__all__ = ["Odds", "System", "get_system", "register", "resolve_options", "system_names"]
+__all__ = ["ENTRY_POINT_GROUP", "Game", "Odds", "System", "get_system", "register",
+           "resolve_options", "system_names"]
 
-
-@dataclass(frozen=True, slots=True)
-class Odds:
-    """Exact odds of one roll: named outcome categories and the distribution of its value."""
-
-    system: str
-    input: str
-    outcomes: Distribution
-    distribution: Distribution
-    value_name: str = "value"
-    notes: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def mean(self) -> float:
-        return self.distribution.mean()
-
-    def _repr_html_(self) -> str:
-        from ..render import odds_html
-
-        return odds_html(self)
-
-    def to_json(self) -> dict[str, Any]:
-        """The stable JSON form (see README: JSON output)."""
-        out: dict[str, Any] = {
-            "system": self.system,
-            "input": self.input,
-            "outcomes": self.outcomes.to_json(),
-            "distribution": self.distribution.to_json(),
-            "mean": self.mean,
-        }
-        if self.notes:
-            out["notes"] = list(self.notes)
-        if self.distribution.truncated:
-            out["truncated"] = self.distribution.truncated
-        out.update(self.extra)
-        return out
+ENTRY_POINT_GROUP = "astragal.systems"  # a game in its own pip package registers here
 
 
 class System(Protocol):
@@ -73,6 +39,39 @@ class System(Protocol):
              text: str) -> Roll: ...
 
     def odds(self, spec: Any, options: Mapping[str, Any], limits: Limits, text: str) -> Odds: ...
+
+
+@dataclass(frozen=True)
+class Game:
+    """The plumbing every game shares: a game is its name, its switches and three functions.
+
+    ``switches`` declares each house rule once (``astragal.switches.Switch``); ``defaults`` is
+    derived from them. ``parse``, ``roll`` and ``odds`` are the game's own functions.
+    """
+
+    name: str
+    title: str
+    parse_fn: Callable[[str, int, Mapping[str, Any], Limits], Any]
+    roll_fn: Callable[[Any, Source, Mapping[str, Any], Limits, str], Roll]
+    odds_fn: Callable[[Any, Mapping[str, Any], Limits, str], Odds]
+    switches: tuple[Switch, ...] = ()
+    aliases: tuple[str, ...] = ()
+    tables: Mapping[str, Callable[[Mapping[str, Any]], list[list[str]]]] = field(
+        default_factory=dict)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {s.name: s.default for s in self.switches}
+
+    def parse(self, text: str, start: int, options: Mapping[str, Any], limits: Limits) -> Any:
+        return self.parse_fn(text, start, options, limits)
+
+    def roll(self, spec: Any, source: Source, options: Mapping[str, Any], limits: Limits,
+             text: str) -> Roll:
+        return self.roll_fn(spec, source, options, limits, text)
+
+    def odds(self, spec: Any, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
+        return self.odds_fn(spec, options, limits, text)
 
 
 _MODULES = {
@@ -101,8 +100,28 @@ def register(name: str, module: str, aliases: tuple[str, ...] = ()) -> None:
         _ALIASES[alias] = name
 
 
+def _discover() -> None:
+    """Games installed as separate packages (the ``astragal.systems`` entry-point group)."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    _DISCOVERED = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name not in _MODULES:
+            _MODULES[ep.name] = ep.value.partition(":")[0]
+            _ALIASES.setdefault(ep.name, ep.name)
+            _ENTRY[ep.name] = ep.value
+
+
+_DISCOVERED = False
+_ENTRY: dict[str, str] = {}
+
+
 def system_names() -> dict[str, tuple[str, ...]]:
-    """Each system name with its aliases."""
+    """Each system name with its aliases (installed games included)."""
+    _discover()
     out: dict[str, list[str]] = {name: [] for name in _MODULES}
     for alias, name in _ALIASES.items():
         if alias != name:
@@ -110,42 +129,56 @@ def system_names() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def _load(key: str) -> System:
+    target = _ENTRY.get(key, _MODULES[key])
+    module_name, _, attr = target.partition(":")
+    module = importlib.import_module(module_name)
+    system: System = getattr(module, attr or "SYSTEM")
+    for alias in getattr(system, "aliases", ()):
+        _ALIASES.setdefault(alias, key)
+    return system
+
+
 def get_system(name: str, text: str = "", span: tuple[int, int] | None = None) -> System:
     """The system called ``name`` (or one of its aliases)."""
     key = _ALIASES.get(name.lower())
+    if key is None:
+        _discover()
+        key = _ALIASES.get(name.lower())
     if key is None:
         known = ", ".join(sorted(_ALIASES))
         raise NotationError(f"unknown system '{name}': known systems are {known}", text, span)
     if key not in _LOADED:
         try:
-            module = importlib.import_module(_MODULES[key])
+            _LOADED[key] = _load(key)
         except ModuleNotFoundError:
             raise NotationError(f"the system '{key}' is not available yet", text, span) from None
-        _LOADED[key] = module.SYSTEM
     return _LOADED[key]
 
 
 def resolve_options(system: System, options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The system's defaults overlaid with ``options``; unknown names or bad values are errors."""
+    """The system's defaults overlaid with ``options``; unknown names or bad values are errors.
+
+    A game that declares ``switches`` has each value read by its switch; for the others the type
+    of the default decides (true/false, a whole number, or text the game checks itself).
+    """
+    if options is not None and not isinstance(options, Mapping):
+        raise OptionError(f"options must be a mapping of switch names to values, not "
+                          f"{type(options).__name__}")
+    switches = getattr(system, "switches", None)
+    if switches:
+        return resolve(switches, options, system.title)
     out = dict(system.defaults)
     for key, value in (options or {}).items():
-        k = key.replace("-", "_")
+        k = str(key).replace("-", "_")
         if k not in out:
             raise OptionError(
                 f"'{key}' is not a {system.title} option; options are {', '.join(sorted(out))}"
             )
         default = out[k]
         if isinstance(default, bool):
-            if isinstance(value, str):
-                if value.lower() not in ("true", "false", "on", "off", "yes", "no", "1", "0"):
-                    raise OptionError(f"option {key} takes true or false, not '{value}'")
-                value = value.lower() in ("true", "on", "yes", "1")
-            elif not isinstance(value, bool):
-                raise OptionError(f"option {key} takes true or false, not {value!r}")
+            value = read_bool(str(key), value)
         elif isinstance(default, int):
-            try:
-                value = int(value)
-            except (TypeError, ValueError):
-                raise OptionError(f"option {key} takes a whole number, not {value!r}") from None
+            value = read_int(str(key), value)
         out[k] = value
     return out

@@ -1,0 +1,156 @@
+"""The dice algebra: what is rolled, written once, read two ways.
+
+A game says how its notation becomes a small *program* of these primitives, and keeps its
+verdicts as plain functions of values. The program has two interpreters:
+
+- **sample** (here): faces come from ``Hands`` (the dice tray, or faces typed in at the table),
+  in rolling order, and every face and step is kept for the transcript;
+- **exact** (``astragal.odds.algebra.law``): the law of the same program, by the fast algorithm
+  that fits it (binomial and negative binomial counts, power series for explosion chains,
+  convolution), with the probability of any cut tail reported.
+
+The rule functions a primitive calls (``again``, ``score``, ``when``, ``mark``) are the game's
+registered rules; both interpreters call the same ones, so a roll and its odds cannot disagree.
+
+Primitives:
+
+- ``Chain(size, again, score)``: one die and the re-rolls it sets off (an explosion chain). The
+  value is the sum of ``score(position, face)`` over the run; the die is rolled again while
+  ``again(position, face)``. The first face (position 0) may be read differently from its
+  re-rolls; re-rolls (position 1 on) must all be read alike.
+- ``Reroll(unit, when)``: a die whose first face satisfies ``when`` is rolled once more (the whole
+  chain again) and the new chain stands (a rote action; a Favored die is the pool-level cousin).
+- ``Marked(unit, mark)``: the unit's value paired with ``mark(first face that stands)`` (a chance
+  die's 1 is a dramatic failure).
+- ``Pool(count, unit)``: ``count`` independent units, rolled first faces first, then each die's
+  re-rolls die by die; the value is the sum of the units' values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Protocol
+
+from .._errors import LimitError
+from .._limits import DEFAULT_LIMITS, Limits
+
+__all__ = ["Chain", "DieRecord", "Hands", "Marked", "Pool", "PoolRecord", "Reroll", "Unit",
+           "sample"]
+
+
+class Hands(Protocol):
+    """Where faces come from: new dice, re-rolls of a die already on the table, its face."""
+
+    def new(self) -> int: ...
+
+    def again(self, die: int, note: str) -> int: ...
+
+    def face(self, die: int) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """One ``size``-sided die rolled again while ``again(position, face)`` holds."""
+
+    size: int
+    again: Callable[[int, int], bool]
+    score: Callable[[int, int], int]
+    note: str = "re-roll"
+
+
+@dataclass(frozen=True, slots=True)
+class Reroll:
+    """``unit``, rolled once more (and the new roll stands) when its first face is ``when``."""
+
+    unit: Chain
+    when: Callable[[int], bool]
+    note: str = "re-roll"
+
+
+@dataclass(frozen=True, slots=True)
+class Marked:
+    """``unit``'s value, paired with ``mark`` of the first face that stands."""
+
+    unit: Chain | Reroll
+    mark: Callable[[int], Hashable]
+
+
+Unit = Chain | Reroll | Marked
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """``count`` independent copies of ``unit``, their values summed."""
+
+    count: int
+    unit: Chain | Reroll
+
+
+# --------------------------------------------------------------------------------------------
+# The sample interpreter
+
+
+@dataclass(frozen=True, slots=True)
+class DieRecord:
+    """One die as it landed: its runs (a first face and the re-rolls it set off; a second run
+    when it was rolled once more), and the value of the run that stands."""
+
+    runs: tuple[tuple[int, ...], ...]
+    value: int
+    mark: Hashable = None
+
+    @property
+    def standing(self) -> tuple[int, ...]:
+        """The run that stands."""
+        return self.runs[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRecord:
+    """A pool as it landed: each die's record and the pool's value."""
+
+    dice: tuple[DieRecord, ...]
+    value: int
+
+
+def _run(chain: Chain, hands: Hands, die: int, first: int, limits: Limits) -> tuple[int, ...]:
+    faces = [first]
+    while chain.again(len(faces) - 1, faces[-1]):
+        if len(faces) > limits.max_explosions:
+            raise LimitError(f"a die was rolled again more than {limits.max_explosions} times "
+                             "(the limit of re-rolls per die)")
+        faces.append(hands.again(die, chain.note))
+    return tuple(faces)
+
+
+def _value(chain: Chain, run: tuple[int, ...]) -> int:
+    return sum(chain.score(i, f) for i, f in enumerate(run))
+
+
+def _chain_of(unit: Chain | Reroll) -> Chain:
+    return unit if isinstance(unit, Chain) else unit.unit
+
+
+def sample_die(unit: Unit, hands: Hands, die: int, limits: Limits = DEFAULT_LIMITS) -> DieRecord:
+    """Carry on a die already on the table (its first face shown) by ``unit``'s rules."""
+    inner = unit.unit if isinstance(unit, Marked) else unit
+    chain = _chain_of(inner)
+    first = hands.face(die)
+    runs = [_run(chain, hands, die, first, limits)]
+    if isinstance(inner, Reroll) and inner.when(first):
+        runs.append(_run(chain, hands, die, hands.again(die, inner.note), limits))
+    value = _value(chain, runs[-1])
+    mark = unit.mark(runs[-1][0]) if isinstance(unit, Marked) else None
+    return DieRecord(tuple(runs), value, mark)
+
+
+def sample(program: Pool | Unit, hands: Hands, limits: Limits = DEFAULT_LIMITS) -> PoolRecord:
+    """Roll ``program`` with faces from ``hands``: every die's first face left to right, then each
+    die's re-rolls as they happen, die by die."""
+    if isinstance(program, Pool):
+        ids = [hands.new() for _ in range(program.count)]
+        dice = tuple(sample_die(program.unit, hands, i, limits) for i in ids)
+    else:
+        dice = (sample_die(program, hands, hands.new(), limits),)
+    return PoolRecord(dice, sum(d.value for d in dice))

@@ -1,0 +1,218 @@
+"""The arithmetic of dice laws, written once for every game.
+
+Laws here are dense lists: ``pmf[k]`` is the probability of the value ``k`` (counts of
+successes, sums shifted to start at 0). Every function is exact up to float rounding, except where
+an infinite tail is cut; those return the probability they left out, and cut only below ``eps``.
+
+Nothing here knows a game. The dice algebra (``astragal.odds.algebra``) builds on these.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+__all__ = [
+    "binomial",
+    "contest_chances",
+    "convolve",
+    "cumulative_below",
+    "difference",
+    "geometric_rolls",
+    "negative_binomial",
+    "power",
+    "series_divide",
+    "tail_sum",
+    "trim_tail",
+    "unimodal",
+]
+
+
+def unimodal(size: int | None, log_at: Callable[[int], float], ratio: Callable[[int], float],
+             mode: int, eps: float) -> tuple[list[float], float]:
+    """Terms p[0..] of a unimodal law from its log-probability at the mode and p[k+1]/p[k].
+
+    Walking out from the mode never underflows where it matters. With ``size`` None the law has
+    an infinite tail, cut where what is left falls below ``eps``; returns (terms, lost mass).
+    """
+    at_mode = math.exp(log_at(mode))
+    below: list[float] = []
+    p, k = at_mode, mode
+    while k > 0 and p > 0.0:
+        p = p / ratio(k - 1)
+        k -= 1
+        below.append(p)
+    terms = [0.0] * k + below[::-1] + [at_mode]
+    p, k = at_mode, mode
+    while size is None or k < size:
+        rho = ratio(k)
+        p *= rho
+        k += 1
+        if size is None and rho < 1 and p * rho / (1 - rho) < eps and p < eps:
+            return terms, tail_sum(p, ratio, k)
+        terms.append(p)
+    return terms, 0.0
+
+
+def tail_sum(first: float, ratio: Callable[[int], float], k: int) -> float:
+    """The mass lost past a cut: the first dropped term and the rest, to six digits."""
+    tail = [first]
+    while tail[-1] > 1e-7 * first and tail[-1] > 1e-300:
+        tail.append(tail[-1] * ratio(k))
+        k += 1
+    return math.fsum(tail)
+
+
+def binomial(n: int, p: float) -> list[float]:
+    """P(k of n independent trials succeed), each with probability ``p``."""
+    if p <= 0.0 or n == 0:
+        return [1.0] + [0.0] * n
+    if p >= 1.0:
+        return [0.0] * n + [1.0]
+    q = 1.0 - p
+    if n * -math.log(q) < 600:  # q**n is a normal float: walk up from 0, most accurate
+        out = [q**n]
+        for k in range(n):
+            out.append(out[-1] * (n - k) / (k + 1) * p / q)
+        return out
+    mode = min(n, int((n + 1) * p))
+    terms, _ = unimodal(
+        n, lambda k: (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                      + k * math.log(p) + (n - k) * math.log(q)),
+        lambda k: (n - k) / (k + 1) * p / q, mode, 0.0)
+    return terms
+
+
+def negative_binomial(n: int, r: float, eps: float) -> tuple[list[float], float]:
+    """P(j continuations) for n independent chains that each go on with probability ``r``.
+
+    C(n+j−1, j)·(1−r)^n·r^j: the number of explosions (re-rolls) of n exploding dice. The tail is
+    cut where what is left is below ``eps``; returns (terms, lost mass).
+    """
+    if r <= 0.0 or n == 0:
+        return [1.0], 0.0
+    ratio: Callable[[int], float] = lambda j: (n + j) / (j + 1) * r
+    if n * -math.log1p(-r) < 600:
+        out = [(1.0 - r) ** n]
+        j = 0
+        while True:
+            rho = ratio(j)
+            nxt = out[-1] * rho
+            j += 1
+            if rho < 1 and nxt * rho / (1 - rho) < eps and nxt < eps:
+                return out, tail_sum(nxt, ratio, j)
+            out.append(nxt)
+    mode = int((n - 1) * r / (1 - r))
+    return unimodal(None, lambda j: (math.lgamma(n + j) - math.lgamma(j + 1) - math.lgamma(n)
+                                     + n * math.log1p(-r) + j * math.log(r)),
+                    ratio, mode, eps)
+
+
+def convolve(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    """The law of the sum of two independent values (numpy only for large inputs)."""
+    if not a or not b:
+        return []
+    if len(a) * len(b) > 256:
+        import numpy as np
+
+        out_np: list[float] = np.convolve(np.asarray(a), np.asarray(b)).tolist()
+        return out_np
+    out = [0.0] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        if x:
+            for j, y in enumerate(b):
+                out[i + j] += x * y
+    return out
+
+
+def power(unit: Sequence[float], n: int) -> list[float]:
+    """The law of the sum of ``n`` independent copies of ``unit`` (squaring, O(log n) steps)."""
+    result: list[float] = [1.0]
+    base = list(unit)
+    while n:
+        if n & 1:
+            result = convolve(result, base)
+        n >>= 1
+        if n:
+            base = convolve(base, base)
+    return result
+
+
+def series_divide(numerator: Sequence[float], denominator: Sequence[float],
+                  eps: float) -> tuple[list[float], float]:
+    """The power series N(z)/D(z) of a law, cut where the mass left is below ``eps``.
+
+    This is the law of an explosion chain: a run that stops with generating function S(z) and goes
+    on with R(z) has the law S(z)/(1 − R(z)). ``D(z) = d0 − R(z)`` with ``d0 > R(1) ≥ 0`` and R's
+    coefficients nonnegative. Past N's degree every term is fed only by the last few, so the mass
+    still to come is known exactly from them (no cancellation against 1). Returns (terms, lost).
+    """
+    d0 = denominator[0]
+    go = [-c for c in denominator]
+    go[0] = 0.0
+    deg = len(denominator) - 1
+    rest = d0 - math.fsum(go)
+    if rest <= 0.0:
+        raise ValueError("this chain does not end")
+    # above[m] = R's mass at powers ≥ m
+    above = [0.0] * (deg + 2)
+    for m in range(deg, 0, -1):
+        above[m] = above[m + 1] + go[m]
+    out: list[float] = []
+    k = 0
+    while True:
+        acc = numerator[k] if k < len(numerator) else 0.0
+        for j in range(1, min(k, deg) + 1):
+            acc += go[j] * out[k - j]
+        out.append(max(0.0, acc / d0))
+        k += 1
+        if k >= len(numerator):
+            lost = math.fsum(out[i] * above[k - i] for i in range(max(0, k - deg), k)) / rest
+            if lost < eps:
+                return out, lost
+        if k > 1_000_000:  # refuse rather than loop
+            raise ValueError("this chain does not end")
+
+
+def trim_tail(pmf: Sequence[float], budget: float) -> tuple[list[float], float]:
+    """Drop the far tail while what is dropped stays within ``budget``; returns (terms, dropped)."""
+    out = list(pmf)
+    dropped = 0.0
+    while len(out) > 1 and dropped + out[-1] <= budget:
+        dropped += out.pop()
+    return out, dropped
+
+
+def cumulative_below(pmf: Sequence[float]) -> list[float]:
+    """c[k] = P(value < k) for k = 0..len(pmf)."""
+    out = [0.0]
+    for p in pmf:
+        out.append(out[-1] + p)
+    return out
+
+
+def contest_chances(a: Sequence[float], b: Sequence[float]) -> tuple[float, float, float]:
+    """P(A > B), P(A < B), P(A = B) for independent laws over 0, 1, 2, …"""
+    below_a, below_b = cumulative_below(a), cumulative_below(b)
+    win = math.fsum(p * below_b[min(k, len(b))] for k, p in enumerate(a))
+    lose = math.fsum(p * below_a[min(k, len(a))] for k, p in enumerate(b))
+    tie = math.fsum(p * b[k] for k, p in enumerate(a) if k < len(b))
+    return win, lose, tie
+
+
+def difference(a: Sequence[float], b: Sequence[float]) -> dict[int, float]:
+    """The law of A − B for independent laws over 0, 1, 2, …"""
+    conv = convolve(a, list(b)[::-1])
+    shift = len(b) - 1
+    return {i - shift: p for i, p in enumerate(conv)}
+
+
+def geometric_rolls(repeat: float, cut: float = 1e-16) -> tuple[dict[int, float], float]:
+    """Rolls until an event of probability 1 − ``repeat`` happens: P(R = j), cut below ``cut``."""
+    out: dict[int, float] = {}
+    p, j = 1.0, 1
+    while p >= cut and j <= 100_000:
+        out[j] = p * (1.0 - repeat)
+        p *= repeat
+        j += 1
+    return out, p

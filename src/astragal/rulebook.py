@@ -1,0 +1,60 @@
+"""The rulebook: every rule of every game, registered once under its ID from RULES.md.
+
+A game marks each rule function with ``@rule("C5", "a face of N or more is rolled again")``. The
+function is returned unchanged (no cost on the rolling path); the registry only records it, so
+``astragal.rulebook("cofd")`` and ``astragal rules cofd`` list what each game implements, and the
+tests can check that each registered rule is used by both the roller and the odds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+__all__ = ["Rule", "rule", "rulebook"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule: its game, its ID in RULES.md, its one-line statement and the function."""
+
+    system: str
+    id: str
+    statement: str
+    function: Callable[..., Any]
+
+
+_BOOK: dict[str, dict[str, Rule]] = {}
+
+
+def rule(system: str, rule_id: str, statement: str) -> Callable[[F], F]:
+    """Register the decorated function as rule ``rule_id`` of ``system``."""
+
+    def register(function: F) -> F:
+        book = _BOOK.setdefault(system, {})
+        if rule_id in book and book[rule_id].function.__qualname__ != function.__qualname__:
+            raise ValueError(f"rule {rule_id} of {system} is registered twice")
+        book[rule_id] = Rule(system, rule_id, statement, function)
+        return function
+
+    return register
+
+
+def _key(rule_id: str) -> tuple[Any, ...]:
+    # C5 < C5a < C10 < C-A4 < C-X1: the statements first, by number, then ambiguities, extensions
+    import re
+
+    parts = re.findall(r"[A-Za-z]+|\d+", rule_id)
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts[1:]) if len(
+        parts) > 1 else ((2, 0, rule_id),)
+
+
+def rulebook(system: str) -> tuple[Rule, ...]:
+    """The registered rules of ``system`` (a name or alias), in RULES.md order."""
+    from .systems import get_system
+
+    name = get_system(system).name
+    return tuple(sorted(_BOOK.get(name, {}).values(), key=lambda r: (r.id[:1], _key(r.id))))

@@ -1,0 +1,101 @@
+"""House-rule switches, declared once: name, allowed values, default, the rule it changes, help.
+
+Every way to set a switch (``key=value`` in the notation, ``-o key=value`` on the command line,
+``options={...}`` in the API, a room's settings) goes through ``Switch.read``, so the values
+allowed and the errors given are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import OptionError
+
+__all__ = ["Switch", "read_bool", "read_int", "resolve"]
+
+_TRUE = ("true", "on", "yes", "1")
+_FALSE = ("false", "off", "no", "0")
+
+
+def read_bool(name: str, value: object) -> bool:
+    """true/false (also on/off, yes/no, 1/0) from text or a bool."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
+        return value.strip().lower() in _TRUE
+    raise OptionError(f"option {name} takes true or false, not {_shown(value)}")
+
+
+def read_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
+    """A whole number within [low, high], from text, an int or an integral finite float."""
+    number: int
+    if isinstance(value, bool):
+        raise OptionError(f"option {name} takes a whole number, not {_shown(value)}")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            raise OptionError(f"option {name} takes a whole number, not {_shown(value)}")
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value) <= 12:
+        number = int(value.strip())
+    else:
+        raise OptionError(f"option {name} takes a whole number, not {_shown(value)}")
+    if (low is not None and number < low) or (high is not None and number > high):
+        span = f"{low} to {high}" if low is not None and high is not None else (
+            f"at least {low}" if low is not None else f"at most {high}")
+        raise OptionError(f"option {name} takes {span}, not {number}")
+    return number
+
+
+def _shown(value: object) -> str:
+    text = repr(value) if not isinstance(value, str) else f"'{value}'"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """One house-rule switch of a game.
+
+    ``choices`` lists the allowed words of a text switch; ``aliases`` maps other spellings to them
+    (``"9-again"`` → ``"9"``). Whole-number switches have ``low``/``high`` bounds.
+    """
+
+    name: str
+    default: bool | int | str
+    rule: str
+    help: str
+    choices: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    low: int | None = None
+    high: int | None = None
+
+    def read(self, value: object) -> bool | int | str:
+        """The value, checked and normalised; an ``OptionError`` naming what was wrong."""
+        if isinstance(self.default, bool):
+            return read_bool(self.name, value)
+        if isinstance(self.default, int):
+            return read_int(self.name, value, self.low, self.high)
+        text = str(value).strip().lower() if value is not None else "none"
+        text = self.aliases.get(text, text)
+        if text not in self.choices:
+            raise OptionError(f"option {self.name} takes one of {', '.join(self.choices)}, "
+                              f"not {_shown(value)}")
+        return text
+
+
+def resolve(switches: Iterable[Switch], options: Mapping[str, Any] | None,
+            title: str) -> dict[str, Any]:
+    """The switches' defaults overlaid with ``options``, each value read by its switch."""
+    table = {s.name: s for s in switches}
+    out: dict[str, Any] = {name: s.default for name, s in table.items()}
+    for key, value in (options or {}).items():
+        k = str(key).replace("-", "_").lower()
+        if k not in table:
+            raise OptionError(f"'{key}' is not a {title} option; options are "
+                              f"{', '.join(sorted(table))}")
+        out[k] = table[k].read(value)
+    return out

@@ -1,0 +1,482 @@
+"""Chronicles of Darkness as a program of the dice algebra, rolled and computed exactly.
+
+A side's pool (C1, C8, C12, C-X1, C-X6) becomes ``Pool(n, Chain(d10))``: a die rolled again under
+its N-again rule and scored by C2; a rote action wraps it in ``Reroll`` (C-X3); a chance die is a
+``Marked`` chain whose mark is the dramatic failure. The roller samples the program and applies
+the verdict functions to its values; the odds take the program's exact law and map the same
+verdict functions over it. Nothing here computes a binomial, a convolution or a re-roll tail.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from ..._errors import LimitError, OptionError
+from ..._limits import Limits
+from ..._rng import Source
+from ...dice import Die, Roll, Tray
+from ...dice.algebra import Chain, Hands, Marked, Pool, PoolRecord, Reroll, sample
+from ...odds import Distribution, Odds, maths
+from ...odds import algebra as exact
+from ...odds.race import Race, race
+from . import rules as R
+from . import words
+from .notation import Action, Side
+from .rules import Rules
+
+__all__ = ["Prepared", "SideLaw", "odds", "pool_pmf", "prepare", "program", "roll", "side_law"]
+
+TAIL_BUDGET = 1e-15        # the most probability a cut tail may lose, over the whole answer
+_DIE_EPS = 1e-18           # where one pool's re-roll tail is cut (well inside the budget)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A side's pool after C1, C8, C12, C-X1, C-X6: what is rolled and with which rules."""
+
+    pool: int                 # the sum as written (may be 0 or less)
+    dice: int                 # dice rolled: the pool, 1 for a chance die, 0 for an automatic fail
+    chance: bool
+    again: int | None
+    again_key: str
+    rote: bool
+    working: str              # 'Manipulation 3 + Subterfuge 2 - Composure 2 = 3'
+
+
+def prepare(side: Side, rules: Rules, contested: bool = False) -> Prepared:
+    """C1, C8, C12: add the terms (and Willpower's dice, C-X6); below 1 → a chance die (C-X1)."""
+    key = side.again if side.again is not None else rules.again
+    again = R.AGAIN_RULES[key]
+    rote = side.rote or rules.rote
+    if side.chance:
+        return Prepared(0, 1, True, again, key, rote, "a chance die")
+    # C-A5: in a contest the resisting traits count only if the switch says so
+    used = [t for t in side.terms
+            if not (t.resist and contested and not rules.contest_uses_resistance)]
+    ratings = sum(t.sign * t.value for t in used if not t.resist)
+    resistance = sum(t.value for t in used if t.resist)
+    pool = R.pool_dice(ratings, resistance, side.willpower)
+    working = words.working(used, side.willpower, pool)
+    if pool >= 1:
+        return Prepared(pool, pool, False, again, key, rote, working)
+    if rules.pool_below_one == "chance_die":
+        return Prepared(pool, 1, True, again, key, rote, working)
+    return Prepared(pool, 0, False, again, key, rote, working)
+
+
+# --------------------------------------------------------------------------------------------
+# The program: the rules read at each face
+
+
+@dataclass(frozen=True, slots=True)
+class _Again:
+    """C5, C6, C-X1: whether a face is rolled again, at a position of the chain."""
+
+    again: int | None
+    chance: bool
+    chance_reroll: str
+
+    def __call__(self, position: int, face: int) -> bool:
+        return R.rerolls(face, self.again, self._chance(position))
+
+    def _chance(self, position: int) -> bool:
+        # C-X1: a chance die's first face is read as a chance die; its re-rolls per the switch
+        return self.chance and (position == 0 or self.chance_reroll == "as_chance_die")
+
+
+@dataclass(frozen=True, slots=True)
+class _Score:
+    """C2, C7: each face of the chain that succeeds adds one success."""
+
+    reading: _Again
+
+    def __call__(self, position: int, face: int) -> int:
+        return int(R.is_success(face, self.reading._chance(position)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Rote:
+    """C-X3: a rote action rolls once more a die whose first face failed."""
+
+    chance: bool
+    dramatic_on_one: bool
+
+    def __call__(self, first: int) -> bool:
+        return R.rote_rerolls(first, self.chance, self.dramatic_on_one)
+
+
+@dataclass(frozen=True, slots=True)
+class _Dramatic:
+    """C-X1: the mark of a chance die: its standing first face is a dramatic failure."""
+
+    dramatic_on_one: bool
+
+    def __call__(self, first: int) -> bool:
+        return R.dramatic_failure(first, True, self.dramatic_on_one)
+
+
+def program(prep: Prepared, rules: Rules) -> Pool | Marked:
+    """What a prepared side rolls, as a program of the dice algebra."""
+    reading = _Again(prep.again, prep.chance, rules.chance_reroll)
+    label = "chance die re-roll" if prep.chance else f"{prep.again}-again re-roll"
+    unit: Chain | Reroll = Chain(R.FACES, reading, _Score(reading), label)
+    if prep.rote:
+        unit = Reroll(unit, _Rote(prep.chance, rules.dramatic_failure_on_chance_one),
+                      "rote re-roll")
+    if prep.chance:
+        return Marked(unit, _Dramatic(rules.dramatic_failure_on_chance_one))
+    return Pool(prep.dice, unit)
+
+
+# --------------------------------------------------------------------------------------------
+# Rolling
+
+
+class _TrayHands:
+    def __init__(self, tray: Tray, group: str, stream: int) -> None:
+        self.tray, self.group, self.stream = tray, group, stream
+
+    def new(self) -> int:
+        return self.tray.roll(R.FACES, self.group, self.stream)
+
+    def again(self, die: int, note: str) -> int:
+        return self.tray.reroll(die, self.stream, note)
+
+    def face(self, die: int) -> int:
+        return self.tray.face(die)
+
+
+@dataclass(frozen=True, slots=True)
+class SideRoll:
+    """One side's dice as they landed, its successes and whether it is a dramatic failure."""
+
+    record: PoolRecord
+    chance: bool
+    successes: int
+    dramatic_failure: bool
+
+    @property
+    def dice(self) -> tuple[tuple[tuple[int, ...], ...], ...]:
+        """For each die its runs (a face and the re-rolls it set off; a rote re-roll's run)."""
+        return tuple(d.runs for d in self.record.dice)
+
+
+def roll_side(hands: Hands, prep: Prepared, rules: Rules, limits: Limits) -> SideRoll:
+    """Roll a prepared side with faces from ``hands``, in the C7a order."""
+    record = sample(program(prep, rules), hands, limits)
+    dramatic = bool(record.dice and record.dice[0].mark)
+    return SideRoll(record, prep.chance, record.value, dramatic)
+
+
+def effective_rules(spec: Action, options: Mapping[str, Any]) -> Rules:
+    """The switches for a spec: defaults, then the caller's options, then the notation's."""
+    return R.rules_from({**options, **dict(spec.options)})
+
+
+def _side_json(side: SideRoll, prep: Prepared, rules: Rules) -> dict[str, Any]:
+    return {"pool": prep.pool, "dice": prep.dice, "chance_die": prep.chance,
+            "again": prep.again_key, "rote": prep.rote, "successes": side.successes,
+            "exceptional": side.successes >= rules.exceptional_at,
+            "dramatic_failure": side.dramatic_failure,
+            "outcome": R.verdict(side.successes, side.dramatic_failure, rules.exceptional_at),
+            "runs": [[list(run) for run in runs] for runs in side.dice]}
+
+
+def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limits,
+         text: str) -> Roll:
+    """Roll a spec with faces from ``source``; the verdict comes from the rule functions."""
+    rules = effective_rules(spec, options)
+    contested = spec.opposition is not None
+    actor = prepare(spec.actor, rules, contested)
+    opp = prepare(spec.opposition, rules, True) if spec.opposition is not None else None
+    if spec.target is not None:
+        return _roll_extended(spec, actor, opp, source, rules, limits, text)
+    lines = [f"Chronicles of Darkness: {str(spec)[6:]}"]
+    tray = Tray(source, limits)
+    if opp is None:
+        lines.append(words.side_header(actor, "Pool"))
+        side = roll_side(_TrayHands(tray, "pool", 0), actor, rules, limits)
+        source.finish()
+        lines += words.describe(side, rules)
+        lines.append(words.verdict_line(side, rules))
+        outcome = R.verdict(side.successes, side.dramatic_failure, rules.exceptional_at)
+        return Roll("cofd", text, outcome, _side_json(side, actor, rules), tray.freeze(),
+                    tuple(lines), spec)
+    earlier: list[list[int]] = []
+    dice: list[Die] = []
+    settle = R.tie_goes(rules.contested_tie, extended=False)
+    while True:
+        lines.append(words.side_header(actor, "Actor"))
+        a = roll_side(_TrayHands(tray, "actor", 0), actor, rules, limits)
+        lines += words.describe(a, rules)
+        lines.append(f"  {words.verdict_line(a, rules)}")
+        lines.append(words.side_header(opp, "Opposition"))
+        b = roll_side(_TrayHands(tray, "opposition", 1), opp, rules, limits)
+        lines += words.describe(b, rules)
+        lines.append(f"  {words.verdict_line(b, rules)}")
+        outcome = R.contest(a.successes - b.successes)
+        if outcome != "tie" or settle != "again":
+            break
+        earlier.append([a.successes, b.successes])
+        lines.append(words.tie_again(a.successes, b.successes, rules))
+        if len(earlier) >= limits.max_rolls:
+            raise LimitError(f"the contest is still tied after {len(earlier)} rolls (the limit "
+                             "of rolls per request)", text, (0, len(text)))
+        dice.extend(tray.freeze())
+        tray = Tray(source, limits)
+    source.finish()
+    dice.extend(tray.freeze())
+    if outcome == "tie":
+        outcome = settle
+    lines.append(words.contest_line(a.successes, b.successes, outcome, rules))
+    result = {"actor": _side_json(a, actor, rules), "opposition": _side_json(b, opp, rules),
+              "margin": a.successes - b.successes,
+              "winner": {"win": "actor", "lose": "opposition"}.get(outcome),
+              "tie_rule": rules.contested_tie, "rolls": len(earlier) + 1}
+    if earlier:
+        result["tied_rolls"] = earlier
+    return Roll("cofd", text, outcome, result, tuple(dice), tuple(lines), spec)
+
+
+def _roll_extended(spec: Action, actor: Prepared, opp: Prepared | None, source: Source,
+                   rules: Rules, limits: Limits, text: str) -> Roll:
+    target = spec.target or 0
+    lines = words.extended_header(spec, actor, opp)
+    cap = spec.max_rolls or limits.max_rolls
+    totals = [0, 0]
+    per_roll: list[list[int]] = [[], []]
+    dice: list[Die] = []
+    outcome: str | None = None
+    tie_break = False
+    settle = R.tie_goes(rules.contested_tie, extended=True)
+    n = 0
+    while outcome is None:
+        if n >= cap:
+            if spec.max_rolls is not None:
+                outcome = "failure"
+                lines.append(f"{target} successes not reached in {cap} rolls: Failure")
+                break
+            raise LimitError(f"nobody has reached {target} successes after {n} rolls (the limit "
+                             "of rolls per request)", text, (0, len(text)))
+        n += 1
+        tray = Tray(source, limits)
+        sides = [(actor, "actor", 0)] + ([(opp, "opposition", 1)] if opp is not None else [])
+        parts = []
+        for j, (prep, name, stream) in enumerate(sides):
+            side = roll_side(_TrayHands(tray, f"{name} roll {n}", stream), prep, rules, limits)
+            totals[j] += side.successes
+            per_roll[j].append(side.successes)
+            parts.append(words.extended_part(name, side, totals[j]))
+        dice.extend(tray.freeze())
+        lines.append(f"Roll {n}: " + "; ".join(parts))
+        if opp is None:
+            outcome = R.extended_result(totals[0], None, target)
+            if outcome is not None:
+                lines.append(f"{target} successes reached after {words.plural(n, 'roll')}: "
+                             "Success")
+            continue
+        if tie_break:
+            outcome = R.contest(totals[0] - totals[1])
+            if outcome == "tie":
+                lines.append("  still level: another roll")
+                outcome = None
+            continue
+        outcome = R.extended_result(totals[0], totals[1], target)
+        if outcome == "tie":
+            lines.append(words.extended_tie(target, totals[0], settle, rules))
+            if settle == "again":
+                tie_break, outcome = True, None
+            else:
+                outcome = settle
+    source.finish()
+    if opp is not None and outcome is not None:
+        lines.append(words.extended_end(outcome, target, totals[0], n))
+    result: dict[str, Any] = {"target": target, "rolls": n, "actor_successes": per_roll[0],
+                              "actor_total": totals[0]}
+    if opp is not None:
+        result.update({"opposition_successes": per_roll[1], "opposition_total": totals[1],
+                       "winner": {"win": "actor", "lose": "opposition"}.get(outcome or "")})
+    return Roll("cofd", text, outcome or "failure", result, tuple(dice), tuple(lines), spec)
+
+
+# --------------------------------------------------------------------------------------------
+# Exact odds: the same program, its law, the same verdicts
+
+
+@dataclass(frozen=True, slots=True)
+class SideLaw:
+    """The exact law of one side's roll: P(successes = k), P(dramatic failure), lost tail mass.
+
+    ``pmf[k]`` includes the dramatic failures (they have no success).
+    """
+
+    pmf: tuple[float, ...]
+    dramatic: float
+    truncated: float
+
+
+@lru_cache(maxsize=1024)
+def _side_law(prep: Prepared, rules: Rules, eps: float) -> SideLaw:
+    prog = program(prep, rules)
+    if isinstance(prog, Marked):
+        joint = exact.marked_law(prog, eps)
+        pmf: list[float] = []
+        dramatic = 0.0
+        for mark, terms in joint.by_mark:
+            pmf.extend([0.0] * (len(terms) - len(pmf)))
+            for k, p in enumerate(terms):
+                pmf[k] += p
+            if mark:
+                dramatic += math.fsum(terms)
+        while len(pmf) > 1 and pmf[-1] == 0.0:
+            pmf.pop()
+        return SideLaw(tuple(pmf), dramatic, joint.truncated)
+    law = exact.law(prog, eps)
+    return SideLaw(law.pmf, 0.0, law.truncated)
+
+
+def side_law(prep: Prepared, rules: Rules, eps: float = _DIE_EPS) -> SideLaw:
+    """The exact law of a prepared side (cached: tables and contests reuse pools)."""
+    return _side_law(prep, rules, eps)
+
+
+def pool_pmf(dice: int, again: int | None, rote: bool = False,
+             eps: float = _DIE_EPS) -> tuple[tuple[float, ...], float]:
+    """P(successes = k) for a plain pool of ``dice`` d10s, and the probability lost where cut.
+
+    >>> pmf, lost = pool_pmf(1, 10)
+    >>> round(pmf[0], 12), round(pmf[1], 12), round(pmf[2], 12), lost < 1e-15
+    (0.7, 0.27, 0.027, True)
+    """
+    prep = Prepared(dice, dice, False, again, R.again_key(again), rote, str(dice))
+    law = side_law(prep, Rules(), eps)
+    return law.pmf, law.truncated
+
+
+def single_outcomes(law: SideLaw, rules: Rules) -> dict[str, float]:
+    """C3, C4, C-X1: the verdict mapped over the law (the cut tail is among the exceptional)."""
+    out = dict.fromkeys(R.SINGLE_OUTCOMES, 0.0)
+    for k, p in enumerate(law.pmf):
+        if k == 0 and law.dramatic:
+            out[R.verdict(0, True, rules.exceptional_at)] += law.dramatic
+            p -= law.dramatic
+        out[R.verdict(k, False, rules.exceptional_at)] += p
+    out[R.verdict(rules.exceptional_at, False, rules.exceptional_at)] += law.truncated
+    return out
+
+
+def _check_work(prep: Prepared, limits: Limits, text: str) -> None:
+    limits.check_work(exact.work(Pool(prep.dice, Chain(R.FACES, bool, int))), "this pool", text)
+
+
+def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
+    """The exact odds of an action: outcomes, and successes, margin or rolls by their law."""
+    rules = effective_rules(spec, options)
+    contested = spec.opposition is not None
+    actor = prepare(spec.actor, rules, contested)
+    opp = prepare(spec.opposition, rules, True) if spec.opposition is not None else None
+    for prep in (actor, opp):
+        if prep is not None:
+            _check_work(prep, limits, text)
+    if spec.target is not None:
+        return _extended_odds(spec, actor, opp, rules, limits, text)
+    law_a = side_law(actor, rules)
+    notes = [words.side_header(actor, "pool" if opp is None else "actor")]
+    if opp is None:
+        outcomes = single_outcomes(law_a, rules)
+        pmf, dropped = maths.trim_tail(law_a.pmf, TAIL_BUDGET / 2 - law_a.truncated)
+        dist = Distribution.from_mapping({k: p for k, p in enumerate(pmf) if p > 0},
+                                         law_a.truncated + dropped)
+        if actor.chance:
+            notes.append(words.chance_note(rules))
+        return Odds("cofd", text, Distribution.from_mapping(outcomes, order=R.SINGLE_OUTCOMES),
+                    dist, "successes", tuple(notes))
+    law_b = side_law(opp, rules)
+    notes.append(words.side_header(opp, "opposition"))
+    # C10: the contest rule mapped over the margin's law
+    margin = maths.difference(law_a.pmf, law_b.pmf)
+    by_outcome = dict.fromkeys(R.CONTEST_OUTCOMES, 0.0)
+    for m, p in margin.items():
+        by_outcome[R.contest(m)] += p
+    extra: dict[str, Any] = {
+        "actor_outcomes": Distribution.from_mapping(single_outcomes(law_a, rules),
+                                                    order=R.SINGLE_OUTCOMES).to_json(),
+        "opposition_outcomes": Distribution.from_mapping(single_outcomes(law_b, rules),
+                                                         order=R.SINGLE_OUTCOMES).to_json()}
+    lost = law_a.truncated + law_b.truncated
+    settle = R.tie_goes(rules.contested_tie, extended=False)
+    tie = by_outcome["tie"]
+    if settle == "again":
+        decided = 1.0 - tie
+        if decided <= 0.0:
+            raise OptionError("neither side can score a success, so a re-rolled tie would never "
+                              "end (contested_tie=reroll)", text, (0, len(text)))
+        rolls, cut = maths.geometric_rolls(tie)
+        extra["rolls"] = Distribution.from_mapping(rolls, cut).to_json()
+        margin = {m: p / decided for m, p in margin.items() if R.contest(m) != "tie"}
+        by_outcome = {k: (v / decided if k != "tie" else 0.0) for k, v in by_outcome.items()}
+        lost += cut
+    elif settle != "tie":
+        by_outcome[settle] += tie
+        by_outcome["tie"] = 0.0
+    notes.append(words.tie_note(rules, tie))
+    return Odds("cofd", text, Distribution.from_mapping(by_outcome, order=R.CONTEST_OUTCOMES),
+                Distribution.from_mapping({m: p for m, p in margin.items() if p > 0}, lost),
+                "margin", tuple(notes), extra)
+
+
+def _classify(target: int) -> dict[str, str]:
+    """C11 read once on each kind of arrival: who wins when only one side, or both, arrive."""
+    return {"first": R.extended_result(target, target - 1, target) or "",
+            "second": R.extended_result(target - 1, target, target) or "",
+            "both_more": R.extended_result(target + 1, target, target) or "",
+            "both_less": R.extended_result(target, target + 1, target) or "",
+            "both_equal": R.extended_result(target, target, target) or ""}
+
+
+def _extended_odds(spec: Action, actor: Prepared, opp: Prepared | None, rules: Rules,
+                   limits: Limits, text: str) -> Odds:
+    target = spec.target or 0
+    # each roll's cut tail adds up over the rolls, so the per-roll laws are cut far deeper
+    law_a = side_law(actor, rules, 1e-22)
+    law_b = side_law(opp, rules, 1e-22) if opp is not None else None
+    notes = words.extended_notes(target, actor, opp)
+    if opp is None and len(law_a.pmf) == 1 and spec.max_rolls is not None:
+        res = Race((0.0,) * spec.max_rolls, (0.0,) * spec.max_rolls, (0.0,) * spec.max_rolls,
+                   0.0)
+    else:
+        settle = R.tie_goes(rules.contested_tie, extended=True)
+        kinds = _classify(target)
+        if opp is None and R.extended_result(target, None, target) != "success":
+            raise AssertionError("C11: reaching the target must succeed")
+        res = race(law_a.pmf, law_a.truncated,
+                   law_b.pmf if law_b is not None else None,
+                   law_b.truncated if law_b is not None else 0.0,
+                   target, kinds, settle, R.contest, spec.max_rolls, limits, text)
+    by_roll = {r + 1: w + lo + t for r, (w, lo, t) in enumerate(zip(res.win, res.lose, res.tie))}
+    if opp is None and spec.max_rolls is not None:
+        # the action stops at the target or after its last allowed roll, failed
+        by_roll[spec.max_rolls] = by_roll.get(spec.max_rolls, 0.0) + max(
+            0.0, 1.0 - math.fsum(res.win))
+    dist = Distribution.from_mapping({k: p for k, p in by_roll.items() if p > 0}, res.truncated)
+    if opp is None:
+        success = math.fsum(res.win)
+        outcomes = {"success": success, "failure": 0.0 if spec.max_rolls is None
+                    else max(0.0, 1.0 - success)}
+        if spec.max_rolls is not None:
+            notes.append(f"at most {spec.max_rolls} rolls: the action stops at the target or "
+                         "after the last roll")
+        return Odds("cofd", text, Distribution.from_mapping(outcomes,
+                                                            order=R.EXTENDED_OUTCOMES),
+                    dist, "rolls", tuple(notes))
+    notes.append(words.extended_tie_note(rules))
+    outcomes = {"win": math.fsum(res.win), "lose": math.fsum(res.lose),
+                "tie": math.fsum(res.tie)}
+    extra = {"win_by_roll": {str(r + 1): p for r, p in enumerate(res.win) if p >= 1e-12},
+             "lose_by_roll": {str(r + 1): p for r, p in enumerate(res.lose) if p >= 1e-12}}
+    return Odds("cofd", text, Distribution.from_mapping(outcomes, order=R.CONTEST_OUTCOMES),
+                dist, "rolls", tuple(notes), extra)
