@@ -104,8 +104,8 @@ def race(pa_law: Sequence[float], lost_a: float, pb_law: Sequence[float] | None,
             pending += tie
         else:
             now[settle] += tie
-        for k in out:
-            out[k].append(now[k])
+        for k, series in out.items():
+            series.append(now[k])
         undecided = alive_a * alive_b + pending
         if undecided < 1e-16:
             return Race(tuple(out["win"]), tuple(out["lose"]), tuple(out["tie"]),
