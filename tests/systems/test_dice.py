@@ -190,7 +190,7 @@ BAD = [
     ("d6!>0", "every face of a d6 explodes", (2, 5)),
     ("d1!", "every face of a d1 explodes", (2, 3)),
     ("3d6kh1dl1", "one keep or drop", (6, 9)),
-    ("10d10cs>=8", "Roll20 (critical range) and Foundry", (5, 7)),
+    ("10d10cs>=8", "means different things in Roll20", (5, 7)),
     ("4d6q", "unknown modifier 'q'", (3, 4)),
     ("foo(1)", "unknown word 'foo'", (0, 3)),
     ("(1+2", "expected ')'", (4, 5)),

@@ -161,3 +161,72 @@ def test_keep_by_value_odds_equal_the_enumerated_roller(text: str) -> None:
     got = odds(text).distribution.as_dict()
     for k in set(got) | {int(v) for v in want}:
         assert abs(got.get(k, 0.0) - float(want.get(Fraction(k), 0))) <= float(cut) + 1e-12
+
+
+@pytest.mark.parametrize("text", ["3d4mi2", "3d4ma3kh2", "3d3mt", "4d3mt3", "2d4!mi2",
+                                  "3d4mi2k>2", "2d4!!ma6", "3d4r1mi3>=3", "2d3e3"])
+def test_min_max_matches_odds_equal_the_enumerated_roller(text: str) -> None:
+    from fractions import Fraction
+
+    from tests.systems.test_dice import enumerate_roller
+
+    want, cut = enumerate_roller(text, Fraction(1, 10**7))
+    got = odds(text).distribution.as_dict()
+    for k in set(got) | {int(v) for v in want}:
+        assert abs(got.get(k, 0.0) - float(want.get(Fraction(k), 0))) <= float(cut) + 1e-12
+
+
+# --------------------------------------------------------------------------------------------
+# Habits of the other tools
+
+
+def test_avrae_and_foundry_minimum_and_maximum() -> None:
+    assert roll("4d6mi3", faces=[1, 2, 5, 6]).result["total"] == 17
+    assert roll("4d6min3", faces=[1, 2, 5, 6]).result["total"] == 17  # Foundry's spelling
+    assert roll("d20ma15", faces=[19]).result["total"] == 15
+    assert "1 (as 3)" in str(roll("4d6mi3", faces=[1, 2, 5, 6]))
+    assert odds("4d6mi3").mean == pytest.approx(16)
+    with pytest.raises(NotationError, match="changes no face"):
+        odds("4d6max7")
+
+
+def test_roll20_matches() -> None:
+    r = roll("6d6mt", faces=[3, 3, 5, 1, 5, 5])
+    assert r.result["total"] == 2 and "2 matches: 2 × 3; 3 × 5" in str(r)
+    shown = roll("6d6m", faces=[3, 3, 5, 1, 5, 5])
+    assert shown.result["total"] == 22 and "matches of 2 or more" in str(shown)
+    assert odds("4d6mt3").distribution[1] == pytest.approx(6 * 21 / 1296)
+
+
+def test_avrae_e_explodes() -> None:
+    assert parse_text("4d6e6") == parse_text("4d6!")
+    assert roll("2d6e>5", faces=[6, 1, 2]).result["total"] == 9
+
+
+def parse_text(text: str, **kw: Any) -> str:
+    return str(astragal.parse(text, default_system="dice", **kw))
+
+
+def test_d20_crits_and_fumbles_are_marked_on_natural_faces() -> None:
+    r = roll("2d20kh1+5", faces=[20, 1])
+    assert "20 (critical), 1 (fumble)" in str(r)
+    dice = r.to_json()["dice"]
+    assert dice[0]["crit"] is True and "fumble" not in dice[0]
+    assert dice[1]["fumble"] is True and "crit" not in dice[1]
+    assert "crit" not in roll("d6", faces=[6]).to_json()["dice"][0]  # d20s only by default
+    wide = roll("d20crit>=19", faces=[19])
+    assert wide.dice[0].crit and wide.result["total"] == 19
+
+
+def test_cs_cf_by_dialect() -> None:
+    with pytest.raises(NotationError, match="dialect=roll20 or dialect=foundry"):
+        odds("10d10cs>=8")
+    r20 = roll("1d20cs>18", faces=[18], options={"dialect": "roll20"})
+    assert r20.dice[0].crit and r20.result["total"] == 18  # Roll20's > is "or equal"
+    assert parse_text("1d20cs>18", options={"dialect": "roll20"}) == "dice: d20crit>=18"
+    foundry = {"dialect": "foundry"}
+    assert roll("5d10cs>=8", faces=[8, 9, 1, 2, 10], options=foundry).result["total"] == 3
+    assert roll("5d10cf<3", faces=[8, 9, 1, 2, 10], options=foundry).result["total"] == 2
+    assert roll("5d10cs>=8df1", faces=[8, 9, 1, 2, 10], options=foundry).result["total"] == 2
+    assert parse_text("4d6r1", options=foundry) == "dice: 4d6ro1"
+    assert parse_text("10d10>7", options={"dialect": "roll20"}) == "dice: 10d10>=7"

@@ -31,6 +31,8 @@ class Die:
     group: str = ""
     note: str = ""
     kept: bool = True
+    crit: bool = False  # the natural face is in the critical range (a d20's 20 by default)
+    fumble: bool = False  # the natural face is in the fumble range (a d20's 1 by default)
 
     @property
     def face(self) -> int:
@@ -45,6 +47,10 @@ class Die:
             out["note"] = self.note
         if not self.kept:
             out["kept"] = False
+        if self.crit:
+            out["crit"] = True
+        if self.fumble:
+            out["fumble"] = True
         return out
 
 
@@ -97,7 +103,7 @@ class Tray:
         if len(self._dice) >= self.limits.max_dice * 4:
             self.limits.check_dice(len(self._dice) + 1)
         face = self.source.face(size, stream)
-        self._dice.append([size, [face], group, note, True])
+        self._dice.append([size, [face], group, note, True, False, False])
         return len(self._dice) - 1
 
     def reroll(self, index: int, stream: int = 0, note: str = "") -> int:
@@ -111,7 +117,7 @@ class Tray:
 
     def removed(self, size: int, group: str, note: str) -> None:
         """Record a die taken out before rolling."""
-        self._dice.append([size, [], group, note, False])
+        self._dice.append([size, [], group, note, False, False, False])
 
     def face(self, index: int) -> int:
         return int(self._dice[index][1][-1])
@@ -121,5 +127,10 @@ class Tray:
         if note:
             self._dice[index][3] = note
 
+    def mark(self, index: int, crit: bool = False, fumble: bool = False) -> None:
+        """Mark a die's natural face as a critical or a fumble (it changes no value)."""
+        self._dice[index][5] = crit
+        self._dice[index][6] = fumble
+
     def freeze(self) -> tuple[Die, ...]:
-        return tuple(Die(s, tuple(f), g, n, k) for s, f, g, n, k in self._dice)
+        return tuple(Die(s, tuple(f), g, n, k, c, u) for s, f, g, n, k, c, u in self._dice)

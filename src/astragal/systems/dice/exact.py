@@ -46,7 +46,7 @@ from .nodes import (
     Value,
     format_value,
 )
-from .rules import arith, call, compare, explodes, roll_pmf, score
+from .rules import arith, call, clamp, compare, explodes, roll_pmf, score
 
 __all__ = ["Budget", "Pmf", "evaluate", "keep_dp", "odds"]
 
@@ -303,7 +303,8 @@ def _series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: str) -> Pmf
 def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) -> Pmf:
     """What one die and its explosions add to the term (rules 1, 2 and 4), exactly."""
     what = str(d)
-    if d.explode is None and not d.reroll and d.success is None and d.keep is None:
+    if (d.explode is None and not d.reroll and d.success is None and d.keep is None
+            and not d.custom and d.minimum is None and d.maximum is None):
         faces = np.full(d.size, 1.0 / d.size)  # a plain die: every face equally likely
         return Pmf(-1 if d.size == 3 and d.sides == 0 else 1, faces)
     budget.spend(20 * d.size, what, d.span)
@@ -341,6 +342,51 @@ def _merge(a: Pmf, b: Pmf) -> Pmf:
     out[a.off - lo: a.off - lo + len(a.p)] += a.p
     out[b.off - lo: b.off - lo + len(b.p)] += b.p
     return Pmf(lo, out)
+
+
+def _after_clamp(d: Dice, w: Callable[[int], int]) -> Callable[[int], int]:
+    return lambda v: w(int(clamp(d, v)))
+
+
+def _clamped(d: Dice, pmf: dict[int, float]) -> dict[int, float]:
+    """A class of dice with ``mi``/``ma`` applied to each value."""
+    out: dict[int, float] = {}
+    for v, p in pmf.items():
+        c = int(clamp(d, v))
+        out[c] = out.get(c, 0.0) + p
+    return out
+
+
+def _clamped_kept(d: Dice, w: Callable[[Any], int]) -> Callable[[Any], int]:
+    assert d.keep is not None
+    keep = d.keep
+    return lambda v: w(clamp(d, v)) if keep.keeps(clamp(d, v)) else 0
+
+
+def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
+    """Roll20's ``mt``: how many values show on at least ``match`` of the dice (plain dice,
+    re-rolls allowed). Faces are placed one value at a time: given that the ``r`` dice not
+    yet placed all show later values, the number showing this one is binomial."""
+    g = roll_pmf(d)
+    n, size = d.count, d.match
+    budget.spend(len(g) * (n + 1) ** 2 * (n // size + 1), str(d), d.span)
+    state = {(n, 0): 1.0}  # (dice left, sets found) → probability
+    left = 1.0
+    for v in sorted(g):
+        p = g[v]
+        x = min(1.0, p / left) if left > 0 else 1.0
+        left -= p
+        nxt: dict[tuple[int, int], float] = {}
+        for (r, m), q in state.items():
+            for c, pc in enumerate(_binomial_all(r, x)):
+                if pc > 0:
+                    key = (r - c, m + (1 if c >= size else 0))
+                    nxt[key] = nxt.get(key, 0.0) + q * pc
+        state = nxt
+    out: dict[Value, float] = {}
+    for (_, m), q in state.items():
+        out[m] = out.get(m, 0.0) + q
+    return Pmf.from_dict(out)
 
 
 def _kept_only(keep: Any, w: Callable[[Any], int]) -> Callable[[Any], int]:
@@ -382,9 +428,14 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     w: Callable[[int], int] = weight if weight is not None else (lambda v: v)
     if d.count == 0:
         return Pmf.point(0)
+    if d.match_count:
+        return _matches_pmf(d, budget)
+    if d.minimum is not None or d.maximum is not None:  # mi/ma: on each die's value first
+        w = _after_clamp(d, w)
     by_value = d.keep is not None and d.keep.by_value
     if by_value:  # k>3, p<2: a die kept or dropped on its own value adds w(v) or nothing
-        w = _kept_only(d.keep, w)
+        w = _kept_only(d.keep, w) if d.minimum is None and d.maximum is None else (
+            _clamped_kept(d, weight if weight is not None else (lambda v: v)))
     # refuse at once what the convolutions could not finish: the sum spans about count × size
     span = d.count * d.size
     if d.count > 1 and (d.keep is None or by_value):
@@ -392,6 +443,10 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     if d.keep is None or by_value:
         return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
     mixture = _pool_classes(d, limits, budget)
+    if d.minimum is not None or d.maximum is not None:
+        mixture = [(wt, [(n, _clamped(d, pmf)) for n, pmf in classes])
+                   for wt, classes in mixture]
+        w = weight if weight is not None else (lambda v: v)
     parts: list[tuple[float, Pmf]] = []
     for weight_, classes in mixture:
         total = sum(n for n, _ in classes)
@@ -831,7 +886,7 @@ def denominator(node: Node) -> int | None:
     """A common denominator of every probability of the node's law (each die term's outcomes
     are equally likely tuples of faces), or None where an explosion makes the law infinite."""
     from .grammar import _walk
-    from .rules import face_range, matching
+    from .rules import count_matching
 
     out = 1
     for n in _walk(node):
@@ -839,9 +894,8 @@ def denominator(node: Node) -> int | None:
             continue
         if n.explode in ("explode", "compound", "penetrate"):
             return None
-        lo, hi = face_range(n.sides)
-        size = hi - lo + 1
-        one = size * size if n.reroll_once else size - matching(n.reroll, lo, hi)
+        size = n.size
+        one = size * size if n.reroll_once else size - count_matching(n, n.reroll)
         out *= (one * one if n.explode == "once" else one) ** n.count
     return out
 

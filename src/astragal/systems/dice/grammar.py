@@ -108,6 +108,7 @@ _ALNUM = re.compile(r"\w+", re.ASCII)
 _LOOSE_WORD = re.compile(r"[A-Za-z!]+\d*", re.ASCII)
 _MODIFIER_WORD = re.compile(r"(kh|kl|dh|dl|k|d|r|ro|rr|f|dbl|s|sa|sd|x|xo|!|!!|!p)\d*", re.ASCII)
 _COUNT_ON = {"success": "counts a success", "failure": "counts a failure",
+             "crit": "is marked critical", "fumble": "is marked a fumble",
              "double": "counts twice", "explode": "explodes", "reroll": "is re-rolled"}
 
 
@@ -381,7 +382,11 @@ class _Parser:
                              self.pos)
         self.pos += 1
         self.leave()
-        mods = self.modifiers(group=True, sides=None)
+        mods = self.modifiers(group=True, rng=None)
+        for kind in ("crit", "fumble", "match"):
+            if kind in mods:
+                a, b = mods["_spans"][kind]
+                raise self.error(f"'{self.source[a:b]}' applies to dice, not to a group", a, b)
         self.check_keep(mods.get("keep"), len(items), "items", mods["_spans"], "", start)
         return Group(tuple(items), mods.get("keep"), mods.get("success"), mods.get("failure"),
                      mods.get("double"), mods.get("sort"), (start, self.pos))
@@ -413,13 +418,21 @@ class _Parser:
                 raise LimitError(f"a d{sides} has more than {MAX_SIDES:,} sides", self.text,
                                  (m.start(2), m.end(2)))
         self.pos = m.end()
-        mods = self.modifiers(group=False, sides=sides)
+        return self.finish_dice(count, sides, (), start)
+
+    def finish_dice(self, count: int, sides: int, custom: tuple[int, ...], start: int) -> Dice:
+        """Read the modifiers after ``NdS`` (or ``Nd{...}``) and build the checked term."""
+        rng = (min(custom), max(custom)) if custom else face_range(sides)
+        mods = self.modifiers(group=False, rng=rng)
+        match = mods.get("match", (0, False))
         dice = Dice(count, sides, mods.get("reroll", ()), mods.get("reroll_once", False),
                     mods.get("explode"), mods.get("explode_on"), mods.get("keep"),
                     mods.get("success"), mods.get("failure"), mods.get("double"),
-                    mods.get("sort"), (start, self.pos))
+                    mods.get("sort"), (start, self.pos), mods.get("minimum"),
+                    mods.get("maximum"), mods.get("crit"), mods.get("fumble"), match[0],
+                    match[1], custom)
         if dice.explode is not None and dice.explode_on is None:
-            dice = _with_explode_on(dice, Compare("=", face_range(sides)[1]))
+            dice = _with_explode_on(dice, Compare("=", rng[1]))
         _check_dice(dice, self.text, self.limits, mods["_spans"])
         self.check_keep(dice.keep, count, "dice", mods["_spans"], dice.die_text(), start)
         return dice
@@ -468,6 +481,32 @@ class _Parser:
         self.pos = n.end()
         return Compare(op, self.int_literal(n.group(), n.start()))
 
+    def critical_or_count(self, token: str, mods: dict[str, Any], start: int, lo: int,
+                          hi: int) -> tuple[str, Compare]:
+        """``cs``/``cf``: Roll20's critical range (marks only) or Foundry's counts; refused
+        under the other dialects, since either reading silently changes the other's total."""
+        how = self.reading["cs"]
+        if how == "refuse":
+            raise self.error(f"'{token}' means different things in Roll20 (a critical range: "
+                             "the dice are only marked) and Foundry (count successes or "
+                             "failures): say which with -o dialect=roll20 or dialect=foundry, "
+                             f"or write {'crit' if token == 'cs' else 'fumble'}>=N to mark, "
+                             ">=N to count successes, fN to take failures away",
+                             start, start + 2)
+        self.pos += 2
+        cond = self.compare_point(False, token, start)
+        if how == "critical":
+            if cond is None:
+                cond = Compare("=", hi if token == "cs" else lo)
+            return ("crit" if token == "cs" else "fumble"), cond
+        if cond is None:
+            raise self.error(f"Foundry's {token} needs a target: {token}>=8 or {token}=1",
+                             start, self.pos)
+        if token == "cs":
+            return "success", cond
+        mods["_cf"] = True  # cf alone counts failures; with cs it takes them away
+        return "failure", cond
+
     def keep(self, group: bool) -> Keep:
         """``kh3 kl1 dh1 dl1 k3 d1`` by rank, Avrae's ``ph1 pl1``; ``k>3 k<3 p>3 p<3 p3`` by
         value (under ``dialect=avrae`` ``k3`` keeps the 3s, as Avrae reads it)."""
@@ -507,19 +546,66 @@ class _Parser:
             return Keep("k" if letter == "k" else "p", 0, Compare("=", value))
         return Keep("kh" if letter == "k" else "dl", value)
 
-    def modifiers(self, group: bool, sides: int | None) -> dict[str, Any]:
+    def modifiers(self, group: bool, rng: tuple[int, int] | None) -> dict[str, Any]:
         mods: dict[str, Any] = {}
         spans: dict[str, tuple[int, int]] = {}
         text = self.text
+        lo, hi = rng if rng is not None else (1, 1)
         while self.pos < self.end:
             start = self.pos
-            rest = text[start:start + 4].lower()
+            rest = text[start:start + 6].lower()
             kind: str
             if rest.startswith("dbl"):
                 self.pos += 3
                 kind = "double"
-                mods[kind] = self.compare_point(False, "dbl", start) or Compare(
-                    "=", face_range(sides)[1] if sides is not None else 1)
+                mods[kind] = self.compare_point(False, "dbl", start) or Compare("=", hi)
+            elif rest[:2] == "df":  # Foundry: deduct failures
+                self.pos += 2
+                kind = "failure"
+                mods[kind] = self.compare_point(False, "df", start) or Compare("=", lo)
+            elif rest.startswith(("min", "max", "mi", "ma")):
+                if group:
+                    raise self.error("a minimum or maximum applies to dice, not to a group",
+                                     start, start + 2)
+                token = rest[:3] if rest[:3] in ("min", "max") else rest[:2]
+                self.pos += len(token)
+                kind = "minimum" if token.startswith("mi") else "maximum"
+                n = _SIGNED.match(text, self.pos)
+                if n is None:
+                    raise self.error(f"'{token}' needs a number: {token}2 makes every die "
+                                     f"{'at least' if kind == 'minimum' else 'at most'} 2",
+                                     start, self.pos)
+                self.pos = n.end()
+                mods[kind] = self.int_literal(n.group(), n.start())
+            elif rest[:2] == "mt" or rest[:1] == "m":
+                token = "mt" if rest[:2] == "mt" else "m"
+                self.pos += len(token)
+                kind = "match"
+                n = _DIGITS.match(text, self.pos)
+                size = 2
+                if n is not None:
+                    self.pos = n.end()
+                    size = self.int_literal(n.group(), n.start())
+                    if size < 1:
+                        raise self.error("a match is a set of at least 1 die", start, self.pos)
+                elif _CMP.match(text, self.pos):
+                    raise self.error(f"Roll20's {token} with a compare point is not supported: "
+                                     f"write {token} or {token}N (sets of N or more)", start,
+                                     self.pos + 1)
+                mods[kind] = (size, token == "mt")
+            elif rest.startswith(("crit", "fumble")):
+                token = "crit" if rest.startswith("crit") else "fumble"
+                self.pos += len(token)
+                kind = token
+                mods[kind] = self.compare_point(False, token, start) or Compare(
+                    "=", hi if token == "crit" else lo)
+            elif rest[:2] in ("cs", "cf"):
+                kind, mods_value = self.critical_or_count(rest[:2], mods, start, lo, hi)
+                mods[kind] = mods_value
+            elif rest[:2] == "ra":
+                raise self.error("Avrae's ra (re-roll and add) is not supported: write xo"
+                                 "N to add one die for each die showing N, or ro to re-roll "
+                                 "once", start, start + 2)
             elif rest[:2] in ("kh", "kl", "dh", "dl", "ph", "pl") or rest[:1] in ("k", "d", "p"):
                 kind = "keep"
                 keep = self.keep(group)
@@ -527,7 +613,7 @@ class _Parser:
                     raise self.error("one keep or drop per term (kh, kl, dh, dl, k>N, p<N)",
                                      start, self.pos)
                 mods[kind] = keep
-            elif rest[:2] in ("!!", "!p", "xo") or rest[:1] in ("!", "x"):
+            elif rest[:2] in ("!!", "!p", "xo") or rest[:1] in ("!", "x", "e"):
                 if group:
                     raise self.error("explosions apply to dice, not to a group", start,
                                      start + 1)
@@ -536,7 +622,7 @@ class _Parser:
                 kind = "explode"
                 if kind in mods:
                     raise self.error("one explosion per term (!, !!, !p or xo)", start, self.pos)
-                mods[kind] = {"!": "explode", "x": "explode", "!!": "compound",
+                mods[kind] = {"!": "explode", "x": "explode", "e": "explode", "!!": "compound",
                               "!p": "penetrate", "xo": "once"}[token]
                 mods["explode_on"] = self.compare_point(False, token, start)
             elif rest[:2] in ("ro", "rr") or rest[:1] == "r":
@@ -550,20 +636,14 @@ class _Parser:
                                      "cannot be mixed on one term", start, self.pos)
                 cond = self.compare_point(False, token, start)
                 if cond is None:
-                    cond = Compare("=", face_range(sides if sides is not None else 1)[0])
+                    cond = Compare("=", lo)
                 mods["reroll"] = mods.get("reroll", ()) + (cond,)
                 mods["reroll_once"] = once
                 kind = "reroll"
-            elif rest[:2] in ("cs", "cf"):
-                raise self.error(f"'{rest[:2]}' means different things in Roll20 (critical "
-                                 "range) and Foundry (count): write >=N to count successes "
-                                 "and fN to count failures", start, start + 2)
             elif rest[:1] == "f":
                 self.pos += 1
                 kind = "failure"
-                mods[kind] = self.compare_point(False, "f", start)
-                if mods[kind] is None:
-                    mods[kind] = Compare("=", face_range(sides)[0] if sides is not None else 1)
+                mods[kind] = self.compare_point(False, "f", start) or Compare("=", lo)
             elif rest[:1] == "s":
                 token = rest[:2] if rest[:2] in ("sa", "sd") else "s"
                 self.pos += len(token)
@@ -579,12 +659,15 @@ class _Parser:
                     m = _WORD.match(text, start) or _ALNUM.match(text, start)
                     assert m is not None
                     raise self.error(f"unknown modifier '{m.group()}': modifiers are r, ro, "
-                                     "rr, !, !!, !p, xo, kh, kl, dh, dl, >=N, f, dbl, s, sd",
+                                     "rr, !, !!, !p, x, xo, e, kh, kl, dh, dl, k>N, p<N, mi, "
+                                     "ma, >=N, f, df, dbl, crit, fumble, m, mt, s, sd",
                                      start, m.end())
                 break
             if kind in spans and kind not in ("reroll",):
                 raise self.error(f"the {kind} modifier is given twice", start, self.pos)
             spans[kind] = (start, self.pos)
+        if "failure" in mods and "success" not in mods and mods.get("_cf"):
+            mods["success"], spans["success"] = mods.pop("failure"), spans.pop("failure")
         for kind in ("failure", "double"):
             if kind in mods and "success" not in mods:
                 a, b = spans[kind]
@@ -629,14 +712,14 @@ def _walk(node: Node) -> list[Node]:
 
 def _check_dice(d: Dice, text: str, limits: Limits,
                 spans: Mapping[str, tuple[int, int]]) -> None:
-    from .rules import face_range, matching
+    from .rules import count_matching, die_range
 
-    lo, hi = face_range(d.sides)
-    n = hi - lo + 1
+    lo, hi = die_range(d)
+    n = d.size
     name = f"{d.die_text()}"
 
     def never(c: Compare, what: str) -> None:
-        if matching([c], lo, hi) == 0:
+        if count_matching(d, [c]) == 0:
             hint = (" (to compare the total, put spaces around the comparison: 1d20+1d4 >= 15)"
                     if what == "success" else "")
             raise NotationError(f"no face of a {name} is {c.words()}: nothing {_COUNT_ON[what]}"
@@ -644,7 +727,7 @@ def _check_dice(d: Dice, text: str, limits: Limits,
 
     for c in d.reroll:
         never(c, "reroll")
-    rerolled = matching(d.reroll, lo, hi)
+    rerolled = count_matching(d, d.reroll)
     if d.reroll and not d.reroll_once and rerolled == n:
         raise NotationError(f"every face of a {name} is re-rolled: the roll would never end",
                             text, spans.get("reroll", d.span))
@@ -654,8 +737,8 @@ def _check_dice(d: Dice, text: str, limits: Limits,
                          text, spans.get("reroll", d.span))
     if d.explode is not None and d.explode_on is not None:
         never(d.explode_on, "explode")
-        boom = matching([d.explode_on], lo, hi)
-        boom_rerolled = matching(d.reroll, lo, hi, within=d.explode_on)
+        boom = count_matching(d, [d.explode_on])
+        boom_rerolled = count_matching(d, d.reroll, within=d.explode_on)
         if d.reroll_once:  # a matching face is rolled once more and stands
             q = (boom - boom_rerolled) / n + boom * rerolled / (n * n)
         else:
@@ -667,19 +750,35 @@ def _check_dice(d: Dice, text: str, limits: Limits,
             raise LimitError(f"{name} explodes too often: a die could need more than "
                              f"{limits.max_explosions} explosions (the limit)", text,
                              spans.get("explode", d.span))
+    if d.minimum is not None and d.maximum is not None and d.minimum > d.maximum:
+        raise NotationError(f"the minimum {d.minimum} is above the maximum {d.maximum}", text,
+                            spans.get("maximum", d.span))
+    for what in ("minimum", "maximum"):
+        bound = getattr(d, what)
+        if bound is not None and d.explode is None and (
+                bound <= lo if what == "minimum" else bound >= hi):
+            raise NotationError(f"a {what} of {bound} changes no face of a {name} (faces "
+                                f"{lo} to {hi}): nothing to do", text, spans.get(what, d.span))
+    if d.match and (d.keep is not None or d.explode is not None or d.success is not None
+                    or d.minimum is not None or d.maximum is not None) and d.match_count:
+        raise NotationError("mt (count matches) works on plain dice (re-rolls allowed), not with "
+                            "keep/drop, explosions, min/max or success counting", text,
+                            spans.get("match", d.span))
     if d.keep is not None and d.keep.by_value and d.explode not in ("compound", "penetrate"):
         assert d.keep.cond is not None
-        hit = matching([d.keep.cond], lo, hi)
+        hit = count_matching(d, [d.keep.cond])
         if d.keep.how == "k" and hit == 0:
             raise NotationError(f"'{d.keep}' keeps no die: no face of a {name} is "
                                 f"{d.keep.cond.words()}", text, spans.get("keep", d.span))
         if d.keep.how == "p" and hit == n:
             raise NotationError(f"'{d.keep}' drops every die: every face of a {name} is "
                                 f"{d.keep.cond.words()}", text, spans.get("keep", d.span))
-    for what in ("success", "failure", "double"):
+    for what in ("success", "failure", "double", "crit", "fumble"):
         c = getattr(d, what)
         # compounded and penetrated dice have values other than faces: those are not checked
-        if c is not None and d.explode not in ("compound", "penetrate"):
+        if c is not None and (d.explode not in ("compound", "penetrate") or
+                              what in ("crit", "fumble")) and d.minimum is None \
+                and d.maximum is None:
             never(c, what)
 
 

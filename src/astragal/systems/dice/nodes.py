@@ -157,6 +157,13 @@ class Dice:
     double: Compare | None = None
     sort: str | None = None  # "a" | "d"
     span: Span = field(default=(0, 0), compare=False)
+    minimum: int | None = None  # mi / min: a die's value is at least this (Avrae, Foundry)
+    maximum: int | None = None  # ma / max: at most this
+    crit: Compare | None = None  # natural faces marked critical (default: a d20's 20)
+    fumble: Compare | None = None  # natural faces marked fumbles (default: a d20's 1)
+    match: int = 0  # Roll20 m / mt: sets of at least this many equal dice (0: none)
+    match_count: bool = False  # mt: the value is the number of sets
+    custom: tuple[int, ...] = ()  # d{1,2,2,3}: the faces of a custom die (sides = len)
 
     @property
     def size(self) -> int:
@@ -164,6 +171,8 @@ class Dice:
         return 3 if self.sides == FUDGE else self.sides
 
     def die_text(self) -> str:
+        if self.custom:
+            return "d{" + ",".join(map(str, self.custom)) + "}"
         return "dF" if self.sides == FUDGE else f"d{self.sides}"
 
     def __str__(self) -> str:
@@ -177,9 +186,19 @@ class Dice:
             # a bare ``!`` followed by a success compare would read that compare as its own
             if self.explode_on is not None and not (default and (self.keep or not self.success)):
                 out.append(self.explode_on.text())
+        if self.minimum is not None:
+            out.append(f"mi{self.minimum}")
+        if self.maximum is not None:
+            out.append(f"ma{self.maximum}")
         if self.keep is not None:
             out.append(str(self.keep))
         out.append(_counting(self.success, self.failure, self.double))
+        if self.crit is not None:
+            out.append("crit" + self.crit.text(bare=False))
+        if self.fumble is not None:
+            out.append("fumble" + self.fumble.text(bare=False))
+        if self.match:
+            out.append(("mt" if self.match_count else "m") + str(self.match))
         if self.sort:
             out.append("s" + self.sort)
         return "".join(out)
@@ -196,8 +215,10 @@ def _counting(success: Compare | None, failure: Compare | None, double: Compare 
     return out
 
 
-def faces_of(sides: int) -> tuple[int, ...]:
-    """The faces of a die: 1..S, or −1, 0, +1 for Fudge."""
+def faces_of(sides: int, custom: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The faces of a die: 1..S, −1, 0, +1 for Fudge, or a custom die's faces as written."""
+    if custom:
+        return custom
     return (-1, 0, 1) if sides == FUDGE else tuple(range(1, sides + 1))
 
 

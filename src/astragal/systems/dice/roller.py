@@ -29,7 +29,20 @@ from .nodes import (
     format_value,
     precedence,
 )
-from .rules import ZeroDivisor, arith, call, compare, explodes, kept_flags, rerolls, term_value
+from .rules import (
+    ZeroDivisor,
+    arith,
+    call,
+    clamp,
+    compare,
+    critical,
+    explodes,
+    face_value,
+    kept_flags,
+    matches,
+    rerolls,
+    term_value,
+)
 
 __all__ = ["json_value", "roll"]
 
@@ -105,7 +118,7 @@ class _Roller:
             index = self.tray.roll(d.size, group, 0, note)
         else:
             self.tray.reroll(index, 0, note)
-        face = self.tray.face(index) - 2 if d.sides == FUDGE else self.tray.face(index)
+        face = face_value(d, self.tray.face(index))
         if not d.reroll:
             return index, face, str(face)
         seen = [face]
@@ -115,7 +128,7 @@ class _Roller:
                                  f"{self.limits.max_explosions} times (the limit)", self.text,
                                  d.span)
             self.tray.reroll(index, 0, f"re-rolled {face}")
-            face = self.tray.face(index) - 2 if d.sides == FUDGE else self.tray.face(index)
+            face = face_value(d, self.tray.face(index))
             seen.append(face)
             if d.reroll_once:
                 break
@@ -167,7 +180,7 @@ class _Roller:
     def dice(self, d: Dice, label: str) -> Value:
         group = _text_of(d) + (f" [{label}]" if label else "")
         tray = self.tray
-        if d.explode is None and not d.reroll and d.sides != FUDGE:
+        if d.explode is None and not d.reroll and d.sides != FUDGE and not d.custom:
             indices = [tray.roll(d.sides, group) for _ in range(d.count)]  # plain: one face each
             values: list[int] = [tray.face(i) for i in indices]
             shown = [str(v) for v in values]
@@ -178,12 +191,20 @@ class _Roller:
             indices = [x.index for x in pool]
             values = [x.value for x in pool]
             shown = [x.shown for x in pool]
+        shown = self.marks(d, indices, shown)
+        if d.minimum is not None or d.maximum is not None:
+            clamped = [clamp(d, v) for v in values]
+            shown = [s if c == v else f"{s} (as {c})" for s, v, c in zip(shown, values, clamped)]
+            values = [int(c) for c in clamped]
         kept = kept_flags(values, d.keep)
         if d.keep is not None:
             for i, k in zip(indices, kept):
                 if not k:
                     tray.drop(i, "dropped")
         total = term_value(d, values, kept)
+        sets = matches(values, d.match) if d.match else []
+        if d.match_count:
+            total = len(sets)
         if d.sort:  # sorting changes only the order the dice are shown in
             order = sorted(range(len(values)), key=values.__getitem__, reverse=d.sort == "d")
             values = [values[i] for i in order]
@@ -193,9 +214,26 @@ class _Roller:
         verdict = self.verdict(d, values, kept, total)
         if verdict == f" → {faces}":
             verdict = ""
+        if d.match:
+            found = "; ".join(f"{len(g)} × {v}" for v, g in sets) or "none"
+            verdict += f" (matches of {d.match} or more: {found})"
+            if d.match_count:
+                verdict = f" → {len(sets)} match{'es' if len(sets) != 1 else ''}: {found}"
         self.lines.append(f"{self.indent}{group}: {faces}{verdict}")
         self.terms.append({"term": _text_of(d), "label": label, "value": json_value(total)})
         return total
+
+    def marks(self, d: Dice, indices: Sequence[int], shown: list[str]) -> list[str]:
+        """Crits and fumbles: marked on each die's natural face, in the tray and the line."""
+        out = []
+        for i, text in zip(indices, shown):
+            raw = self.tray.face(i)
+            crit, fumble = critical(d, face_value(d, raw))
+            if crit or fumble:
+                self.tray.mark(i, crit, fumble)
+                text += " (critical)" if crit else " (fumble)"
+            out.append(text)
+        return out
 
     def verdict(self, term: Dice | Group, values: Sequence[Value], kept: Sequence[bool],
                 total: Value) -> str:

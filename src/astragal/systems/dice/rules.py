@@ -24,9 +24,15 @@ __all__ = [
     "arith",
     "as_number",
     "call",
+    "clamp",
     "compare",
+    "count_matching",
+    "critical",
+    "die_range",
     "explodes",
+    "face_value",
     "kept_flags",
+    "matches",
     "rerolls",
     "roll_pmf",
     "round_half_up",
@@ -48,6 +54,48 @@ def explodes(d: Dice, face: int) -> bool:
 def face_range(sides: int) -> tuple[int, int]:
     """The lowest and highest face."""
     return (-1, 1) if sides == 0 else (1, sides)
+
+
+def die_range(d: Dice) -> tuple[int, int]:
+    """The lowest and highest face of the term's die (a custom die's as written)."""
+    return (min(d.custom), max(d.custom)) if d.custom else face_range(d.sides)
+
+
+def face_value(d: Dice, raw: int) -> int:
+    """The face a die shows for the tray's raw face 1..size (Fudge: −1, 0, +1; custom dice:
+    the written face in that position)."""
+    if d.custom:
+        return d.custom[raw - 1]
+    return raw - 2 if d.sides == 0 else raw
+
+
+def clamp(d: Dice, v: Value) -> Value:
+    """``mi``/``ma`` (``min``/``max``): a die's value raised to the minimum, cut to the
+    maximum (after its explosions and re-rolls, before keep/drop and counting)."""
+    if d.minimum is not None and v < d.minimum:
+        v = d.minimum
+    if d.maximum is not None and v > d.maximum:
+        v = d.maximum
+    return v
+
+
+def critical(d: Dice, face: int) -> tuple[bool, bool]:
+    """(critical, fumble) for a natural face: the term's ``crit``/``fumble`` (Roll20's
+    ``cs``/``cf``), else a d20's 20 and 1."""
+    plain_d20 = d.sides == 20 and not d.custom
+    crit = d.crit(face) if d.crit is not None else plain_d20 and face == 20
+    fumble = d.fumble(face) if d.fumble is not None else plain_d20 and face == 1
+    return bool(crit), bool(fumble)
+
+
+def count_matching(d: Dice, compares: Sequence[Compare], within: Compare | None = None) -> int:
+    """How many faces of the term's die (custom dice: with repeats) match any of ``compares``
+    (and ``within``)."""
+    if d.custom:
+        return sum(1 for f in d.custom if any(c(f) for c in compares)
+                   and (within is None or within(f)))
+    lo, hi = face_range(d.sides)
+    return matching(compares, lo, hi, within)
 
 
 def interval(c: Compare, lo: int, hi: int) -> tuple[int, int]:
@@ -87,19 +135,31 @@ def matching(compares: Sequence[Compare], lo: int, hi: int,
 
 def roll_pmf(d: Dice) -> dict[int, float]:
     """The standing face of one roll of the die after its re-roll rule (rule 1), exactly."""
-    faces = faces_of(d.sides)
+    faces = faces_of(d.sides, d.custom)
     n = len(faces)
+    once: dict[int, float] = {}
+    for f in faces:  # a custom die may repeat a face
+        once[f] = once.get(f, 0.0) + 1.0 / n
     if not d.reroll:
-        return dict.fromkeys(faces, 1.0 / n)
-    hit = [f for f in faces if rerolls(d, f)]
+        return once
+    hit = {f for f in once if rerolls(d, f)}
     if not hit:
-        return {f: 1.0 / n for f in faces}
+        return once
     if not d.reroll_once:
-        # re-rolled until it stops matching: uniform over the faces that do not match
-        keep = [f for f in faces if f not in hit]
-        return {f: 1.0 / len(keep) for f in keep}
-    again = len(hit) / n  # a matching face is rolled once more and stands whatever it shows
-    return {f: (0.0 if f in hit else 1.0 / n) + again / n for f in faces}
+        # re-rolled until it stops matching: as one roll, given that it does not match
+        left = math.fsum(p for f, p in once.items() if f not in hit)
+        return {f: p / left for f, p in once.items() if f not in hit}
+    again = math.fsum(once[f] for f in hit)  # rolled once more; the second face stands
+    return {f: (0.0 if f in hit else p) + again * p for f, p in once.items()}
+
+
+def matches(values: Sequence[Value], size: int) -> list[tuple[Value, list[int]]]:
+    """Roll20's ``m``/``mt``: the sets of at least ``size`` dice showing the same value, as
+    (value, positions), by value."""
+    where: dict[Value, list[int]] = {}
+    for i, v in enumerate(values):
+        where.setdefault(v, []).append(i)
+    return [(v, where[v]) for v in sorted(where) if len(where[v]) >= size]
 
 
 def kept_flags(values: Sequence[Value], keep: Keep | None) -> list[bool]:
