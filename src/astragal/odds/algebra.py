@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
+from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 from ..dice.algebra import Chain, Marked, Pool, Reroll, Unit
 from . import maths
@@ -105,14 +106,14 @@ class _Form:
         return _strip(out)
 
     def geometric(self) -> tuple[Fraction, int] | None:
-        """(r, s) when D(z) = 1 − r·zˢ (or 1), else None."""
+        """(r, s) when D(z) = d0·(1 − r·zˢ) (or a constant), else None."""
         d = self.denominator
         nonzero = [(i, c) for i, c in enumerate(d) if c and i > 0]
         if not nonzero:
             return Fraction(0), 1
         if len(nonzero) == 1:
             s, c = nonzero[0]
-            return -c, s
+            return -c / d[0], s
         return None
 
 
@@ -127,10 +128,14 @@ def _chain_form(chain: Chain) -> _Form:
             go = _padd(go, term)
         else:
             stop = _padd(stop, term)
-    denominator = _strip(_padd((Fraction(1),), _pscale(go, Fraction(-1))))
-    if denominator[0] <= 0:
-        raise ValueError("a die that is always rolled again never stops")
     first: list[tuple[int, Poly]] = []
+    if not any(chain.again(0, f) for f in range(1, chain.size + 1)):  # never rolled again
+        for f in range(1, chain.size + 1):
+            first.append((f, _shift((p,), chain.score(0, f))))
+        return _Form(tuple(first), (Fraction(1),))
+    denominator = _strip(_padd((Fraction(1),), _pscale(go, Fraction(-1))))
+    if sum(denominator) <= 0:
+        raise LimitError("a die here is rolled again on every face, so it never stops")
     for f in range(1, chain.size + 1):
         head = _shift((p,), chain.score(0, f))
         first.append((f, _strip(_pmul(head, stop if chain.again(0, f) else denominator))))
@@ -183,7 +188,7 @@ def _pool_law(program: Pool, eps: float) -> Law:
         return Law((1.0,))
     form = _form(program.unit)
     geo = form.geometric()
-    numerator = form.numerator()
+    numerator = _pscale(form.numerator(), 1 / form.denominator[0])
     if geo is not None and all(c >= 0 for c in numerator):
         r, s = geo
         low = next(i for i, c in enumerate(numerator) if c)
@@ -201,7 +206,7 @@ def _pool_law(program: Pool, eps: float) -> Law:
             tail = spread
         pmf = [0.0] * (low * n) + maths.convolve(counts, tail)
     else:  # the general case: the unit's law, cut deeper, to the n-th power
-        unit, unit_lost = _expand(numerator, form.denominator, eps / max(1, n))
+        unit, unit_lost = _expand(form.numerator(), form.denominator, eps / max(1, n))
         pmf = maths.power(unit, n)
         lost = n * unit_lost
     while len(pmf) > 1 and pmf[-1] == 0.0:

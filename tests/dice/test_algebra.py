@@ -1,0 +1,226 @@
+"""The dice algebra: its two interpreters agree on every program.
+
+``sample`` (dice/algebra) is run over every face sequence of small programs, each weighted by its
+probability, and the total must equal ``law`` (odds/algebra) to 1e-12, within the probability of
+the sequences too long to enumerate. The programs are drawn by Hypothesis: die sizes, which faces
+go on (at the first face and at re-rolls), what each face scores, rote-style re-rolls, marks and
+pool sizes. Larger pools are checked against icepool, and the sampler against the law by
+chi-square (false alarms 1e-7).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Hashable
+from dataclasses import dataclass
+from fractions import Fraction
+
+import icepool
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from astragal import LimitError, Limits, SeededSource
+from astragal.dice.algebra import Chain, Marked, Pool, Reroll, sample
+from astragal.odds import maths
+from astragal.odds.algebra import law, marked_law
+from tests.stats import assert_matches
+
+
+@dataclass(frozen=True)
+class Faces:
+    """A reading of faces as a hashable table: at the first face, and at every re-roll."""
+
+    first: tuple[int, ...]
+    later: tuple[int, ...]
+
+    def __call__(self, position: int, face: int) -> int:
+        return (self.first if position == 0 else self.later)[face - 1]
+
+
+@dataclass(frozen=True)
+class Goes:
+    first: frozenset[int]
+    later: frozenset[int]
+
+    def __call__(self, position: int, face: int) -> bool:
+        return face in (self.first if position == 0 else self.later)
+
+
+@dataclass(frozen=True)
+class When:
+    faces: frozenset[int]
+
+    def __call__(self, face: int) -> bool:
+        return face in self.faces
+
+
+class _Need(Exception):
+    pass
+
+
+class Probe:
+    """Faces from a fixed sequence; asking past its end is where the enumeration branches."""
+
+    def __init__(self, faces: tuple[int, ...]) -> None:
+        self.faces, self.used, self.shown = faces, 0, []
+
+    def _next(self) -> int:
+        if self.used >= len(self.faces):
+            raise _Need
+        self.used += 1
+        return self.faces[self.used - 1]
+
+    def new(self) -> int:
+        self.shown.append(self._next())
+        return len(self.shown) - 1
+
+    def again(self, die: int, note: str) -> int:
+        self.shown[die] = self._next()
+        return self.shown[die]
+
+    def face(self, die: int) -> int:
+        return self.shown[die]
+
+
+def enumerate_program(program: Pool | Chain | Reroll | Marked, size: int,
+                      depth: int) -> tuple[dict[Hashable, Fraction], Fraction]:
+    """P(value) (or P(value, mark)) over every face sequence of at most ``depth`` faces."""
+    out: dict[Hashable, Fraction] = defaultdict(Fraction)
+    unknown = Fraction(0)
+    stack: list[tuple[int, ...]] = [()]
+    limits = Limits(max_explosions=1000)
+    while stack:
+        prefix = stack.pop()
+        probe = Probe(prefix)
+        try:
+            rec = sample(program, probe, limits)
+        except _Need:
+            if len(prefix) >= depth:
+                unknown += Fraction(1, size ** len(prefix))
+            else:
+                stack.extend(prefix + (f,) for f in range(1, size + 1))
+            continue
+        assert probe.used == len(prefix)
+        key: Hashable = (rec.value, rec.dice[0].mark) if isinstance(program, Marked) \
+            else rec.value
+        out[key] += Fraction(1, size ** len(prefix))
+    return out, unknown
+
+
+@st.composite
+def chains(draw: st.DrawFn) -> Chain:
+    size = draw(st.integers(2, 5))
+    faces = list(range(1, size + 1))
+    later = frozenset(draw(st.lists(st.sampled_from(faces), max_size=size - 1, unique=True)))
+    first = frozenset(draw(st.lists(st.sampled_from(faces), max_size=size, unique=True)))
+    score_later = tuple(draw(st.lists(st.integers(0, 3), min_size=size, max_size=size)))
+    score_first = tuple(draw(st.lists(st.integers(0, 3), min_size=size, max_size=size)))
+    return Chain(size, Goes(first, later), Faces(score_first, score_later))
+
+
+def _compare(exact: dict[Hashable, float], brute: dict[Hashable, Fraction],
+             unknown: Fraction) -> None:
+    for key in set(exact) | set(brute):
+        fast = exact.get(key, 0.0)
+        lo = float(brute.get(key, Fraction(0)))
+        assert lo - 1e-12 <= fast <= lo + float(unknown) + 1e-12, (key, fast, lo, unknown)
+
+
+def _as_dict(pmf: tuple[float, ...]) -> dict[Hashable, float]:
+    return {k: p for k, p in enumerate(pmf) if p}
+
+
+@settings(max_examples=60, deadline=None)
+@given(chains(), st.integers(1, 3), st.booleans(), st.data())
+def test_law_equals_sample_over_every_face_sequence(chain: Chain, count: int, rote: bool,
+                                                    data: st.DataObject) -> None:
+    unit: Chain | Reroll = chain
+    if rote:
+        faces = range(1, chain.size + 1)
+        unit = Reroll(chain, When(frozenset(data.draw(st.lists(st.sampled_from(list(faces)),
+                                                                unique=True)))))
+    program = Pool(count, unit)
+    depth = {1: 9, 2: 8, 3: 7}[count] if chain.size <= 3 else {1: 7, 2: 5, 3: 4}[count]
+    brute, unknown = enumerate_program(program, chain.size, depth)
+    exact = law(program)
+    assert exact.truncated < 1e-15
+    assert abs(sum(exact.pmf) + exact.truncated - 1.0) < 1e-12
+    _compare(_as_dict(exact.pmf), brute, unknown)
+
+
+@settings(max_examples=40, deadline=None)
+@given(chains(), st.data())
+def test_marked_law_equals_sample(chain: Chain, data: st.DataObject) -> None:
+    faces = list(range(1, chain.size + 1))
+    again = frozenset(data.draw(st.lists(st.sampled_from(faces), unique=True)))
+    marked = frozenset(data.draw(st.lists(st.sampled_from(faces), unique=True)))
+    program = Marked(Reroll(chain, When(again)), When(marked))
+    brute, unknown = enumerate_program(program, chain.size, 8)
+    exact = marked_law(program)
+    flat = {(k, m): p for m, pmf in exact.by_mark for k, p in enumerate(pmf) if p}
+    _compare(flat, brute, unknown)
+
+
+def test_general_chains_that_are_not_geometric() -> None:
+    # faces that go on score differently (1 and 2), so the law is a true series division
+    chain = Chain(3, Goes(frozenset({2, 3}), frozenset({2, 3})), Faces((0, 1, 2), (0, 1, 2)))
+    brute, unknown = enumerate_program(Pool(1, chain), 3, 14)
+    _compare(_as_dict(law(Pool(1, chain)).pmf), brute, unknown)
+    assert float(unknown) < 0.01
+    # two dice: values up to 3 need at most 5 faces, so below that enumeration is exact
+    brute, unknown = enumerate_program(Pool(2, chain), 3, 9)
+    exact = law(Pool(2, chain)).pmf
+    for k in range(4):
+        assert abs(exact[k] - float(brute[k])) < 1e-12
+
+
+def test_pools_equal_icepool() -> None:
+    # d6 exploding on 6 (each face scores its value), 12 dice; icepool explodes to a depth whose
+    # lost mass is far below the tolerance
+    chain = Chain(6, Goes(frozenset({6}), frozenset({6})), Faces(*((1, 2, 3, 4, 5, 6),) * 2))
+    ice = 12 @ icepool.d6.explode(depth=14)
+    total = ice.denominator()
+    exact = law(Pool(12, chain)).pmf
+    for value, count in ice.items():
+        if value < 12 * 6 * 3:  # icepool's deepest outcomes carry its own cut
+            assert abs(exact[value] - count / total) < 1e-12
+
+
+def test_series_division_reports_what_it_cut() -> None:
+    # 1 / (1 − z/2): P(k) = 2^−(k+1); the mass left after the cut is exactly the last term
+    terms, lost = maths.series_divide([0.5], [1.0, -0.5], 1e-12)
+    assert all(abs(t - 2.0 ** -(k + 1)) < 1e-18 for k, t in enumerate(terms))
+    assert abs(lost - 2.0 ** -len(terms)) < 1e-18 and lost < 1e-12
+
+
+def test_a_chain_that_never_stops_is_refused() -> None:
+    with pytest.raises(LimitError, match="never stops"):
+        law(Chain(2, Goes(frozenset({2}), frozenset({1, 2})), Faces((1, 1), (1, 1))))
+    # the same reading of re-rolls is harmless when the first face is never rolled again
+    assert law(Chain(2, Goes(frozenset(), frozenset({1, 2})), Faces((1, 1), (1, 1)))).pmf == (
+        0.0, 1.0)
+
+
+def test_sampler_matches_its_law() -> None:
+    chain = Chain(4, Goes(frozenset({4}), frozenset({3, 4})), Faces((0, 1, 1, 2), (0, 0, 1, 1)))
+    program = Pool(3, Reroll(chain, When(frozenset({1}))))
+    exact = _as_dict(law(program).pmf)
+
+    class Hands:
+        def __init__(self, source: SeededSource) -> None:
+            self.source, self.shown = source, []
+
+        def new(self) -> int:
+            self.shown.append(self.source.face(4))
+            return len(self.shown) - 1
+
+        def again(self, die: int, note: str) -> int:
+            self.shown[die] = self.source.face(4)
+            return self.shown[die]
+
+        def face(self, die: int) -> int:
+            return self.shown[die]
+
+    source = SeededSource(20261123)
+    assert_matches([sample(program, Hands(source)).value for _ in range(20000)], exact)
