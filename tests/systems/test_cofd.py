@@ -688,3 +688,19 @@ def test_table_pools(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["table", "cofd", "-o", "rote=true", "-o", "exceptional_at=3"]) == 0
     out = capsys.readouterr().out
     assert "10-again 3+" in out and "chance" in out
+
+
+def test_extended_result_depends_only_on_who_arrives_and_who_leads() -> None:
+    # the exact race reads C11 once per kind of arrival; this is what makes that exact
+    for target in (1, 3, 7):
+        for a in range(0, 2 * target + 2):
+            assert cofd.extended_result(a, None, target) == ("success" if a >= target else None)
+            for b in range(0, 2 * target + 2):
+                got = cofd.extended_result(a, b, target)
+                arrived = (a >= target, b >= target)
+                if arrived == (False, False):
+                    assert got is None
+                elif arrived == (True, True):
+                    assert got == cofd.contest(a - b)
+                else:
+                    assert got == ("win" if arrived[0] else "lose")

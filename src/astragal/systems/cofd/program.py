@@ -429,13 +429,23 @@ def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) ->
                 "margin", tuple(notes), extra)
 
 
-def _classify(target: int) -> dict[str, str]:
-    """C11 read once on each kind of arrival: who wins when only one side, or both, arrive."""
-    return {"first": R.extended_result(target, target - 1, target) or "",
-            "second": R.extended_result(target - 1, target, target) or "",
-            "both_more": R.extended_result(target + 1, target, target) or "",
-            "both_less": R.extended_result(target, target + 1, target) or "",
-            "both_equal": R.extended_result(target, target, target) or ""}
+def _arrival(target: int, contested: bool) -> int:
+    """C11 read at each running total: the first total that decides the race (the target)."""
+    for total in range(2 * target + 2):
+        if R.extended_result(total, 0 if contested else None, target) is not None:
+            return max(1, total)
+    raise OptionError(f"no total of successes ever reaches the target of {target}")
+
+
+def _classify(at: int, target: int) -> dict[str, str]:
+    """C11 read once on each kind of arrival at the total ``at``: who wins when only one side, or
+    both, arrive (the race assumes the rule depends on who arrived and on which total is larger;
+    tests/systems/test_cofd.py checks that on a grid of totals)."""
+    return {"first": R.extended_result(at, at - 1, target) or "",
+            "second": R.extended_result(at - 1, at, target) or "",
+            "both_more": R.extended_result(at + 1, at, target) or "",
+            "both_less": R.extended_result(at, at + 1, target) or "",
+            "both_equal": R.extended_result(at, at, target) or ""}
 
 
 def _extended_odds(spec: Action, actor: Prepared, opp: Prepared | None, rules: Rules,
@@ -450,13 +460,11 @@ def _extended_odds(spec: Action, actor: Prepared, opp: Prepared | None, rules: R
                    0.0)
     else:
         settle = R.tie_goes(rules.contested_tie, extended=True)
-        kinds = _classify(target)
-        if opp is None and R.extended_result(target, None, target) != "success":
-            raise AssertionError("C11: reaching the target must succeed")
+        arrival = _arrival(target, opp is not None)
         res = race(law_a.pmf, law_a.truncated,
                    law_b.pmf if law_b is not None else None,
                    law_b.truncated if law_b is not None else 0.0,
-                   target, kinds, settle, R.contest, spec.max_rolls, limits, text)
+                   arrival, _classify(arrival, target), settle, R.contest, spec.max_rolls, limits, text)
     by_roll = {r + 1: w + lo + t for r, (w, lo, t) in enumerate(zip(res.win, res.lose, res.tie))}
     if opp is None and spec.max_rolls is not None:
         # the action stops at the target or after its last allowed roll, failed

@@ -1,0 +1,146 @@
+"""The rulebook: every registered rule is used by the roller and by the odds, and matters to both.
+
+For each game with a rulebook: (1) every rule function is wrapped where the game's modules hold it,
+the caches are cleared, a probe set of inputs is rolled and its odds computed, and each rule must
+have been called on both paths; (2) each rule is replaced by a perturbed version, and on an input
+where it matters both the roll's result (typed-in faces) and the odds must change. A rule added to
+the rulebook without a probe or a perturbation here fails the test.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+import astragal
+from astragal.odds import algebra
+
+# Probe inputs per game: roll (with a seed) and odds of each must touch every rule.
+PROBES: dict[str, list[str]] = {
+    "cofd": ["cofd: 3 rote 9-again", "cofd: chance rote", "cofd: 2 - 4",
+             "cofd: Wits 2 resist Composure 1 vs 2 willpower", "cofd: 2 target 3 vs 2 8-again",
+             "cofd: 2 target 3", "cofd: 2 vs 2 contested_tie=reroll"],
+}
+
+# rule id → (perturbed function factory, input, typed-in faces)
+PERTURB: dict[str, dict[str, tuple[Callable[[Callable[..., Any]], Callable[..., Any]], str,
+                                   str]]] = {
+    "cofd": {
+        "C1": (lambda f: lambda r, s, w: f(r, s, w) + 1, "cofd: 2", "8,1"),
+        "C2": (lambda f: lambda face, chance=False: face >= 7 if not chance else f(face, True),
+               "cofd: 1", "7"),
+        "C3": (lambda f: lambda s, d=False, e=5: f(s, d, e - 2), "cofd: 3", "8,8,8"),
+        "C5": (lambda f: lambda face, again, chance=False: False, "cofd: 1", "10,8"),
+        "C10": (lambda f: lambda m: f(-m), "cofd: 2 vs 1", "8,8 / 8"),
+        "C11": (lambda f: lambda a, b, t: f(a, b, t + 1), "cofd: 1 target 1", "8"),
+        "C-X1": (lambda f: lambda first, chance, df=True: False, "cofd: chance", "1"),
+        "C-X3": (lambda f: lambda first, chance=False, df=True: False, "cofd: 1 rote", "3,8"),
+        "C-X7": (lambda f: lambda rule, extended: "lose", "cofd: 1 vs 1", "8 / 8"),
+    },
+}
+
+
+def _modules(system: str) -> list[Any]:
+    astragal.parse(f"{system}: 1")  # the game's modules are loaded on first use
+    prefix = f"astragal.systems.{system}"
+    return [m for name, m in list(sys.modules.items())
+            if m is not None and (name == prefix or name.startswith(prefix + "."))]
+
+
+def _clear_caches(system: str) -> None:
+    algebra.clear_caches()
+    for module in _modules(system):
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+
+
+@contextmanager
+def _swapped(system: str, function: Callable[..., Any],
+             replacement: Callable[..., Any]) -> Iterator[None]:
+    """``replacement`` wherever the game's modules hold ``function``."""
+    swapped: list[tuple[Any, str]] = []
+    for module in _modules(system):
+        for name, value in list(vars(module).items()):
+            if value is function:
+                setattr(module, name, replacement)
+                swapped.append((module, name))
+    assert swapped, f"{function.__qualname__} is not held by any module of {system}"
+    _clear_caches(system)
+    try:
+        yield
+    finally:
+        for module, name in swapped:
+            setattr(module, name, function)
+        _clear_caches(system)
+
+
+def _outcome(text: str, faces: str) -> Any:
+    try:
+        r = astragal.roll(text, faces=faces)
+    except astragal.InputError as exc:  # e.g. a perturbed rule that wants other faces
+        return ("error", type(exc).__name__)
+    return (r.outcome, r.result)
+
+
+def _odds(text: str) -> Any:
+    o = astragal.odds(text)
+    return (o.outcomes.as_dict(), o.distribution.as_dict())
+
+
+@pytest.mark.parametrize("system", sorted(PROBES))
+def test_every_rule_is_used_by_the_roller_and_by_the_odds(system: str) -> None:
+    book = astragal.rulebook(system)
+    assert book, f"{system} registers no rules"
+    for path in ("roll", "odds"):
+        calls: dict[str, int] = {r.id: 0 for r in book}
+        stack = []
+        for r in book:
+            def counted(*a: Any, _r: Any = r, **k: Any) -> Any:
+                calls[_r.id] += 1
+                return _r.function(*a, **k)
+            stack.append(_swapped(system, r.function, counted))
+        for ctx in stack:
+            ctx.__enter__()
+        try:
+            for text in PROBES[system]:
+                if path == "roll":
+                    astragal.roll(text, seed=7)
+                else:
+                    astragal.odds(text)
+        finally:
+            for ctx in reversed(stack):
+                ctx.__exit__(None, None, None)
+        unused = sorted(rid for rid, n in calls.items() if n == 0)
+        assert not unused, f"the {path} path never calls rules {unused} of {system}"
+
+
+@pytest.mark.parametrize("system, rule_id", [(s, r) for s in sorted(PERTURB) for r in PERTURB[s]])
+def test_perturbing_a_rule_changes_both_the_roll_and_the_odds(system: str, rule_id: str) -> None:
+    rule = next(r for r in astragal.rulebook(system) if r.id == rule_id)
+    make, text, faces = PERTURB[system][rule_id]
+    roll_before, odds_before = _outcome(text, faces), _odds(text)
+    with _swapped(system, rule.function, make(rule.function)):
+        roll_after, odds_after = _outcome(text, faces), _odds(text)
+    assert roll_after != roll_before, f"{rule_id}: the roll did not change"
+    assert odds_after != odds_before, f"{rule_id}: the odds did not change"
+    assert _outcome(text, faces) == roll_before and _odds(text) == odds_before  # restored
+
+
+@pytest.mark.parametrize("system", sorted(PERTURB))
+def test_every_registered_rule_has_a_perturbation(system: str) -> None:
+    assert {r.id for r in astragal.rulebook(system)} == set(PERTURB[system])
+
+
+def test_rules_command_lists_the_rulebook(capsys: pytest.CaptureFixture[str]) -> None:
+    from astragal.cli import main
+
+    assert main(["rules", "cofd"]) == 0
+    out = capsys.readouterr().out
+    for r in astragal.rulebook("cofd"):
+        assert f"{r.id} " in out and r.statement in out
+    assert "contested_tie=continue_next_turn" in out
