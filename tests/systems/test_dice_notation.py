@@ -230,3 +230,69 @@ def test_cs_cf_by_dialect() -> None:
     assert roll("5d10cs>=8df1", faces=[8, 9, 1, 2, 10], options=foundry).result["total"] == 2
     assert parse_text("4d6r1", options=foundry) == "dice: 4d6ro1"
     assert parse_text("10d10>7", options={"dialect": "roll20"}) == "dice: 10d10>=7"
+
+
+def test_chat_commands_descriptions_and_advantage() -> None:
+    assert parse_text("/r 1d20+5") == "dice: d20+5"
+    assert parse_text("/roll 2d6") == parse_text("!r 2d6") == "dice: 2d6"
+    assert parse_text("1d20+5 Longsword attack") == "dice: d20+5 # Longsword attack"
+    assert parse_text("d20+5 adv") == "dice: 2d20kh1+5"
+    assert parse_text("1d20+3 dis Stealth") == "dice: 2d20kl1+3 # Stealth"
+    with pytest.raises(NotationError, match="no single d20"):
+        odds("2d6 adv")
+    with pytest.raises(NotationError, match="would be read as a description"):
+        odds("d20 vs 15")
+    with pytest.raises(NotationError, match="modifiers go right after"):
+        odds("4d6 kh3 Strength")  # notation words are never taken for a description
+
+
+def test_several_rolls_and_inline_rolls() -> None:
+    r = roll("d20; 2d6+1", faces=[12, 3, 4])
+    assert r.result["totals"] == [12, 8] and r.outcome == "rolls"
+    line = roll("I attack [[1d20+5]] for [[2d6+3]] damage", faces=[11, 2, 5])
+    assert line.transcript[-1] == "I attack [[16]] for [[10]] damage"
+    assert line.result["totals"] == [16, 10]
+    assert odds("[[d6]] fire").mean == pytest.approx(3.5)
+    with pytest.raises(NotationError, match="holds 2 rolls"):
+        odds("d20; d6")
+
+
+def test_computed_and_custom_dice() -> None:
+    r = roll("(1d4)d6", faces=[3, 6, 1, 2])
+    assert r.result["total"] == 9 and "3d6: 6, 1, 2" in str(r)
+    o = odds("(1d4)d6")
+    assert o.mean == pytest.approx(2.5 * 3.5)
+    assert o.distribution[24] == pytest.approx(1 / 4 / 6**4)
+    both = odds("(d6)d(d4+4)")
+    assert both.mean == pytest.approx(3.5 * 3.75)
+    assert roll("(d6)d(d4+4)", faces=[2, 1, 5, 4]).result["total"] == 9
+    assert odds("d{1,2,2,3}").distribution.as_dict() == pytest.approx({1: .25, 2: .5, 3: .25})
+    assert odds("3d{-1,0,1}").distribution.as_dict() == pytest.approx(
+        odds("3dF").distribution.as_dict())
+    assert roll("2d{1,2,2,3}", faces=[2, 4]).result["total"] == 5  # positions 2 and 4
+    with pytest.raises(NotationError, match="can come to -2"):
+        odds("(d6-3)d6")
+    assert dict(odds("d{1,2,2,3}").distribution.exact())[2] == 0.5
+
+
+def test_power() -> None:
+    assert roll("d6**2", faces=[5]).result["total"] == 25
+    assert parse_text("2^3^2") == "dice: 2**3**2"
+    assert roll("2^3^2", faces=[]).result["total"] == 512
+    assert roll("-2**2", faces=[]).result["total"] == -4
+    assert odds("d6**2").mean == pytest.approx(91 / 6)
+    with pytest.raises(NotationError, match="too large"):
+        odds("2**1000")
+
+
+@pytest.mark.parametrize("text", ["(d3)d3", "(d2)d(d2+1)", "d{1,2,2}kh1", "2d{0,1,1}!>=1",
+                                  "(d3)d3kh1", "d3**d2", "2d{-1,1}mi0"])
+def test_computed_custom_power_odds_equal_the_enumerated_roller(text: str) -> None:
+    from fractions import Fraction
+
+    from tests.systems.test_dice import enumerate_roller
+
+    want, cut = enumerate_roller(text, Fraction(1, 10**7))
+    got = odds(text).distribution.as_dict()
+    for k in set(got) | {int(v) for v in want}:
+        assert abs(got.get(k, 0.0) - float(want.get(Fraction(k), 0))) <= float(cut) + 1e-12

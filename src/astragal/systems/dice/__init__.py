@@ -25,16 +25,16 @@ from ...dice import Roll
 from .. import Odds
 from .grammar import DEFAULTS, check_options
 from .grammar import parse as _parse
-from .nodes import Expression
+from .nodes import Expression, Rolls
 
-__all__ = ["DEFAULTS", "SYSTEM", "Expression", "odds", "parse", "roll"]
+__all__ = ["DEFAULTS", "SYSTEM", "Expression", "Rolls", "odds", "parse", "roll"]
 
 
-_READ: dict[tuple[str, int, Any, Any, Any, Limits], Expression] = {}
+_READ: dict[tuple[str, int, Any, Any, Any, Limits], Expression | Rolls] = {}
 
 
 def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
-          limits: Limits = DEFAULT_LIMITS) -> Expression:
+          limits: Limits = DEFAULT_LIMITS) -> Expression | Rolls:
     """Read general dice notation from ``text[start:]`` (specs are immutable, so reads are cached).
 
     >>> print(parse("4d6kh3 + 2"))
@@ -59,7 +59,7 @@ def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
     return expr
 
 
-def roll(spec: Expression, source: Source, options: Mapping[str, Any] | None = None,
+def roll(spec: Expression | Rolls, source: Source, options: Mapping[str, Any] | None = None,
          limits: Limits = DEFAULT_LIMITS, text: str = "") -> Roll:
     """Roll a parsed expression with faces from ``source``."""
     from .roller import roll as _roll
@@ -67,7 +67,7 @@ def roll(spec: Expression, source: Source, options: Mapping[str, Any] | None = N
     return _roll(spec, source, limits, text or str(spec))
 
 
-def odds(spec: Expression, options: Mapping[str, Any] | None = None,
+def odds(spec: Expression | Rolls, options: Mapping[str, Any] | None = None,
          limits: Limits = DEFAULT_LIMITS, text: str = "") -> Odds:
     """The exact odds of a parsed expression (explosion tails cut below 1e-15, and said so)."""
     from .exact import odds as _odds
@@ -83,14 +83,14 @@ class _Dice:
     defaults: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS))
 
     def parse(self, text: str, start: int, options: Mapping[str, Any],
-              limits: Limits) -> Expression:
+              limits: Limits) -> Expression | Rolls:
         return parse(text, start, options, limits)
 
-    def roll(self, spec: Expression, source: Source, options: Mapping[str, Any],
+    def roll(self, spec: Expression | Rolls, source: Source, options: Mapping[str, Any],
              limits: Limits, text: str) -> Roll:
         return roll(spec, source, options, limits, text)
 
-    def odds(self, spec: Expression, options: Mapping[str, Any], limits: Limits,
+    def odds(self, spec: Expression | Rolls, options: Mapping[str, Any], limits: Limits,
              text: str) -> Odds:
         return odds(spec, options, limits, text)
 

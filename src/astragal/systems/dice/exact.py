@@ -34,6 +34,7 @@ from .nodes import (
     PREFIX,
     Call,
     Comparison,
+    Computed,
     Dice,
     Expression,
     Group,
@@ -41,12 +42,24 @@ from .nodes import (
     Neg,
     Node,
     Num,
+    Power,
     Product,
+    Rolls,
     Sum,
     Value,
     format_value,
 )
-from .rules import arith, call, clamp, compare, explodes, roll_pmf, score
+from .rules import (
+    BadPower,
+    ZeroDivisor,
+    arith,
+    call,
+    clamp,
+    compare,
+    explodes,
+    roll_pmf,
+    score,
+)
 
 __all__ = ["Budget", "Pmf", "evaluate", "keep_dp", "odds"]
 
@@ -851,7 +864,49 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
             a = evaluate(lhs, limits, budget)
             b = evaluate(rhs, limits, budget)
             return binop(a, b, lambda x, y: compare(op, x, y), budget, str(node))
+        case Power(base=b, exponent=e, span=span):
+            a = evaluate(b, limits, budget)
+            x = evaluate(e, limits, budget)
+            try:
+                return binop(a, x, lambda u, v: arith("**", u, v), budget, str(node))
+            except (ZeroDivisor, BadPower) as exc:
+                raise NotationError(f"{exc} for some rolls, so the odds are undefined",
+                                    budget.text, span) from None
+        case Computed():
+            return computed_pmf(node, limits, budget)
     raise TypeError(node)  # pragma: no cover
+
+
+def computed_pmf(node: Computed, limits: Limits, budget: Budget) -> Pmf:
+    """``(1d4)d6``, ``(d6)d(d4+4)``: a mixture over the rolled count and sides of the dice
+    term's exact law for each (AnyDice's computed dice)."""
+    from .grammar import MAX_SIDES
+
+    what = str(node)
+    counts = evaluate(node.count, limits, budget).items() if node.count is not None else \
+        [(node.dice.count, 1.0)]
+    sides = evaluate(node.sides, limits, budget).items() if node.sides is not None else \
+        [(node.dice.sides, 1.0)]
+    for v, _ in counts:
+        if isinstance(v, Fraction) or v < 0 or v > limits.max_dice:
+            raise NotationError(f"the count of dice can come to {format_value(v)}: it must be "
+                                f"a whole number from 0 to {limits.max_dice}", budget.text,
+                                node.span)
+    for v, _ in sides:
+        if isinstance(v, Fraction) or v < 1 or v > MAX_SIDES:
+            raise NotationError(f"the number of sides can come to {format_value(v)}: it must "
+                                f"be a whole number from 1 to {MAX_SIDES:,}", budget.text,
+                                node.span)
+    budget.spend(sum(int(n) * int(s) for n, _ in counts for s, _ in sides), what, node.span)
+    out: dict[Value, float] = {}
+    lost = 0.0
+    for n, pn in counts:
+        for s, ps in sides:
+            part = dice_pmf(replace(node.dice, count=int(n), sides=int(s)), limits, budget)
+            lost += pn * ps * part.lost
+            for v, p in part.items():
+                out[v] = out.get(v, 0.0) + pn * ps * p
+    return Pmf.from_dict(out, lost)
 
 
 def _product(op: str, a: Pmf, b: Pmf, budget: Budget, what: str) -> Pmf:
@@ -890,6 +945,8 @@ def denominator(node: Node) -> int | None:
 
     out = 1
     for n in _walk(node):
+        if isinstance(n, Computed):
+            return None  # a mixture: exact, but no simple common denominator is worked out
         if not isinstance(n, Dice):
             continue
         if n.explode in ("explode", "compound", "penetrate"):
@@ -906,7 +963,7 @@ def _counting(node: Node) -> bool:
     return isinstance(node, (Dice, Group)) and node.success is not None
 
 
-def odds(expr: Expression, limits: Limits, text: str) -> Odds:
+def odds(expr: Expression | Rolls, limits: Limits, text: str) -> Odds:
     """The exact odds of an expression.
 
     >>> from astragal import Limits
@@ -915,6 +972,11 @@ def odds(expr: Expression, limits: Limits, text: str) -> Odds:
     >>> round(o.distribution[7], 6)
     0.166667
     """
+    if isinstance(expr, Rolls):
+        if len(expr.parts) != 1:
+            raise NotationError(f"this request holds {len(expr.parts)} rolls: ask the odds of "
+                                "one roll at a time", text, (0, len(text)))
+        expr = expr.parts[0]
     budget = Budget(limits, text)
     pmf = evaluate(expr.body, limits, budget)
     # every possible value becomes a row of the answer: a d999999 is refused, not built

@@ -34,6 +34,7 @@ from .nodes import (
     Call,
     Compare,
     Comparison,
+    Computed,
     Dice,
     Expression,
     Group,
@@ -42,7 +43,9 @@ from .nodes import (
     Neg,
     Node,
     Num,
+    Power,
     Product,
+    Rolls,
     Sum,
 )
 from .rules import face_range
@@ -52,6 +55,7 @@ __all__ = ["CHOICES", "DEFAULTS", "MAX_DEPTH", "MAX_SIDES", "TAIL", "parse"]
 MAX_DEPTH = 40  # parentheses, unary signs, groups and calls nested inside each other
 MAX_SIDES = 1_000_000
 MAX_DIGITS = 15
+MAX_CUSTOM = 1000  # faces on a custom die
 TAIL = 1e-15  # the probability below which an endless tail may be cut (explosions, re-rolls)
 
 DIALECTS: dict[str, dict[str, str]] = {
@@ -96,11 +100,16 @@ _NORMALISE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2014": "-", "\u00d7
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
 _DICE = re.compile(r"(\d*)[dD](\d+|%|[fF])", re.ASCII)
+_COMPUTED_SIDES = re.compile(r"(\d*)[dD](?:\d|%|[fF]|\(|\{)", re.ASCII)
 _WORD = re.compile(r"[A-Za-z_]+", re.ASCII)
 _CMP = re.compile(r">=|<=|==|=|>|<", re.ASCII)
 _REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(]|\d*[dD])", re.ASCII)
 _ENDS_DICE = re.compile(r"(?:\d*[dD](?:\d+|%|[fF])\S*|\}\S*)$", re.ASCII)
 _ENDS_NUMBER = re.compile(r"(?<![\w.)\]}])\d+$", re.ASCII)
+_COMMAND = re.compile(r"\s*(?:/(?:roll|r|gmroll|gr)|!(?:roll|r))(?=\s|$)", re.ASCII | re.IGNORECASE)
+_ADVANTAGE = re.compile(r"(adv|dis|advantage|disadvantage)\b", re.ASCII | re.IGNORECASE)
+_DESCRIPTION = re.compile(r"[A-Za-z][A-Za-z'-]*", re.ASCII)
+_COMPARE_WORDS = {"vs", "versus", "dc", "ac", "tn", "target", "against"}
 _DIE_WORD = re.compile(r"[dD](?:\d+|%|[fF])", re.ASCII)
 _DIGITS = re.compile(r"\d+", re.ASCII)
 _SIGNED = re.compile(r"-?\d+", re.ASCII)
@@ -115,6 +124,7 @@ _COUNT_ON = {"success": "counts a success", "failure": "counts a failure",
 class _Parser:
     def __init__(self, text: str, start: int, options: Mapping[str, Any], limits: Limits) -> None:
         self.source = text
+        self.options = options
         self.text = text.translate(_NORMALISE)
         self.pos = start
         self.end = len(text)
@@ -154,7 +164,57 @@ class _Parser:
 
     # --- the request -----------------------------------------------------------------------
 
-    def request(self) -> Expression:
+    def request(self) -> Expression | Rolls:
+        """A whole request: an optional chat command (``/r``, ``/roll``, ``!r``), then one
+        roll, several separated by ``;``, or ``[[ ]]`` inline rolls in a line of text."""
+        m = _COMMAND.match(self.text, self.pos)
+        if m is not None:
+            self.pos = m.end()
+        if "[[" in self.text[self.pos:]:
+            return self.inline()
+        first = self.one()
+        if self.pos >= self.end:
+            return first
+        parts = [first]
+        while self.pos < self.end and self.text[self.pos] == ";":
+            self.pos += 1
+            if not self.text[self.pos:].strip():
+                break  # a trailing ';' ends the last roll
+            parts.append(self.one())
+        if len(parts) > self.limits.max_rolls:
+            raise LimitError(f"{len(parts)} rolls is more than the limit of "
+                             f"{self.limits.max_rolls}", self.text, (0, len(self.text)))
+        return parts[0] if len(parts) == 1 else Rolls(tuple(parts))
+
+    def inline(self) -> Rolls:
+        """Roll20's inline rolls: every ``[[ roll ]]`` in a line of text is rolled."""
+        texts: list[str] = []
+        parts: list[Expression] = []
+        at = self.pos
+        while True:
+            open_ = self.text.find("[[", at)
+            if open_ < 0:
+                texts.append(self.text[at:])
+                break
+            close = self.text.find("]]", open_ + 2)
+            if close < 0:
+                raise self.error("an inline roll is not closed: write [[1d20+5]]", open_,
+                                 open_ + 2)
+            texts.append(self.text[at:open_])
+            inner = _Parser(self.source[:close], open_ + 2, self.options, self.limits)
+            part = inner.one()
+            if inner.pos < close:
+                raise inner.unexpected()
+            parts.append(part)
+            at = close + 2
+        if len(parts) > self.limits.max_rolls:
+            raise LimitError(f"{len(parts)} inline rolls is more than the limit of "
+                             f"{self.limits.max_rolls}", self.text, (0, len(self.text)))
+        self.pos = self.end
+        return Rolls(tuple(parts), tuple(re.sub(r"\s+", " ", t) for t in texts))
+
+    def one(self) -> Expression:
+        """``[N x] expression [adv | dis] [description | # comment]``, up to a ``;``."""
         repeat = 1
         m = _REPEAT.match(self.text, self.pos)
         if m:
@@ -171,13 +231,39 @@ class _Parser:
                              min(self.pos, self.end))
         body = self.compare()
         self.ws()
+        m = _ADVANTAGE.match(self.text, self.pos)
+        if m is not None:
+            body = _advantage(body, m.group(1).lower().startswith("a"), self, m)
+            self.pos = m.end()
+            self.ws()
         comment = ""
+        stop = self.text.find(";", self.pos)
+        stop = self.end if stop < 0 else stop
         if self.pos < self.end and self.text[self.pos] == "#":
             comment = " ".join(self.text[self.pos + 1:].split())
             self.pos = self.end
-        if self.pos < self.end:
+        elif self.pos < stop and self.description_here():
+            comment = " ".join(self.text[self.pos:stop].split())
+            self.pos = stop
+        if self.pos < self.end and self.text[self.pos] != ";":
             raise self.unexpected()
         return Expression(body, repeat, comment)
+
+    def description_here(self) -> bool:
+        """A trailing description (Avrae's ``1d20+5 Longsword attack``): words after the roll,
+        unless the first word looks like notation, which would then be silently ignored."""
+        if self.pos == 0 or not self.text[self.pos - 1].isspace():
+            return False
+        m = _DESCRIPTION.match(self.text, self.pos)
+        if m is None:
+            return False
+        word = m.group().lower()
+        if word in _COMPARE_WORDS:
+            raise self.error(f"'{m.group()}' would be read as a description and ignored: to "
+                             "compare the total, write it with a comparison, as in "
+                             "d20+5 >= 15", self.pos, m.end())
+        return not (_MODIFIER_WORD.fullmatch(word) or word in FUNCTIONS or
+                    _DIE_WORD.fullmatch(word) or word in ("adv", "dis"))
 
     def unexpected(self) -> NotationError:
         start = self.pos
@@ -239,9 +325,9 @@ class _Parser:
             c = self.peek()
             if c not in ("*", "/", "%"):
                 break
-            if self.peek(2) in ("**", "//"):
-                raise self.error(f"'{self.peek(2)}' is not supported: use * or / (exact), "
-                                 "with floor() or ceil() to round", self.pos, self.pos + 2)
+            if self.peek(2) == "//":
+                raise self.error("'//' is not supported: use / (exact), with floor() or "
+                                 "ceil() to round", self.pos, self.pos + 2)
             spans.append((self.pos, self.pos + 1))
             self.pos += 1
             factors.append((c, self.unary()))
@@ -259,7 +345,23 @@ class _Parser:
             operand = self.unary()
             self.leave()
             return Neg(operand, (at, self.pos)) if c == "-" else operand
-        return self.postfix()
+        return self.power()
+
+    def power(self) -> Node:
+        """``a ** b`` or ``a ^ b`` (AnyDice), right-associative: ``2**3**2`` is 2**9."""
+        start = self.pos
+        base = self.postfix()
+        save = self.pos
+        self.ws()
+        op = "**" if self.peek(2) == "**" else "^" if self.peek() == "^" else ""
+        if not op:
+            self.pos = save
+            return base
+        self.enter(self.pos)
+        self.pos += len(op)
+        exponent = self.unary()
+        self.leave()
+        return Power(base, exponent, (start, self.pos))
 
     def postfix(self) -> Node:
         start = self.pos
@@ -307,9 +409,17 @@ class _Parser:
                                  f"{self.describe_here()}", self.pos)
             self.pos += 1
             self.leave()
+            after = _COMPUTED_SIDES.match(self.text, self.pos)
+            if after is not None and not after.group(1):  # (1d4)d6: a rolled count
+                return self.computed(inner, start)
             return inner
         if c == "{":
             return self.group()
+        if (m := _COMPUTED_SIDES.match(self.text, start)) is not None and \
+                self.text[m.end() - 1] in "({":
+            count = Num(self.int_literal(m.group(1), start), (start, m.end(1))) \
+                if m.group(1) else None
+            return self.computed(count, start, at=m.start() + len(m.group(1)))
         if (m := _DICE.match(self.text, start)) is not None:
             return self.dice(m)
         if "0" <= c <= "9":
@@ -391,6 +501,77 @@ class _Parser:
         return Group(tuple(items), mods.get("keep"), mods.get("success"), mods.get("failure"),
                      mods.get("double"), mods.get("sort"), (start, self.pos))
 
+    def computed(self, count: Node | None, start: int, at: int | None = None) -> Node:
+        """After a count: ``d6``, ``d(…)`` or ``d{…}``; the count itself may be rolled
+        (``(1d4)d6``) and so may the sides (``(d6)d(d4+4)``), AnyDice's computed dice."""
+        self.pos = self.pos if at is None else at
+        self.pos += 1  # the d
+        c = self.peek()
+        sides_node: Node | None = None
+        custom: tuple[int, ...] = ()
+        sides = 1
+        if c == "(":
+            open_at = self.pos
+            self.enter(open_at)
+            self.pos += 1
+            sides_node = self.compare()
+            self.ws()
+            if self.peek() != ")":
+                raise self.error(f"expected ')' to close the '(' at {open_at + 1}, found "
+                                 f"{self.describe_here()}", self.pos)
+            self.pos += 1
+            self.leave()
+        elif c == "{":
+            custom = self.custom_faces()
+            sides = len(custom)
+        else:
+            m = re.compile(r"\d+|%|[fF]", re.ASCII).match(self.text, self.pos)
+            if m is None:
+                raise self.error("how many sides? write d6, d20, d% or dF", self.pos - 1,
+                                 self.pos)
+            sides = 100 if m.group() in ("%", "00") else (
+                FUDGE if m.group().lower() == "f" else self.int_literal(m.group(), m.start()))
+            if sides < 1 and m.group().lower() != "f":
+                raise self.error("a die needs at least one side", m.start(), m.end())
+            self.pos = m.end()
+        n = count.value if isinstance(count, Num) and isinstance(count.value, int) else 1
+        if isinstance(count, Num):
+            if n > self.limits.max_dice:
+                raise LimitError(f"{n} dice is more than the limit of {self.limits.max_dice} "
+                                 "dice per roll", self.text, (start, self.pos))
+            count = None
+        if sides_node is not None:
+            if self.pos < self.end and (self.text[self.pos].isalpha() or
+                                        self.text[self.pos] in "!<>="):
+                raise self.error("modifiers on dice with a rolled number of sides are not "
+                                 "supported: roll the sides into a plain die first", self.pos,
+                                 self.pos + 1)
+            return Computed(count, sides_node, Dice(n, 1), (start, self.pos))
+        dice = self.finish_dice(n, sides, custom, start, check_keep=count is None)
+        if count is None:
+            return dice
+        return Computed(count, None, dice, (start, self.pos))
+
+    def custom_faces(self) -> tuple[int, ...]:
+        """``{1,2,2,3}``: the faces of a custom die, whole numbers, repeats allowed."""
+        open_at = self.pos
+        close = self.text.find("}", open_at)
+        if close < 0:
+            raise self.error("a custom die is not closed: write d{1,2,3}", open_at, self.end)
+        items = self.text[open_at + 1:close].split(",")
+        faces = []
+        for item in items:
+            word = item.strip()
+            if not re.fullmatch(r"-?\d{1,15}", word, re.ASCII):
+                raise self.error("a custom die's faces are whole numbers: d{1,2,2,3}, "
+                                 "d{-1,0,1}", open_at, close + 1)
+            faces.append(int(word))
+        if len(faces) > MAX_CUSTOM:
+            raise LimitError(f"a custom die has more than {MAX_CUSTOM} faces", self.text,
+                             (open_at, close + 1))
+        self.pos = close + 1
+        return tuple(faces)
+
     def int_literal(self, digits: str, at: int) -> int:
         if len(digits.lstrip("-")) > MAX_DIGITS:
             raise LimitError(f"the number has more than {MAX_DIGITS} digits", self.text,
@@ -420,7 +601,8 @@ class _Parser:
         self.pos = m.end()
         return self.finish_dice(count, sides, (), start)
 
-    def finish_dice(self, count: int, sides: int, custom: tuple[int, ...], start: int) -> Dice:
+    def finish_dice(self, count: int, sides: int, custom: tuple[int, ...], start: int,
+                    check_keep: bool = True) -> Dice:
         """Read the modifiers after ``NdS`` (or ``Nd{...}``) and build the checked term."""
         rng = (min(custom), max(custom)) if custom else face_range(sides)
         mods = self.modifiers(group=False, rng=rng)
@@ -434,7 +616,8 @@ class _Parser:
         if dice.explode is not None and dice.explode_on is None:
             dice = _with_explode_on(dice, Compare("=", rng[1]))
         _check_dice(dice, self.text, self.limits, mods["_spans"])
-        self.check_keep(dice.keep, count, "dice", mods["_spans"], dice.die_text(), start)
+        if check_keep:  # a rolled count may be small: (d4)d6dl1 can leave nothing, and says so
+            self.check_keep(dice.keep, count, "dice", mods["_spans"], dice.die_text(), start)
         return dice
 
     def check_keep(self, keep: Keep | None, count: int, what: str,
@@ -448,7 +631,8 @@ class _Parser:
         if keep.how == "dl" and written[:1].lower() == "d" and written[1:2].isdigit():
             hint = (f"'{written}' after {self.source[start:a]} reads as 'drop the lowest "
                     f"{keep.n}', which drops every die: to add dice write "
-                    f"{self.source[start:a]}+{written}")
+                    f"{self.source[start:a]}+{written}; to roll {self.source[start:a]} many "
+                    f"{written}, write ({self.source[start:a]}){written}")
         elif keep.how in ("kh", "kl"):
             hint = f"'{written}' keeps no {what}: keep at least 1"
         else:
@@ -678,6 +862,50 @@ class _Parser:
         return mods
 
 
+def _advantage(body: Node, advantage: bool, parser: _Parser, m: re.Match[str]) -> Node:
+    """Avrae's ``adv``/``dis``: the first single d20 of the roll becomes 2d20kh1 (2d20kl1)."""
+    from dataclasses import replace
+
+    done = False
+
+    def visit(node: Node) -> Node:
+        nonlocal done
+        if done:
+            return node
+        if isinstance(node, Dice):
+            if node.sides == 20 and node.count == 1 and node.keep is None and not node.custom:
+                done = True
+                return replace(node, count=2, keep=Keep("kh" if advantage else "kl", 1))
+            return node
+        match node:
+            case Sum(terms=t):
+                return replace(node, terms=tuple((op, visit(x)) for op, x in t))
+            case Product(factors=f):
+                return replace(node, factors=tuple((op, visit(x)) for op, x in f))
+            case Group(items=items):
+                return replace(node, items=tuple(visit(x) for x in items))
+            case Call(args=args):
+                return replace(node, args=tuple(visit(x) for x in args))
+            case Neg(operand=o):
+                return replace(node, operand=visit(o))
+            case Label(node=inner):
+                return replace(node, node=visit(inner))
+            case Comparison(left=lhs, right=rhs):
+                left = visit(lhs)
+                return replace(node, left=left, right=visit(rhs))
+            case Power(base=b, exponent=e):
+                base = visit(b)
+                return replace(node, base=base, exponent=visit(e))
+        return node
+
+    out = visit(body)
+    if not done:
+        raise parser.error(f"'{m.group()}' turns the roll's first d20 into 2d20kh1 or 2d20kl1 "
+                           "(as Avrae does), but this roll has no single d20", m.start(),
+                           m.end())
+    return out
+
+
 def _with_explode_on(dice: Dice, on: Compare) -> Dice:
     from dataclasses import replace
 
@@ -707,6 +935,12 @@ def _walk(node: Node) -> list[Node]:
                 stack.extend((lhs, rhs))
             case Label(node=inner):
                 stack.append(inner)
+            case Power(base=b, exponent=e):
+                stack.extend((b, e))
+            case Computed(count=c, sides=sd, dice=d):
+                stack.extend(x for x in (c, sd) if x is not None)
+                if c is None:
+                    stack.append(d)
     return out
 
 
@@ -787,11 +1021,13 @@ def _too_long(q: float, dice: int, limits: Limits) -> bool:
     return q > 0 and dice * q ** (limits.max_explosions + 1) > TAIL
 
 
-def check(expr: Expression, text: str, limits: Limits) -> None:
+def check(expr: Expression | Rolls, text: str, limits: Limits) -> None:
     """Refuse what would never end, never match, or pass the dice limit."""
-    total = sum(node.count for node in _walk(expr.body) if isinstance(node, Dice))
-    if total * expr.repeat > limits.max_dice:
-        raise LimitError(f"{total * expr.repeat} dice in all is more than the limit of "
+    parts = expr.parts if isinstance(expr, Rolls) else (expr,)
+    total = sum(node.count * part.repeat for part in parts for node in _walk(part.body)
+                if isinstance(node, Dice))
+    if total > limits.max_dice:
+        raise LimitError(f"{total} dice in all is more than the limit of "
                          f"{limits.max_dice} dice per roll", text, (0, len(text)))
 
 
@@ -806,7 +1042,8 @@ def check_options(options: Mapping[str, Any]) -> None:
                               f"not '{options[key]}'")
 
 
-def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> Expression:
+def parse(text: str, start: int, options: Mapping[str, Any],
+          limits: Limits) -> Expression | Rolls:
     """Read general dice notation from ``text[start:]``.
 
     >>> from astragal import Limits

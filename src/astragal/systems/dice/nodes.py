@@ -16,6 +16,7 @@ __all__ = [
     "Call",
     "Compare",
     "Comparison",
+    "Computed",
     "Dice",
     "Expression",
     "Group",
@@ -24,7 +25,9 @@ __all__ = [
     "Neg",
     "Node",
     "Num",
+    "Power",
     "Product",
+    "Rolls",
     "Sum",
     "Value",
     "faces_of",
@@ -264,7 +267,7 @@ class Neg:
     span: Span = field(default=(0, 0), compare=False)
 
     def __str__(self) -> str:
-        return "-" + _text(self.operand, 4)
+        return "-" + _text(self.operand, 5)
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,17 +336,51 @@ class Label:
     span: Span = field(default=(0, 0), compare=False)
 
     def __str__(self) -> str:
-        inner = _text(self.node, 5)
+        inner = _text(self.node, 6)
         if isinstance(self.node, Label):  # (x [a]) [b]: one label per term, so keep the parentheses
             inner = f"({inner})"
         return f"{inner}[{self.text}]"
 
 
-Node = Num | Dice | Group | Neg | Sum | Product | Call | Comparison | Label
+@dataclass(frozen=True, slots=True)
+class Power:
+    """``a ** b`` (AnyDice's ``^``): a whole-number exponent; right-associative, above ``*``."""
+
+    base: Node
+    exponent: Node
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        return f"{_text(self.base, 6)}**{_text(self.exponent, 4)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Computed:
+    """``(1d4)d6``, ``(d6)d(d4+4)``: a dice term whose count and/or sides are rolled first.
+
+    ``dice`` holds the modifiers (its count and sides are placeholders where computed).
+    """
+
+    count: Node | None
+    sides: Node | None
+    dice: Dice
+    span: Span = field(default=(0, 0), compare=False)
+
+    def __str__(self) -> str:
+        written = str(self.dice)
+        die = self.dice.die_text()
+        rest = written[written.index(die) + len(die):]
+        count = (f"({self.count})" if self.count is not None else
+                 (str(self.dice.count) if self.dice.count != 1 else ""))
+        sides = f"d({self.sides})" if self.sides is not None else die
+        return count + sides + rest
+
+
+Node = Num | Dice | Group | Neg | Sum | Product | Call | Comparison | Label | Power | Computed
 
 
 def precedence(node: Node) -> int:
-    """1 comparison, 2 sum, 3 product, 4 unary minus, 5 atom."""
+    """1 comparison, 2 sum, 3 product, 4 unary minus, 5 power, 6 atom."""
     match node:
         case Comparison():
             return 1
@@ -353,8 +390,10 @@ def precedence(node: Node) -> int:
             return 3
         case Neg():
             return 4
-        case _:
+        case Power():
             return 5
+        case _:
+            return 6
 
 
 def _text(node: Node, need: int) -> str:
@@ -377,6 +416,26 @@ class Expression:
         out += _text(self.body, 1)
         if self.comment:
             out += f" # {self.comment}"
+        return out
+
+    def __str__(self) -> str:
+        return f"{PREFIX}: {self.notation()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rolls:
+    """Several rolls in one request: Roll20's ``;`` between rolls, or ``[[ ]]`` inline rolls
+    in a line of text (``texts`` then holds the text around them, one more than the rolls)."""
+
+    parts: tuple[Expression, ...]
+    texts: tuple[str, ...] = ()
+
+    def notation(self) -> str:
+        if not self.texts:
+            return "; ".join(p.notation() for p in self.parts)
+        out = self.texts[0]
+        for part, after in zip(self.parts, self.texts[1:]):
+            out += f"[[{part.notation()}]]{after}"
         return out
 
     def __str__(self) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -11,11 +11,13 @@ from ..._errors import LimitError, NotationError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
+from .grammar import MAX_SIDES
 from .nodes import (
     FUDGE,
     PREFIX,
     Call,
     Comparison,
+    Computed,
     Dice,
     Expression,
     Group,
@@ -23,13 +25,16 @@ from .nodes import (
     Neg,
     Node,
     Num,
+    Power,
     Product,
+    Rolls,
     Sum,
     Value,
     format_value,
     precedence,
 )
 from .rules import (
+    BadPower,
     ZeroDivisor,
     arith,
     call,
@@ -223,6 +228,18 @@ class _Roller:
         self.terms.append({"term": _text_of(d), "label": label, "value": json_value(total)})
         return total
 
+    def rolled_number(self, node: Node, label: str, what: str, least: int,
+                      span: tuple[int, int]) -> int:
+        """The rolled count or sides of a computed die (``(1d4)d6``): a whole number."""
+        v, _ = self.value(node, label)
+        if isinstance(v, Fraction) and v.denominator != 1 or v < least:
+            raise NotationError(f"the {what} came to {format_value(v)}: it must be a whole "
+                                f"number, {least} or more", self.text, span)
+        if what == "number of sides" and v > MAX_SIDES:
+            raise LimitError(f"the rolled number of sides {v} is more than {MAX_SIDES:,}",
+                             self.text, span)
+        return int(v)
+
     def marks(self, d: Dice, indices: Sequence[int], shown: list[str]) -> list[str]:
         """Crits and fumbles: marked on each die's natural face, in the tray and the line."""
         out = []
@@ -295,7 +312,7 @@ class _Roller:
                 v, shown = self.value(inner, text)
                 self.labels.append({"label": text, "term": _text_of(inner),
                                     "value": json_value(v)})
-                return v, f"{_paren(shown, inner, 5)} [{text}]"
+                return v, f"{_paren(shown, inner, 6)} [{text}]"
             case Neg(operand=o):
                 v, shown = self.value(o, label)
                 return -v, f"-{_paren(shown, o)}"
@@ -319,6 +336,26 @@ class _Roller:
                                             span) from None
                     shown += f" {op} {_paren(s, f, 4)}"
                 return total, shown
+            case Power(base=pb, exponent=pe, span=span):
+                a, sa = self.value(pb, label)
+                x, sx = self.value(pe, label)
+                try:
+                    v = arith("**", a, x)
+                except (ZeroDivisor, BadPower) as exc:
+                    raise NotationError(f"{exc}", self.text, span) from None
+                return v, f"{_paren(sa, pb, 6)} ** {_paren(sx, pe, 4)}"
+            case Computed(count=count, sides=sides, dice=d, span=span):
+                n, sides_n = d.count, d.sides
+                if count is not None:
+                    n = self.rolled_number(count, label, "count of dice", 0, span)
+                if sides is not None:
+                    sides_n = self.rolled_number(sides, label, "number of sides", 1, span)
+                concrete = replace(d, count=n, sides=sides_n, span=span)
+                if n > self.limits.max_dice:
+                    raise LimitError(f"the rolled count {n} is more than the limit of "
+                                     f"{self.limits.max_dice} dice", self.text, span)
+                v = self.dice(concrete, label)
+                return v, format_value(v)
             case Call(name=name, args=args):
                 vals, shows = zip(*(self.value(a, label) for a in args))
                 return call(name, list(vals)), f"{name}({', '.join(shows)})"
@@ -356,32 +393,62 @@ def _roll_once(r: _Roller, expr: Expression) -> tuple[Value, dict[str, Any], str
     return value, result, outcome
 
 
-def roll(expr: Expression, source: Source, limits: Limits, text: str) -> Roll:
+def _roll_expression(r: _Roller, expr: Expression) -> tuple[dict[str, Any], str]:
+    """One expression (with its repeats): the result and the outcome."""
+    if expr.repeat == 1:
+        _, result, outcome = _roll_once(r, expr)
+        return result, outcome
+    rolls: list[dict[str, Any]] = []
+    values: list[Value] = []
+    outer = r.indent
+    for i in range(expr.repeat):
+        r.lines.append(f"{outer[2:]}Roll {i + 1}:" if outer != "  " else f"Roll {i + 1}:")
+        r.indent = outer
+        value, res, _ = _roll_once(r, expr)
+        rolls.append(res)
+        values.append(value)
+    shown = ", ".join(format_value(v) for v in values)
+    if isinstance(expr.body, Comparison):
+        hits = sum(1 for v in values if v)
+        r.lines.append(f"{outer[2:]}{hits} of {expr.repeat} succeed")
+        return {"totals": [json_value(v) for v in values], "successes": hits,
+                "rolls": rolls}, "repeated"
+    r.lines.append(f"{outer[2:]}Totals: {shown}")
+    return {"totals": [json_value(v) for v in values],
+            "total": json_value(sum(values, Fraction(0))), "rolls": rolls}, "repeated"
+
+
+def _headline(result: dict[str, Any]) -> str:
+    if "successes" in result and "total" not in result:
+        return f"{result['successes']} of {len(result['totals'])} succeed"
+    if "success" in result:
+        return "success" if result["success"] else "failure"
+    return format_value(Fraction(result["total"]).limit_denominator(10**6)) \
+        if isinstance(result["total"], float) else str(result["total"])
+
+
+def roll(expr: Expression | Rolls, source: Source, limits: Limits, text: str) -> Roll:
     """Roll the expression: every die through the Tray, a transcript line per dice term."""
     tray = Tray(source, limits)
     r = _Roller(tray, limits, text)
+    if isinstance(expr, Rolls):
+        r.lines.append(expr.notation())
+        results: list[dict[str, Any]] = []
+        for i, part in enumerate(expr.parts):
+            r.lines.append(f"Roll {i + 1}: {part.notation()}")
+            r.indent = "    " if part.repeat > 1 else "  "
+            res, _ = _roll_expression(r, part)
+            results.append(res)
+        if expr.texts:
+            line = expr.texts[0]
+            for res, after in zip(results, expr.texts[1:]):
+                line += f"[[{_headline(res)}]]{after}"
+            r.lines.append(line)
+        result: dict[str, Any] = {"rolls": results,
+                                  "totals": [res.get("total") for res in results]}
+        source.finish()
+        return Roll(PREFIX, text, "rolls", result, tray.freeze(), tuple(r.lines), expr)
     r.lines.append(_notation(expr))
-    if expr.repeat == 1:
-        _, result, outcome = _roll_once(r, expr)
-    else:
-        rolls: list[dict[str, Any]] = []
-        values: list[Value] = []
-        for i in range(expr.repeat):
-            r.lines.append(f"Roll {i + 1}:")
-            r.indent = "  "
-            value, res, _ = _roll_once(r, expr)
-            rolls.append(res)
-            values.append(value)
-        shown = ", ".join(format_value(v) for v in values)
-        if isinstance(expr.body, Comparison):
-            hits = sum(1 for v in values if v)
-            r.lines.append(f"{hits} of {expr.repeat} succeed")
-            result = {"totals": [json_value(v) for v in values], "successes": hits,
-                      "rolls": rolls}
-        else:
-            r.lines.append(f"Totals: {shown}")
-            result = {"totals": [json_value(v) for v in values],
-                      "total": json_value(sum(values, Fraction(0))), "rolls": rolls}
-        outcome = "repeated"
+    result, outcome = _roll_expression(r, expr)
     source.finish()
     return Roll(PREFIX, text, outcome, result, tray.freeze(), tuple(r.lines), expr)

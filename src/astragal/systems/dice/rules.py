@@ -6,9 +6,10 @@ A die term works in this order (docs/notation.md, "order of modifiers"):
 2. a standing face that matches the explosion condition rolls again: ``!`` adds a new die,
    ``!!`` adds the roll to the same die, ``!p`` adds a new die worth one less, ``xo`` adds at
    most one new die;
-3. keep/drop picks dice by rank (ties: earlier dice are kept first), or each die by its own
+3. ``mi``/``ma`` raise or cut each die's value (a compounded die's total);
+4. keep/drop picks dice by rank (ties: earlier dice are kept first), or each die by its own
    value (``k>3`` keeps the dice over 3, ``p<2`` drops the dice under 2);
-4. the term's value is the sum of the kept dice, or with a success condition the number of kept
+5. the term's value is the sum of the kept dice, or with a success condition the number of kept
    dice that match it (+1 each for ``dbl``, −1 each die that matches ``f``).
 """
 
@@ -223,10 +224,33 @@ def arith(op: str, a: Value, b: Value) -> Value:
             if b == 0:
                 raise ZeroDivisor("division by zero")
             return as_number(Fraction(a) / Fraction(b))
+        case "**":
+            return power(a, b)
         case _:
             if b == 0:
                 raise ZeroDivisor("remainder after division by zero")
             return as_number(Fraction(a) % Fraction(b))
+
+
+MAX_POWER_BITS = 256  # a power whose value needs more bits than this is refused
+
+
+class BadPower(ValueError):
+    """A power with a fractional exponent, or too large a value (the caller adds the span)."""
+
+
+def power(a: Value, b: Value) -> Value:
+    """``a ** b``: a whole-number exponent; a negative one gives an exact fraction."""
+    if isinstance(b, Fraction) and b.denominator != 1:
+        raise BadPower(f"the exponent {float(b):g} is not a whole number")
+    e = int(b)
+    if e < 0 and a == 0:
+        raise ZeroDivisor("0 to a negative power")
+    base = Fraction(a)
+    bits = max(abs(base.numerator), base.denominator).bit_length()
+    if bits > 1 and abs(e) * (bits - 1) > MAX_POWER_BITS:
+        raise BadPower(f"{a} ** {e} is too large (more than {MAX_POWER_BITS} bits)")
+    return as_number(base ** e)
 
 
 def call(name: str, args: Sequence[Value]) -> Value:
