@@ -1,7 +1,8 @@
 """Run the web table as ``astragal serve`` does, for the load and fault tools (127.0.0.1 only).
 
-The one difference: opening rooms and joining are not rate-limited per address, since every
-simulated player comes from 127.0.0.1. Rolls and odds keep the production limits per player.
+The one difference: nothing is capped or rate-limited per address (opening rooms, joining,
+rolls, stored bytes, live and TCP connections), since every simulated player comes from
+127.0.0.1. Rolls and odds keep the production limits per player, and every cap per room holds.
 
     python tools/_serve.py --port 8765 --db sqlite-file-or-postgresql-url
 """
@@ -21,13 +22,17 @@ def main() -> int:
     import uvicorn
 
     from astragal.web.app import create_app
+    from astragal.web.caps import LOOSE
+    from astragal.web.room import Table
     from astragal.web.server import uvicorn_options
     from astragal.web.store import open_store
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    app = create_app(open_store(args.db), door_rate=(1e6, 1_000_000))
-    uvicorn.run(app, host="127.0.0.1", port=args.port, **uvicorn_options())
+    store = open_store(args.db)
+    app = create_app(store, table=Table(store, caps=LOOSE), door_rate=(1e6, 1_000_000))
+    uvicorn.run(app, host="127.0.0.1", port=args.port,
+                **uvicorn_options(connections_per_address=10**6))
     return 0
 
 

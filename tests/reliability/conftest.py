@@ -50,7 +50,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 class LiveServer:
     """uvicorn serving ``app`` in a thread on a free port of 127.0.0.1, as ``astragal serve``."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **options: Any) -> None:
         import uvicorn
 
         from astragal.web.server import uvicorn_options
@@ -61,7 +61,8 @@ class LiveServer:
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.ws_url = f"ws://127.0.0.1:{self.port}"
-        config = uvicorn.Config(app, lifespan="on", **uvicorn_options())  # as `astragal serve`
+        # As `astragal serve` (``options`` changes its timeouts and caps for a test).
+        config = uvicorn.Config(app, lifespan="on", **uvicorn_options(**options))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
                                        daemon=True)

@@ -191,12 +191,12 @@ def test_concurrent_fight_commands_lose_nothing(tmp_path: Path,
     capsys.readouterr()
     env = {**os.environ, "PYTHONPATH": SRC}
     runs = [["attack", "Wolf", "Bear"], ["spend", "Bear", "luck", "1"]] * 20
-    procs = [subprocess.Popen([sys.executable, "-c", "import sys; from astragal.cli import main;"
-                               " sys.exit(main(sys.argv[1:]))", "fight", "--file", path, *argv],
+    script = "import sys; from astragal.cli import main; sys.exit(main(sys.argv[1:]))"
+    procs = [subprocess.Popen([sys.executable, "-c", script, "fight", "--file", path, *argv],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
              for argv in runs]
     for p in procs:
-        out, err = p.communicate(timeout=300)
+        _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err.decode()
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)

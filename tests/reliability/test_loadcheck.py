@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("fastapi", reason="the web table needs the web extra")
 
 from astragal.web.app import create_app
+from astragal.web.caps import LOOSE
 from astragal.web.room import Table
 from astragal.web.store import SQLiteStore
 
@@ -33,7 +34,8 @@ import loadlib
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[Any]]:
     """A room's export and its three players' faithful records of a small game."""
     store = SQLiteStore(tmp_path_factory.mktemp("check") / "c.db")
-    app = create_app(store, table=Table(store, roll_rate=(1e6, 10**6)), door_rate=(1e6, 10**6))
+    app = create_app(store, table=Table(store, roll_rate=(1e6, 10**6), caps=LOOSE),
+                     door_rate=(1e6, 10**6))
     with test_client(app) as c:
         made = c.post("/api/rooms", json={"system": "dice", "gm_name": "GM"}).json()
         rid = made["room"]["id"]

@@ -29,6 +29,7 @@ pytest.importorskip("fastapi", reason="the web table needs the web extra")
 pytest.importorskip("websockets", reason="the wire test needs websockets (uvicorn[standard])")
 
 from astragal.web.app import MAX_BODY, MAX_LIVE_PER_MEMBER, create_app
+from astragal.web.caps import LOOSE
 from astragal.web.room import Table
 from astragal.web.store import SQLiteStore
 
@@ -49,7 +50,9 @@ def db(tmp_path: Path) -> Path:
 @pytest.fixture
 def client(db: Path) -> Iterator[Any]:
     store = SQLiteStore(db)  # rate limits out of the way (the flood test has its own app)
-    table = Table(store, roll_rate=(1000.0, 1000), odds_rate=(1000.0, 1000))
+    # Every request here comes from one address: the per-address caps are tested on their own
+    # (tests/reliability/test_caps.py).
+    table = Table(store, roll_rate=(1000.0, 1000), odds_rate=(1000.0, 1000), caps=LOOSE)
     app = create_app(store, table=table, door_rate=(1000.0, 1000))
     with test_client(app) as c:
         yield c

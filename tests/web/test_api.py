@@ -232,7 +232,7 @@ def next_of(ws: Any, kind: str) -> dict[str, Any]:
     """The next message of one kind on a live connection (skipping the others)."""
     while True:
         msg: dict[str, Any] = ws.receive_json()
-        assert msg["type"] in ("entry", "members", "head"), msg
+        assert msg["type"] in ("entry", "members", "member", "head"), msg
         if msg["type"] == kind:
             return msg
 
@@ -265,8 +265,8 @@ def test_websocket_sends_backlog_then_live_entries_filtered_per_reader(room: Roo
         assert got["id"] == 3 and got["notation"] == "d8"
         # Li learns the chain's head, to compare with the GM's; not what is hidden behind it.
         assert next_of(ws_li, "head") == {"type": "head", "id": 3, "hash": got["hash"]}
-        room.join("Bo")  # a join reaches everyone as a new list of members
-        assert next_of(ws_gm, "members")["members"][-1]["name"] == "Bo"
+        room.join("Bo")  # a join reaches everyone as a small delta: the newcomer alone
+        assert next_of(ws_gm, "member")["member"]["name"] == "Bo"
 
 
 def test_websocket_refuses_a_bad_key_or_a_bad_hello(room: Room, client: Any) -> None:

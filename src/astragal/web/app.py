@@ -11,19 +11,23 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+import threading
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, Header, Query, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, Response
+from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.websockets import WebSocketDisconnect
 
+from .caps import Caps
+from .oddspool import short_error
 from .room import Member, RateLimit, Table, TableError
 from .store import MEMBERS_NOTE, Store, StoreError
 
@@ -36,7 +40,8 @@ MAX_BODY = 16 * 1024
 WS_MAX_MESSAGE = 4 * 1024
 MAX_URL = 8 * 1024
 MAX_ID = 2**62  # ids are 64-bit in both stores
-MAX_LIVE_PER_MEMBER = 8  # open live connections per key (tabs, devices)
+BODY_SECONDS = 10.0  # a request body must arrive within this (else 408)
+MAX_LIVE_PER_MEMBER = Caps().live_per_member  # open live connections per key (tabs, devices)
 CATCH_UP_SECONDS = 15.0  # a safety net: clients re-read the log even if a wake-up was lost
 
 _PAGE_HEADERS = {
@@ -155,6 +160,28 @@ class Hub:
         # Who is at the table changes rarely: connections re-read it only when this moves.
         self.joined: dict[str, int] = {}
         self.epoch = 0
+        self.live_rooms: dict[str, int] = {}  # open connections per room
+        self.live_addresses: dict[str, int] = {}  # open connections per client address
+        # The members of a room as last read, with the version they were read at: one read per
+        # room per change, whatever the number of connections watching it.
+        self.member_lists: dict[str, tuple[tuple[int, int], list[dict[str, Any]]]] = {}
+        self._member_reads: dict[str, asyncio.Lock] = {}
+
+    async def members(self, room_id: str, store: Store) -> list[dict[str, Any]]:
+        """The room's members, read once per change of ``members_version``."""
+        version = self.members_version(room_id)
+        cached = self.member_lists.get(room_id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        lock = self._member_reads.setdefault(room_id, asyncio.Lock())
+        async with lock:
+            cached = self.member_lists.get(room_id)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            now = await run_in_threadpool(store.members, room_id)
+            if room_id in self.rooms:
+                self.member_lists[room_id] = (version, now)
+            return now
 
     def members_version(self, room_id: str) -> tuple[int, int]:
         """Changes whenever the room's members may have changed (a join, or a lost listener)."""
@@ -172,6 +199,8 @@ class Hub:
             if not watchers:
                 del self.rooms[room_id]
                 self.joined.pop(room_id, None)
+                self.member_lists.pop(room_id, None)
+                self._member_reads.pop(room_id, None)
 
     def wake(self, room_id: str | None, members: bool = False) -> None:
         """In the event loop: wake one room's connections (None: all rooms)."""
@@ -230,10 +259,20 @@ def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
                 await too_large(scope, receive, send)
                 return
         # Bodies here are small: read the whole body first (chunked or not), refuse it whole.
+        # A body that trickles in (a slow client holding a connection) is cut at BODY_SECONDS.
         chunks: list[bytes] = []
         seen = 0
+        deadline = asyncio.get_running_loop().time() + BODY_SECONDS
         while True:
-            message = await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                await JSONResponse({"error": "RequestTimeout", "message": f"the request body "
+                                    f"did not arrive within {BODY_SECONDS:g} s"},
+                                   status_code=408, headers={"Connection": "close"})(
+                    scope, receive, send)
+                return
             if message["type"] != "http.request":
                 return  # the client went away
             chunks.append(message.get("body", b""))
@@ -253,8 +292,12 @@ def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
+        started = False
+
         async def send_with_headers(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 headers = list(message.get("headers", []))
                 present = {k.lower() for k, _ in headers}
                 extra = dict(_ALL_HEADERS)
@@ -266,7 +309,19 @@ def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
                 message["headers"] = headers
             await send(message)
 
-        await app(scope, replay, send_with_headers)
+        try:
+            await app(scope, replay, send_with_headers)
+        except Exception as exc:  # noqa: BLE001 - a bug: one line in the log, a JSON 500
+            # Caught here, inside Starlette's error middleware, so that it is not raised again
+            # to the server (which would print the whole trace a second time and drop the
+            # connection): the client keeps its connection and gets a clear answer.
+            log.error("internal error on %s %s: %s", scope.get("method"), scope.get("path"),
+                      short_error(exc))
+            if not started:
+                await JSONResponse({"error": "InternalError", "message": (
+                    "astragal failed on this request (a bug: it is in the server's log); "
+                    f"nothing was stored. {type(exc).__name__}")}, status_code=500)(
+                    scope, receive, send_with_headers)
 
     return guarded
 
@@ -349,15 +404,6 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                              "message": str(exc.detail)}, status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
 
-    @app.exception_handler(Exception)
-    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
-        # A bug (in a game system, say): the player gets a clear JSON answer, the log the trace.
-        log.error("internal error on %s %s", request.method, request.url.path,
-                  exc_info=(type(exc), exc, exc.__traceback__))
-        return JSONResponse({"error": "InternalError", "message": (
-            "astragal failed on this request (a bug: it is in the server's log); nothing was "
-            f"stored. {type(exc).__name__}")}, status_code=500)
-
     # -- the page ----------------------------------------------------------------------------
 
     @app.get("/", include_in_schema=False)
@@ -403,8 +449,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     def join(room_id: str, body: JoinIn, request: Request) -> dict[str, Any]:
         """Join a room by its link with a display name; returns your player key."""
         doors.check(_client(request), "rooms opened or joined from this address")
-        joined = table.join(room_id, body.name)
-        hub.wake_threadsafe(room_id, members=True)  # everyone's list of who is at the table
+        joined = table.join(room_id, body.name, _client(request))
+        hub.wake_threadsafe(room_id, members=True)  # live connections send the newcomer alone
         return joined
 
     @app.get("/api/rooms/{room_id}/me", tags=["rooms"])
@@ -424,14 +470,14 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         return table.save_sheet(member, body.model_dump()).to_json()
 
     @app.post("/api/rooms/{room_id}/rolls", status_code=201, tags=["rolls"])
-    def post_roll(room_id: str, body: RollIn,
+    def post_roll(room_id: str, body: RollIn, request: Request,
                   authorization: str | None = Header(None)) -> dict[str, Any]:
         """Roll (on the server), store it in the log, and send it live to who may see it.
 
         Returns the stored entry as you may see it (a blind roll comes back without its result).
         """
         member = table.member(room_id, _key(authorization))
-        entry = table.roll(member, body.text, body.visibility)
+        entry = table.roll(member, body.text, body.visibility, _client(request))
         hub.wake_threadsafe(room_id)
         seen = Table.visible(entry, member)
         assert seen is not None  # the roller always sees at least a stub
@@ -445,11 +491,11 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         return table.log(table.member(room_id, _key(authorization)), after, limit)
 
     @app.get("/api/rooms/{room_id}/odds", tags=["odds"])
-    def room_odds(room_id: str, text: str = Query(..., max_length=2000),
+    def room_odds(room_id: str, request: Request, text: str = Query(..., max_length=2000),
                   authorization: str | None = Header(None)) -> dict[str, Any]:
         """Exact odds of a roll in this room (its default system, your stats and macros)."""
         member = table.member(room_id, _key(authorization))
-        return table.odds(text, table.room(room_id)["system"], member)
+        return table.odds(text, table.room(room_id)["system"], member, _client(request))
 
     @app.get("/api/odds", tags=["odds"])
     def odds(request: Request, text: str = Query(..., max_length=2000),
@@ -458,19 +504,27 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         """Exact odds of any roll: outcome categories and the value's distribution."""
         return table.odds(text, system, None, _client(request))
 
-    @app.get("/api/rooms/{room_id}/export.json", tags=["log"])
-    def export_json(room_id: str, authorization: str | None = Header(None)) -> JSONResponse:
-        """The whole log, as you may see it, for ``astragal verify-log``."""
-        data = table.export(table.member(room_id, _key(authorization)))
-        return JSONResponse(data, headers={
-            "Content-Disposition": f'attachment; filename="astragal-{room_id}.json"'})
+    exporting = _Streams(table.caps.exports_at_once)
+
+    def _export(room_id: str, authorization: str | None, chunks: Callable[[Member], Any],
+                media: str, suffix: str) -> StreamingResponse:
+        member = table.member(room_id, _key(authorization))
+        table.exports.check(member.id, "exports")
+        body = exporting.stream(chunks(member))
+        return StreamingResponse(body, media_type=media, headers={
+            "Content-Disposition": f'attachment; filename="astragal-{room_id}.{suffix}"'})
+
+    @app.get("/api/rooms/{room_id}/export.json", tags=["log"],
+             responses={200: {"content": {"application/json": {}}}})
+    def export_json(room_id: str, authorization: str | None = Header(None)) -> StreamingResponse:
+        """The whole log, as you may see it, for ``astragal verify-log`` (streamed)."""
+        return _export(room_id, authorization, table.export_chunks, "application/json", "json")
 
     @app.get("/api/rooms/{room_id}/export.md", tags=["log"], response_class=PlainTextResponse)
-    def export_md(room_id: str, authorization: str | None = Header(None)) -> Response:
-        """The whole log, as you may see it, as a Markdown table."""
-        text = table.export_markdown(table.member(room_id, _key(authorization)))
-        return Response(text, media_type="text/markdown; charset=utf-8", headers={
-            "Content-Disposition": f'attachment; filename="astragal-{room_id}.md"'})
+    def export_md(room_id: str, authorization: str | None = Header(None)) -> StreamingResponse:
+        """The whole log, as you may see it, as a Markdown table (streamed)."""
+        return _export(room_id, authorization, table.export_markdown_chunks,
+                       "text/markdown; charset=utf-8", "md")
 
     # -- live ------------------------------------------------------------------------------
 
@@ -478,13 +532,16 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     async def live(ws: WebSocket, room_id: str) -> None:
         """Send ``{"key": …, "after": N}``; receive every entry you may see with id > N, live.
 
-        Messages: ``hello`` (who you are), ``members`` (who is at the table, when it changes),
+        Messages: ``hello`` (who you are), ``members`` (everyone at the table: first, and when
+        someone left or changed), ``member`` (one newcomer: joins arrive as this small delta),
         ``entry`` (one log entry), ``head`` (the chain's last id and hash, after new entries),
         ``error`` (then the connection closes).
         """
         await ws.accept()
+        caps = table.caps
+        address = ws.client.host if ws.client else "unknown"
         try:
-            first = await asyncio.wait_for(ws.receive_text(), timeout=10)
+            first = await asyncio.wait_for(_receive_text(ws), timeout=10)
             if len(first) > WS_MAX_MESSAGE:
                 raise ValueError("the first message is too long")
             hello = json.loads(first)
@@ -507,19 +564,27 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
             return
         except WebSocketDisconnect:
             return
-        if hub.live.get(member.id, 0) >= MAX_LIVE_PER_MEMBER:
-            await ws.send_json({"type": "error", "error": "RateLimited", "message":
-                                f"too many live connections with your key (at most "
-                                f"{MAX_LIVE_PER_MEMBER}): close another tab"})
-            await ws.close(code=4429)
+        over = (f"too many live connections with your key (at most {caps.live_per_member}): "
+                "close another tab" if hub.live.get(member.id, 0) >= caps.live_per_member else
+                f"too many live connections to this room (at most {caps.live_per_room})"
+                if hub.live_rooms.get(room_id, 0) >= caps.live_per_room else
+                f"too many live connections from your address (at most "
+                f"{caps.live_per_address})"
+                if hub.live_addresses.get(address, 0) >= caps.live_per_address else None)
+        if over is not None:
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", "error": "RateLimited", "message": over})
+                await ws.close(code=4429)
             return
-        hub.live[member.id] = hub.live.get(member.id, 0) + 1
+        for counts, key in ((hub.live, member.id), (hub.live_rooms, room_id),
+                            (hub.live_addresses, address)):
+            counts[key] = counts.get(key, 0) + 1
         event = hub.subscribe(room_id)
 
         async def drain() -> None:  # the client only pings; a close ends the connection
-            with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError, ValueError):
                 while True:
-                    message = await ws.receive_text()
+                    message = await _receive_text(ws)  # a binary frame ends the connection
                     if len(message) > WS_MAX_MESSAGE:
                         return
 
@@ -532,10 +597,13 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                 event.clear()  # before reading, so a wake-up during the read is not lost
                 if version != (v := hub.members_version(room_id)):
                     version = v
-                    now = await run_in_threadpool(store.members, room_id)
-                    if now != members:
-                        members = now
-                        await ws.send_json({"type": "members", "members": members})
+                    now = await hub.members(room_id, store)
+                    if members is not None and now[:len(members)] == members:
+                        for newcomer in now[len(members):]:  # joins: the newcomer alone
+                            await ws.send_json({"type": "member", "member": newcomer})
+                    elif now != members:
+                        await ws.send_json({"type": "members", "members": now})
+                    members = now
                 page = await run_in_threadpool(table.log, member, after)
                 for entry in page["entries"]:
                     await ws.send_json({"type": "entry", "entry": entry})
@@ -556,17 +624,92 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                 await ws.close(code=4000 + exc.status)
         except (WebSocketDisconnect, RuntimeError):
             pass
+        except Exception as exc:  # noqa: BLE001 - a bug: one line in the log, a clean close
+            log.error("internal error on the live connection of %s: %s", room_id,
+                      short_error(exc))
+            with contextlib.suppress(Exception):
+                await ws.close(code=1011)
         finally:
             hub.unsubscribe(room_id, event)
-            hub.live[member.id] -= 1
-            if not hub.live[member.id]:
-                del hub.live[member.id]
+            for counts, key in ((hub.live, member.id), (hub.live_rooms, room_id),
+                                (hub.live_addresses, address)):
+                counts[key] -= 1
+                if not counts[key]:
+                    del counts[key]
             receiver.cancel()
             with contextlib.suppress(Exception):
                 await ws.close()
 
     app.add_middleware(_GuardMiddleware, max_body=max_body)
     return app
+
+
+async def _receive_text(ws: WebSocket) -> str:
+    """The next text message; ``ValueError`` for a binary one (the table speaks JSON text)."""
+    message = await ws.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    text = message.get("text")
+    if text is None:
+        raise ValueError("send JSON as a text message, not binary")
+    return str(text)
+
+
+class _Streams:
+    """At most ``at_once`` exports streaming at a time (503 beyond), each in bounded pieces."""
+
+    def __init__(self, at_once: int) -> None:
+        self.at_once = at_once
+        self.active = 0
+        self._lock = threading.Lock()
+
+    def _release(self) -> None:
+        with self._lock:
+            self.active -= 1
+
+    def stream(self, chunks: Iterator[str]) -> _Export:
+        with self._lock:
+            if self.active >= self.at_once:
+                raise TableError(503, "Busy", f"{self.at_once} room logs are being exported at "
+                                 "this moment, the most at once: try again shortly",
+                                 retry_after=5)
+            self.active += 1
+        return _Export(self, chunks)
+
+
+class _Export:
+    """An export's bytes, about 64 KiB at a time; its place among the streams is given back
+    when it ends, is closed, or is dropped (a client that went away)."""
+
+    def __init__(self, owner: _Streams, chunks: Iterator[str]) -> None:
+        self._chunks = chunks
+        self._done = weakref.finalize(self, owner._release)
+
+    def __iter__(self) -> _Export:
+        return self
+
+    def __next__(self) -> bytes:
+        parts: list[str] = []
+        size = 0
+        try:
+            for piece in self._chunks:
+                parts.append(piece)
+                size += len(piece)
+                if size >= 1 << 16:
+                    break
+        except BaseException:
+            self.close()
+            raise
+        if not parts:
+            self.close()
+            raise StopIteration
+        return "".join(parts).encode("utf-8")
+
+    def close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()
+        self._done()
 
 
 class _GuardMiddleware:

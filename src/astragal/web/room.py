@@ -15,23 +15,29 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
+import logging
 import re
 import secrets
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NoReturn
 
 import astragal
 from astragal import Distribution, InputError, LimitError, Limits, Source, SystemSource
 from astragal.render import odds_text, outcome_words, roll_text
 
-from .chain import FORMAT, GENESIS, redact
+from .caps import Budget, Caps
+from .chain import FORMAT, canonical, redact
+from .names import hidden_character
+from .oddspool import OddsPool, shared_pool, short_error
 from .sheet import Expansion, Sheet, check_sheet, expand
-from .store import MAX_PAGE, NameTaken, Store
+from .store import MAX_PAGE, NameTaken, RoomFull, Store
+
+log = logging.getLogger("astragal.web")
 
 __all__ = [
     "VISIBILITIES",
@@ -44,6 +50,7 @@ __all__ = [
     "check_unicode",
     "key_hash",
     "new_key",
+    "odds_page",
 ]
 
 VISIBILITIES = ("public", "gm", "blind")
@@ -183,12 +190,6 @@ def check_unicode(text: str, what: str) -> None:
                                               f"surrogate at character {exc.start + 1})") from None
 
 
-# Characters a name may not hold: controls, and the invisible ones (format characters such as
-# zero-width spaces and bidirectional overrides, unassigned or private code points, line and
-# paragraph separators) with which one player could pass for another, or for the GM.
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
 def _clean_name(value: object, what: str, limit: int, required: bool = True,
                 visible: bool = True) -> str:
     if not isinstance(value, str):
@@ -202,11 +203,8 @@ def _clean_name(value: object, what: str, limit: int, required: bool = True,
                                               f"{limit}")
     if _CONTROL.search(text):
         raise TableError(422, "RequestError", f"{what} has a control character")
-    hidden = next((c for c in text if unicodedata.category(c) in _HIDDEN_CATEGORIES), None) \
-        if visible else None
-    if hidden is not None:
-        raise TableError(422, "RequestError", f"{what} has an invisible character "
-                                              f"(U+{ord(hidden):04X}): use letters you can see")
+    if visible and (why := hidden_character(text)) is not None:
+        raise TableError(422, "RequestError", f"{what} {why}")
     return text
 
 
@@ -234,17 +232,33 @@ class Table:
     def __init__(self, store: Store, *, limits: Limits | None = None,
                  source: Callable[[], Source] = SystemSource,
                  roll_rate: tuple[float, int] = (2.0, 6),
-                 odds_rate: tuple[float, int] = (2.0, 6)) -> None:
+                 odds_rate: tuple[float, int] = (2.0, 6),
+                 caps: Caps | None = None, pool: OddsPool | None = None) -> None:
         self.store = store
         # The web's own bounds: the same engine limits, with exact odds kept well inside a
         # request's time (every odds request holds a worker thread).
         self.limits = limits or Limits(max_notation_length=500, max_odds_work=5_000_000)
         self.source = source
+        self.caps = caps = caps or Caps()
         self.roll_limit = RateLimit(*roll_rate)
         self.odds_limit = RateLimit(*odds_rate)
+        self.address_rolls = RateLimit(*caps.rolls_per_address)
+        self.address_bytes = Budget(*caps.stored_bytes_per_address)
+        self.odds_cpu = Budget(*caps.odds_cpu_per_address)
+        self.exports = RateLimit(*caps.exports_per_member)
+        self.pool = pool or shared_pool(caps.odds_workers, caps.odds_seconds, caps.odds_memory,
+                                        caps.odds_wait)
         self._systems: dict[str, Any] | None = None
         self._odds_cache: dict[tuple[str, str | None], dict[str, Any]] = {}
+        # Refusals: by the exact text, and (for computations cut off or out of memory) by the
+        # shape of the canonical parse, so that changing a number does not get past the cache.
+        self._refused: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self._refused_shapes: dict[tuple[str, str | None], str] = {}
         self._odds_lock = threading.Lock()
+        self._odds_running: set[str] = set()  # addresses with an odds computation under way
+        self._joins: dict[tuple[str, str], int] = {}  # (room, address) -> members added
+        self._log_bytes: dict[str, tuple[int, float]] = {}  # room -> (bytes, when read)
+        self._caps_lock = threading.Lock()
 
     # -- systems -----------------------------------------------------------------------------
 
@@ -291,18 +305,39 @@ class Table:
             raise TableError(404, "NotFound", "no such room: check the link")
         return room
 
-    def join(self, room_id: str, name: object) -> dict[str, Any]:
-        """Join a room as a player with a display name; returns the member and their key."""
+    def join(self, room_id: str, name: object, who: str = "") -> dict[str, Any]:
+        """Join a room as a player with a display name; returns the member and their key.
+
+        ``who`` is the client's address: one address adds at most
+        ``caps.joins_per_address_per_room`` members to a room (429), and a room holds at most
+        ``caps.members_per_room`` (507).
+        """
         self.room(room_id)
         clean = _clean_name(name, "your name", MAX_NAME)
+        cap = self.caps.joins_per_address_per_room
+        with self._caps_lock:
+            if self._joins.get((room_id, who), 0) >= cap:
+                raise TableError(429, "TooManyMembers", f"this address has already added {cap} "
+                                 f"members to this room (the limit per address)",
+                                 retry_after=3600)
         key = new_key()
         member = {"id": secrets.token_urlsafe(12), "room": room_id, "name": clean,
                   "role": "player", "key_hash": key_hash(key), "created": _now()}
         try:
-            self.store.add_member(member)
-        except NameTaken:
+            self.store.add_member(member, max_members=self.caps.members_per_room)
+        except NameTaken as exc:
+            said = (f"'{clean}'" if exc.taken == clean else
+                    f"'{exc.taken}', which '{clean}' would look like")
             raise TableError(409, "NameTaken", f"someone in this room is already called "
-                                               f"'{clean}': choose another name") from None
+                                               f"{said}: choose another name") from None
+        except RoomFull:
+            raise TableError(507, "RoomFull", f"this room is full: it has "
+                             f"{self.caps.members_per_room} members, the most a room may "
+                             "have") from None
+        with self._caps_lock:
+            self._joins[(room_id, who)] = self._joins.get((room_id, who), 0) + 1
+            if len(self._joins) > 100_000:
+                self._joins.clear()  # memory stays bounded; the room cap still holds
         return {"member": {"id": member["id"], "name": clean, "role": "player"}, "key": key}
 
     def member(self, room_id: str, key: object) -> Member:
@@ -341,13 +376,22 @@ class Table:
         sheet = member.sheet if member is not None else Sheet()
         return expand(text, sheet, system, self._aliases())
 
-    def roll(self, member: Member, text: object, visibility: object = "public") -> dict[str, Any]:
-        """Roll ``text`` for ``member`` and append it to the room's log; the stored entry."""
+    def roll(self, member: Member, text: object, visibility: object = "public",
+             who: str = "") -> dict[str, Any]:
+        """Roll ``text`` for ``member`` and append it to the room's log; the stored entry.
+
+        ``who`` is the client's address, whose rolls and stored bytes are metered too.
+        """
         if visibility not in VISIBILITIES:
             raise TableError(422, "RequestError", f"visibility is one of {', '.join(VISIBILITIES)}"
                                                   f", not {visibility!r}")
         self.roll_limit.check(member.id, "rolls")
+        self.address_rolls.check(f"ip:{who}", "rolls from this address")
+        if (wait := self.address_bytes.wait(f"ip:{who}")) > 0:
+            raise TableError(429, "RateLimited", f"this address has stored too much in the last "
+                             f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
         room = self.room(member.room)
+        self._check_room_space(room["id"])
         exp = self.expand(member, text, room["system"])
         source = RecordingSource(self.source())
         try:
@@ -355,6 +399,8 @@ class Table:
                                    default_system=room["system"])
         except InputError as exc:
             raise RollError(exc, exp) from None
+        except Exception as exc:  # noqa: BLE001 - a bug in a game's rules: one line, no trace
+            raise engine_error("roll", exp.text, exc) from None
         body = {
             "kind": "roll",
             "room": room["id"],
@@ -373,40 +419,143 @@ class Table:
             "draws": source.draws,
             "nonce": secrets.token_hex(16),
         }
-        return self.store.append(room["id"], body)
+        size = len(canonical(body).encode("utf-8")) + 200  # + id, prev and hash
+        if size > self.caps.entry_bytes:
+            raise TableError(413, "EntryTooLarge", f"this roll's record would be {size:,} bytes; "
+                             f"a room stores at most {self.caps.entry_bytes:,} bytes per roll "
+                             "(roll fewer dice, or fewer re-rolls)")
+        self._check_room_space(room["id"], size)
+        entry = self.store.append(room["id"], body)
+        self.address_bytes.charge(f"ip:{who}", size)
+        with self._caps_lock:
+            stored, when = self._log_bytes.get(room["id"], (0, 0.0))
+            self._log_bytes[room["id"]] = (stored + size, when)
+        return entry
+
+    def _check_room_space(self, room_id: str, size: int = 0) -> None:
+        """507 when the room's log is at its cap of entries or bytes."""
+        caps = self.caps
+        last, _ = self.store.head(room_id)
+        if last >= caps.entries_per_room:
+            raise TableError(507, "RoomFull", f"this room's log is full: it holds {last:,} "
+                             f"rolls, the most a room may keep (export it and open a new room)")
+        now = time.monotonic()
+        with self._caps_lock:
+            known = self._log_bytes.get(room_id)
+        if known is None or now - known[1] > 60.0:  # re-read now and then: other instances
+            known = (self.store.log_bytes(room_id), now)
+            with self._caps_lock:
+                self._log_bytes[room_id] = known
+                if len(self._log_bytes) > 10_000:
+                    self._log_bytes = {room_id: known}
+        if known[0] + size > caps.log_bytes_per_room:
+            raise TableError(507, "RoomFull", f"this room's log is full: it holds "
+                             f"{known[0] / 2**20:.1f} MiB, and a room keeps at most "
+                             f"{caps.log_bytes_per_room / 2**20:.0f} MiB (export it and open a "
+                             "new room)")
 
     def odds(self, text: object, system: str | None, member: Member | None = None,
              who: str = "") -> dict[str, Any]:
-        """Exact odds of ``text`` (expanded with the member's sheet): JSON and the CLI's text."""
+        """Exact odds of ``text`` (expanded with the member's sheet): JSON and the CLI's text.
+
+        Metered by CPU time per address (``caps.odds_cpu_per_address``), one computation at a
+        time per address, each in a worker process cut at ``caps.odds_seconds``. Refusals are
+        cached: by the text, and computations that were cut (or ran out of memory) by the shape
+        of their canonical form, every number replaced by its size in bits: ``d60000ro<59999``
+        and ``d60001ro<59998`` are one shape, refused at once after the first was cut; numbers
+        that double or halve are a new shape, which costs one more cut (and the address's
+        budget).
+        """
         self.odds_limit.check(member.id if member is not None else f"ip:{who}", "odds requests")
+        address = f"ip:{who}"
         exp = self.expand(member, text, system)
         cache_key = (exp.text, system)
         with self._odds_lock:
             hit = self._odds_cache.get(cache_key)
-        if hit is None:
-            try:
-                result = astragal.odds(exp.text, limits=self.limits, default_system=system)
-            except InputError as exc:
-                raise RollError(exc, exp) from None
-            dist = result.distribution
-            if len(dist) > MAX_ODDS_VALUES:
-                # A page of 10 000 rows helps nobody, and its JSON and text cost seconds each.
-                raise RollError(LimitError(
-                    f"the odds of this roll have {len(dist)} possible values; the web table "
-                    f"shows at most {MAX_ODDS_VALUES} (the command line has no such limit)",
-                    exp.text, (0, len(exp.text))), exp)
-            hit = {"notation": exp.text, "system": result.system, "value_name": result.value_name,
-                   "odds": result.to_json(), "odds_text": odds_text(result),
-                   # For the page, in order (a JSON object's numeric keys lose it in JavaScript):
-                   # [key, words, P], and [value, P(=), P(>=), P(<=)].
-                   "outcome_rows": [[str(k), outcome_words(str(k)), p]
-                                    for k, p in result.outcomes.items()],
-                   "value_rows": _value_rows(dist)}
+            refused = self._refused.get(cache_key)
+        if refused is not None:
+            raise TableError(500 if refused["error"] == "EngineError" else 422, refused["error"],
+                             refused["message"],
+                             **{k: v for k, v in refused.items() if k not in ("error", "message")})
+        if hit is not None:
+            return {"text": exp.typed, **hit}
+        if (wait := self.odds_cpu.wait(address)) > 0:
+            raise TableError(429, "RateLimited", f"this address has used its share of the "
+                             f"server's time for odds (at most {self.odds_cpu.rate:g} CPU-seconds "
+                             f"per second, bursts of {self.odds_cpu.burst:g}); try again in "
+                             f"{wait:.1f} s", retry_after=round(wait, 2))
+        with self._odds_lock:
+            if address in self._odds_running:
+                raise TableError(429, "RateLimited", "odds from this address are already being "
+                                 "computed: one at a time", retry_after=1)
+            self._odds_running.add(address)
+        try:
+            return {"text": exp.typed, **self._compute_odds(exp, system, address)}
+        finally:
             with self._odds_lock:
-                if len(self._odds_cache) > 512:
-                    self._odds_cache.clear()
-                self._odds_cache[cache_key] = hit
-        return {"text": exp.typed, **hit}
+                self._odds_running.discard(address)
+
+    def _compute_odds(self, exp: Expansion, system: str | None, address: str) -> dict[str, Any]:
+        start = time.thread_time()
+        try:
+            try:
+                canon = str(astragal.parse(exp.text, limits=self.limits, default_system=system))
+            except InputError as exc:
+                self._refuse((exp.text, system), RollError(exc, exp))
+            except Exception as exc:  # noqa: BLE001 - a bug in a game's parser
+                raise engine_error("odds", exp.text, exc) from None
+        finally:
+            self.odds_cpu.charge(address, time.thread_time() - start)
+        shape = (_SHAPE_NUMBER.sub(lambda m: f"#{int(m.group()).bit_length()}", canon), system)
+        with self._odds_lock:
+            said = self._refused_shapes.get(shape)
+        if said is not None:
+            self._refuse((exp.text, system), RollError(LimitError(
+                f"{said} (a roll of the same shape was refused: its numbers are within a factor "
+                "of two of this one's)", exp.text, (0, len(exp.text))), exp))
+        outcome = self.pool.run(exp.text, system, self.limits)
+        if outcome is None:
+            raise TableError(503, "Busy", "the server is computing other odds: try again in a "
+                             "moment", retry_after=2)
+        self.odds_cpu.charge(address, outcome.cpu)
+        if outcome.kind in ("overrun", "memory"):
+            what = (f"took over {self.pool.seconds:g} s, the most the web table spends on one "
+                    "roll's odds" if outcome.kind == "overrun" else
+                    f"needed over {self.pool.memory / 2**30:g} GiB of memory, the most the web "
+                    "table gives one roll's odds")
+            message = f"the exact odds of this roll {what}"
+            log.warning("odds cut off (%s): %r", outcome.kind, exp.text[:100])
+            with self._odds_lock:
+                if len(self._refused_shapes) > 4096:
+                    self._refused_shapes.clear()
+                self._refused_shapes[shape] = message
+            self._refuse((exp.text, system), RollError(LimitError(
+                message + " (the command line has no such cut)", exp.text,
+                (0, len(exp.text))), exp))
+        if outcome.kind == "input":
+            kind, message, text, span = outcome.value
+            error = LimitError(message, text, tuple(span) if span else None) \
+                if kind == "LimitError" else InputError(message, text, tuple(span) if span else None)
+            refusal = RollError(error, exp)
+            refusal.kind = kind
+            self._refuse((exp.text, system), refusal)
+        if outcome.kind == "crash":
+            log.error("engine error in odds of %r: %s", exp.text[:100], outcome.value)
+            self._refuse((exp.text, system), TableError(500, "EngineError", _ENGINE_MESSAGE))
+        hit: dict[str, Any] = outcome.value
+        with self._odds_lock:
+            if len(self._odds_cache) > 512:
+                self._odds_cache.clear()
+            self._odds_cache[(exp.text, system)] = hit
+        return hit
+
+    def _refuse(self, key: tuple[str, str | None], error: TableError) -> NoReturn:
+        """Cache the refusal of ``key`` and raise it."""
+        with self._odds_lock:
+            if len(self._refused) > 4096:
+                self._refused.clear()
+            self._refused[key] = error.to_json()
+        raise error
 
     # -- reading the log ---------------------------------------------------------------------
 
@@ -435,53 +584,105 @@ class Table:
             page["head"] = rows[-1]["hash"]
         return page
 
-    def _all(self, room_id: str) -> Iterator[dict[str, Any]]:
+    def _all(self, room_id: str, last: int) -> Iterator[dict[str, Any]]:
+        """The room's entries up to id ``last``, read ``caps.export_page`` at a time."""
         after = 0
-        while True:
-            rows = self.store.entries(room_id, after, MAX_PAGE)
+        page = max(1, self.caps.export_page)
+        while after < last:
+            rows = self.store.entries(room_id, after, min(page, last - after))
             yield from rows
-            if len(rows) < MAX_PAGE:
+            if not rows:
                 return
             after = rows[-1]["id"]
 
+    def export_chunks(self, viewer: Member) -> Iterator[str]:
+        """The JSON export as pieces of text, a page of entries at a time (bounded memory).
+
+        The log is exported up to its head when the export begins (later rolls are not in it),
+        so the stated head is known first.
+        """
+        room = self.room(viewer.room)
+        last, head = self.store.head(room["id"])
+        header = {"format": FORMAT, "room": {k: room[k] for k in ("id", "name", "system")},
+                  "exported_at": _now(), "exported_by": viewer.to_json(), "head": head}
+        yield json.dumps(header, ensure_ascii=False, separators=(",", ":"))[:-1] + ',"entries":['
+        first = True
+        for e in self._all(room["id"], last):
+            seen = self.visible(e, viewer)
+            shown = e if seen is not None and not seen.get("hidden") else redact(e)
+            yield ("" if first else ",") + json.dumps(shown, ensure_ascii=False,
+                                                      separators=(",", ":"))
+            first = False
+        yield "]}"
+
     def export(self, viewer: Member) -> dict[str, Any]:
         """The whole log as ``viewer`` may see it; unseen entries stay as links of the chain."""
-        room = self.room(viewer.room)
-        entries: list[dict[str, Any]] = []
-        head = GENESIS
-        for e in self._all(room["id"]):
-            seen = self.visible(e, viewer)
-            entries.append(e if seen is not None and not seen.get("hidden") else redact(e))
-            head = e["hash"]
-        return {"format": FORMAT, "room": {k: room[k] for k in ("id", "name", "system")},
-                "exported_at": _now(), "exported_by": viewer.to_json(), "head": head,
-                "entries": entries}
+        data: dict[str, Any] = json.loads("".join(self.export_chunks(viewer)))
+        return data
 
-    def export_markdown(self, viewer: Member) -> str:
-        """The log as a Markdown table (user text escaped so it renders as text)."""
-        data = self.export(viewer)
-        room = data["room"]
-        lines = [f"# {_md(room['name'])}: roll log", "",
-                 (f"System: {_md(room['system'])}. Exported {data['exported_at']} by "
-                 f"{_md(data['exported_by']['name'])}. Head hash `{data['head']}` "
-                 "(check with `astragal verify-log` on the JSON export)."), "",
-                 "| # | when (UTC) | who | roll | dice | verdict | seen by |",
-                 "|---:|---|---|---|---|---|---|"]
-        for e in data["entries"]:
-            if e.get("redacted"):
-                lines.append(f"| {e['id']} | | | *hidden* | | | |")
+    def export_markdown_chunks(self, viewer: Member) -> Iterator[str]:
+        """The log as a Markdown table (user text escaped so it renders as text), in pieces."""
+        room = self.room(viewer.room)
+        last, head = self.store.head(room["id"])
+        yield "\n".join([
+            f"# {_md(room['name'])}: roll log", "",
+            (f"System: {_md(room['system'])}. Exported {_now()} by "
+             f"{_md(viewer.name)}. Head hash `{head}` "
+             "(check with `astragal verify-log` on the JSON export)."), "",
+            "| # | when (UTC) | who | roll | dice | verdict | seen by |",
+            "|---:|---|---|---|---|---|---|"]) + "\n"
+        for raw in self._all(room["id"], last):
+            seen = self.visible(raw, viewer)
+            if seen is None or seen.get("hidden"):
+                yield f"| {raw['id']} | | | *hidden* | | | |\n"
                 continue
+            e = seen
             dice = " ".join(
                 f"d{d['size']}:{d['face']}" + ("" if d.get("kept", True) else "(dropped)")
                 for d in e["roll"]["dice"])
             roll = f"`{_code(e['text'])}`"
             if e["notation"] != e["text"]:
                 roll += f" → `{_code(e['notation'])}`"
-            seen = {"public": "all", "gm": "GM + roller", "blind": "GM"}[e["visibility"]]
-            lines.append(f"| {e['id']} | {e['at'].replace('T', ' ').rstrip('Z')} | "
-                         f"{_md(e['who'])} | {roll} | {dice} | "
-                         f"{_md(e['verdict'])} | {seen} |")
-        return "\n".join(lines) + "\n"
+            shown = {"public": "all", "gm": "GM + roller", "blind": "GM"}[e["visibility"]]
+            yield (f"| {e['id']} | {e['at'].replace('T', ' ').rstrip('Z')} | "
+                   f"{_md(e['who'])} | {roll} | {dice} | "
+                   f"{_md(e['verdict'])} | {shown} |\n")
+
+    def export_markdown(self, viewer: Member) -> str:
+        """The log as a Markdown table (user text escaped so it renders as text)."""
+        return "".join(self.export_markdown_chunks(viewer))
+
+
+_SHAPE_NUMBER = re.compile(r"\d+")
+_ENGINE_MESSAGE = ("astragal failed on this roll (a bug in the game's rules code, now in the "
+                   "server's log); nothing was stored")
+
+
+def engine_error(what: str, text: str, exc: BaseException) -> TableError:
+    """A bug in a game's code met by a request: one line in the log, a 500 for the player."""
+    log.error("engine error in %s of %r: %s", what, text[:100], short_error(exc))
+    return TableError(500, "EngineError", _ENGINE_MESSAGE)
+
+
+def odds_page(text: str, system: str | None, limits: Limits) -> dict[str, Any]:
+    """The web table's answer for the odds of ``text``: what an odds worker computes.
+
+    Raises ``InputError`` (``LimitError`` for more than ``MAX_ODDS_VALUES`` values).
+    """
+    result = astragal.odds(text, limits=limits, default_system=system)
+    dist = result.distribution
+    if len(dist) > MAX_ODDS_VALUES:
+        # A page of 10 000 rows helps nobody, and its JSON and text cost seconds each.
+        raise LimitError(f"the odds of this roll have {len(dist)} possible values; the web table "
+                         f"shows at most {MAX_ODDS_VALUES} (the command line has no such limit)",
+                         text, (0, len(text)))
+    return {"notation": text, "system": result.system, "value_name": result.value_name,
+            "odds": result.to_json(), "odds_text": odds_text(result),
+            # For the page, in order (a JSON object's numeric keys lose it in JavaScript):
+            # [key, words, P], and [value, P(=), P(>=), P(<=)].
+            "outcome_rows": [[str(k), outcome_words(str(k)), p]
+                             for k, p in result.outcomes.items()],
+            "value_rows": _value_rows(dist)}
 
 
 def _value_rows(dist: Distribution) -> list[list[Any]]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+import weakref
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -52,18 +54,113 @@ def main(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print("note: listening beyond this machine; put it behind HTTPS so keys stay secret",
               file=sys.stderr)
+    _raise_file_limit()
     uvicorn.run(app, host=args.host, port=args.port, **uvicorn_options())
     return 0
 
 
-def uvicorn_options() -> dict[str, Any]:
+def _raise_file_limit() -> None:
+    """Open files up to the hard limit: each connection is one (the soft limit is often 1024)."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+CONNECTIONS_PER_ADDRESS = 64  # open TCP connections from one client address
+HEADER_SECONDS = 10.0  # a request's line and headers must arrive within this
+KEEP_ALIVE_SECONDS = 5.0  # an idle kept-alive connection is closed after this
+
+
+def uvicorn_options(*, connections_per_address: int = CONNECTIONS_PER_ADDRESS,
+                    header_seconds: float = HEADER_SECONDS,
+                    keep_alive_seconds: float = KEEP_ALIVE_SECONDS) -> dict[str, Any]:
     """How ``astragal serve`` runs uvicorn (the load and fault tools run it the same way).
 
     h11, not httptools: h11 refuses a request line and headers over ``MAX_BODY`` bytes, while
     httptools reads headers of any size into memory (20 MB were accepted), a flood of which
     would exhaust the server. WebSocket messages are capped at ``MAX_BODY`` too.
+
+    Slow and idle clients: uvicorn closes a kept-alive connection idle for ``keep_alive_seconds``
+    but waits for ever for a new connection's first request or for headers sent a byte at a
+    time, so the protocol here (``guarded_protocol``) closes a connection whose request line and
+    headers have not all arrived ``header_seconds`` after it opened or after its request began,
+    and refuses more than ``connections_per_address`` open connections from one address; the
+    app answers a body that has not arrived within ``BODY_SECONDS`` with 408.
     """
     from .app import MAX_BODY
 
-    return {"log_level": "warning", "http": "h11", "ws_max_size": MAX_BODY,
+    return {"log_level": "warning", "ws_max_size": MAX_BODY,
+            "http": guarded_protocol(connections_per_address, header_seconds),
+            "timeout_keep_alive": keep_alive_seconds,
             "h11_max_incomplete_event_size": MAX_BODY, "proxy_headers": False}
+
+
+_BUSY = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
+         b"connection: close\r\nretry-after: 5\r\ncontent-length: %d\r\n\r\n%s")
+
+
+def guarded_protocol(per_address: int, header_seconds: float) -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with a deadline for headers and a cap on connections per address
+    (each server gets its own count)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    open_by_address: dict[str, weakref.WeakSet[asyncio.BaseTransport]] = {}
+
+    class GuardedH11Protocol(H11Protocol):
+        _header_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            address = self.client[0] if self.client else "unknown"
+            live = open_by_address.setdefault(address, weakref.WeakSet())
+            for other in list(live):
+                if other.is_closing():
+                    live.discard(other)
+            if len(live) >= per_address:
+                body = (b'{"error":"RateLimited","message":"too many open connections from '
+                        b'your address (at most %d)"}' % per_address)
+                transport.write(_BUSY % (len(body), body))
+                transport.close()
+                return
+            live.add(transport)
+            if len(open_by_address) > 10_000:  # forget addresses with nothing open
+                for key in [k for k, v in open_by_address.items() if not len(v)]:
+                    del open_by_address[key]
+            self._start_header_timer()
+
+        def _start_header_timer(self) -> None:
+            if self._header_timer is None:
+                self._header_timer = self.loop.call_later(header_seconds, self._header_timeout)
+
+        def _stop_header_timer(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is h11.IDLE:
+                self._start_header_timer()  # a request has begun: its headers are timed
+            else:
+                self._stop_header_timer()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._stop_header_timer()  # idle now: the keep-alive timeout applies
+
+        def _header_timeout(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_header_timer()
+            super().connection_lost(exc)
+
+    return GuardedH11Protocol

@@ -19,7 +19,6 @@ import logging
 import re
 import sqlite3
 import threading
-import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,8 +26,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .chain import GENESIS, canonical, seal
 
-__all__ = ["DEFAULT_DB", "MEMBERS_NOTE", "NameTaken", "PostgresStore", "SQLiteStore", "Store", "StoreError",
-           "open_store"]
+__all__ = ["DEFAULT_DB", "MEMBERS_NOTE", "NameTaken", "PostgresStore", "RoomFull", "SQLiteStore",
+           "Store", "StoreError", "open_store"]
 
 log = logging.getLogger("astragal.web")
 
@@ -41,7 +40,17 @@ Wake = Callable[[str | None], None]
 
 
 class NameTaken(Exception):
-    """A member with this display name (ignoring case) is already in the room."""
+    """A member with this display name, or one it could pass for, is already in the room.
+
+    ``args[0]`` is the name asked for, ``taken`` the member's name it clashes with."""
+
+    def __init__(self, name: str, taken: str | None = None) -> None:
+        super().__init__(name)
+        self.taken = taken if taken is not None else name
+
+
+class RoomFull(Exception):
+    """The room is at its cap of members (``add_member``'s ``max_members``)."""
 
 
 class StoreError(Exception):
@@ -76,8 +85,9 @@ class Store(Protocol):
     def room(self, room_id: str) -> dict[str, Any] | None:
         """The room's id, name, system and creation time, or None."""
 
-    def add_member(self, member: Mapping[str, Any]) -> None:
-        """Store a member; ``NameTaken`` if the room already has the name."""
+    def add_member(self, member: Mapping[str, Any], max_members: int | None = None) -> None:
+        """Store a member; ``NameTaken`` if the room has the name or one it could pass for
+        (``names.clash``), ``RoomFull`` if it already has ``max_members``."""
 
     def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
         """The member of ``room_id`` whose key hashes to ``key_hash``, with its sheet."""
@@ -97,6 +107,9 @@ class Store(Protocol):
     def head(self, room_id: str) -> tuple[int, str]:
         """The last entry's id and hash (0 and GENESIS for an empty log)."""
 
+    def log_bytes(self, room_id: str) -> int:
+        """The size of the room's stored entries, in bytes of their JSON."""
+
     def ping(self) -> None:
         """Check the database answers (``StoreError`` when not)."""
 
@@ -108,9 +121,22 @@ class Store(Protocol):
 
 
 def name_key(name: str) -> str:
-    """What display names are compared by: compatibility forms folded (full-width letters,
-    ligatures) and case ignored, so that "Ｍｅｉ" cannot join beside "Mei"."""
-    return unicodedata.normalize("NFKC", name).casefold()
+    """The key the database keeps unique per room: the name's folded TR39 skeleton (NFKC, case
+    and accents folded, confusable letters mapped: "Ｍｅｉ", "MEI", "Méi", "rnei" → "rnei").
+    Joining also compares the skeletons as written (``names.clash``)."""
+    from .names import name_keys
+
+    return name_keys(name)[1]
+
+
+def _check_join(m: Mapping[str, Any], names: list[str], max_members: int | None) -> None:
+    """Before inserting ``m`` (under the room's write lock): the name clash, then the cap."""
+    from .names import clash
+
+    if (taken := clash(m["name"], names)) is not None:
+        raise NameTaken(m["name"], taken)
+    if max_members is not None and len(names) >= max_members:
+        raise RoomFull(m["room"])
 
 
 def _member_row(row: Any) -> dict[str, Any]:
@@ -211,7 +237,10 @@ class SQLiteStore:
                 self._rollback()
                 raise
 
-    def _insert_member(self, m: Mapping[str, Any]) -> None:
+    def _insert_member(self, m: Mapping[str, Any], max_members: int | None = None) -> None:
+        names = [r[0] for r in self._db.execute(
+            "SELECT name FROM astragal_members WHERE room_id = ?", (m["room"],))]
+        _check_join(m, names, max_members)
         try:
             self._db.execute(
                 "INSERT INTO astragal_members (id, room_id, name, name_key, role, key_hash, created)"
@@ -231,9 +260,15 @@ class SQLiteStore:
             return None
         return {"id": row[0], "name": row[1], "system": row[2], "created": row[3]}
 
-    def add_member(self, member: Mapping[str, Any]) -> None:
+    def add_member(self, member: Mapping[str, Any], max_members: int | None = None) -> None:
         with self._lock, _sqlite_errors("be written"):
-            self._insert_member(member)
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._insert_member(member, max_members)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
 
     def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
         with _sqlite_errors("be read"):
@@ -283,6 +318,13 @@ class SQLiteStore:
             row = self._reader().execute("SELECT seq, hash FROM astragal_log WHERE room_id = ? "
                                    "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
         return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def log_bytes(self, room_id: str) -> int:
+        with _sqlite_errors("be read"):
+            row = self._reader().execute("SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) "
+                                         "FROM astragal_log WHERE room_id = ?",
+                                         (room_id,)).fetchone()
+        return int(row[0])
 
     def ping(self) -> None:
         """Read the file (``StoreError`` when it cannot be read)."""
@@ -479,9 +521,16 @@ class PostgresStore:
 
         self._do("open a room", work)
 
-    def _insert_member(self, conn: Any, m: Mapping[str, Any]) -> None:
+    def _insert_member(self, conn: Any, m: Mapping[str, Any],
+                       max_members: int | None = None) -> None:
         try:
             with conn.transaction():
+                # The room row's lock makes the check and the insert one step per room.
+                conn.execute(f"SELECT 1 FROM {self._rooms} WHERE id = %s FOR UPDATE",
+                             (m["room"],))
+                names = [r[0] for r in conn.execute(
+                    f"SELECT name FROM {self._members} WHERE room_id = %s", (m["room"],))]
+                _check_join(m, names, max_members)
                 conn.execute(
                     f"INSERT INTO {self._members} (id, room_id, name, name_key, role, key_hash, "
                     "created) VALUES (%s, %s, %s, %s, %s, %s, %s)",
@@ -503,10 +552,10 @@ class PostgresStore:
             return None
         return {"id": row[0], "name": row[1], "system": row[2], "created": row[3]}
 
-    def add_member(self, member: Mapping[str, Any]) -> None:
+    def add_member(self, member: Mapping[str, Any], max_members: int | None = None) -> None:
         def work(conn: Any, state: dict[str, bool]) -> None:
-            state["committing"] = True  # one statement: its own commit
-            self._insert_member(conn, member)
+            state["committing"] = True  # one transaction: a retry could add the member twice
+            self._insert_member(conn, member, max_members)
 
         self._do("add a member", work)
 
@@ -592,6 +641,12 @@ class PostgresStore:
             f"SELECT seq, hash FROM {self._log} WHERE room_id = %s ORDER BY seq DESC LIMIT 1",
             (room_id,)).fetchone())
         return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def log_bytes(self, room_id: str) -> int:
+        row = self._do("read the log", lambda conn, _: conn.execute(
+            f"SELECT coalesce(sum(octet_length(body)), 0) FROM {self._log} WHERE room_id = %s",
+            (room_id,)).fetchone())
+        return int(row[0])
 
     def ping(self) -> None:
         """Ask the server a trivial question (``StoreError`` when it does not answer)."""

@@ -23,7 +23,7 @@ function el(tag, props, ...children) {
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
 const state = { room: null, member: null, key: null, last: 0, seen: new Map(), ws: null,
-                retry: 500, sheet: { stats: {}, macros: {} } };
+                retry: 500, sheet: { stats: {}, macros: {} }, members: [] };
 
 function keyName(roomId) { return "astragal:key:" + roomId; }
 
@@ -145,6 +145,7 @@ async function enterRoom(roomId, key) {
 }
 
 function renderMembers(members) {
+  state.members = members;
   const ul = $("members"); clear(ul);
   for (const m of members) ul.append(el("li", {}, m.name, m.role === "gm" ? el("span", { class: "badge" }, "GM") : null));
 }
@@ -202,6 +203,7 @@ function connect() {
     if (msg.type === "hello") { setLive(true); state.retry = 500; }
     else if (msg.type === "entry") addEntry(msg.entry);
     else if (msg.type === "members") renderMembers(msg.members);
+    else if (msg.type === "member") renderMembers([...state.members.filter((m) => m.id !== msg.member.id), msg.member]);
     else if (msg.type === "head") showHead(msg.hash);
     else if (msg.type === "error") { setLive(false, msg.message); }
   });
