@@ -296,3 +296,16 @@ def test_computed_custom_power_odds_equal_the_enumerated_roller(text: str) -> No
     got = odds(text).distribution.as_dict()
     for k in set(got) | {int(v) for v in want}:
         assert abs(got.get(k, 0.0) - float(want.get(Fraction(k), 0))) <= float(cut) + 1e-12
+
+
+def test_avrae_dialect_compares_totals_and_reads_d20_forms() -> None:
+    avrae = {"dialect": "avrae"}
+    assert parse_text("3d6>10", options=avrae) == "dice: 3d6 > 10"
+    assert roll("3d6>10", faces=[6, 5, 1], options=avrae).result["success"] is True
+    assert parse_text("3d6>3") == "dice: 3d6>3"  # elsewhere a glued compare counts dice
+    assert roll("(1d20, 1d20)kh1", faces=[4, 15]).result["total"] == 15
+    assert roll("7//2", faces=[]).result["total"] == 3
+    assert roll("d20 != 10", faces=[10]).result["total"] == 0
+    assert roll("pow(2, d4)", faces=[3]).result["total"] == 8
+    assert odds("d6//2").distribution.as_dict() == pytest.approx({0: 1 / 6, 1: 1 / 3,
+                                                                  2: 1 / 3, 3: 1 / 6})

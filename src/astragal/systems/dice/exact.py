@@ -847,11 +847,18 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
             acc = evaluate(factors[0][1], limits, budget)
             for (op, f), span in zip(factors[1:], spans[1:]):
                 right = evaluate(f, limits, budget)
-                if op in ("/", "%") and any(v == 0 for v, _ in right.items()):
+                if op in ("/", "//", "%") and any(v == 0 for v, _ in right.items()):
                     raise NotationError("the divisor can come to 0, so the result is undefined "
                                         "for some rolls", budget.text, span)
                 acc = _product(op, acc, right, budget, str(node))
             return acc
+        case Call(name=name, args=args, span=span) if name == "pow":
+            a, x = (evaluate(arg, limits, budget) for arg in args)
+            try:
+                return binop(a, x, lambda u, v: call("pow", [u, v]), budget, str(node))
+            except (ZeroDivisor, BadPower) as exc:
+                raise NotationError(f"{exc} for some rolls, so the odds are undefined",
+                                    budget.text, span) from None
         case Call(name=name, args=args):
             parts = [evaluate(a, limits, budget) for a in args]
             if len(parts) == 1:

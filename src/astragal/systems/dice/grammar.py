@@ -62,15 +62,16 @@ DIALECTS: dict[str, dict[str, str]] = {
     # The few forms that mean different things where players come from (docs/notation.md,
     # "Dialects"); everything else is read the same under every dialect.
     #   reroll: bare ``r``; greater_than: ``>``/``<`` in a compare point;
-    #   cs: ``cs``/``cf``; k_number: ``k3``
+    #   cs: ``cs``/``cf``; k_number: ``k3``; glued_compare: ``3d6>10`` (count the dice, or
+    #   compare the total as Avrae and d20, which have no success counting)
     "astragal": {"reroll": "recursive", "greater_than": "strict", "cs": "refuse",
-                 "k_number": "highest"},
+                 "k_number": "highest", "glued_compare": "count"},
     "roll20": {"reroll": "recursive", "greater_than": "or_equal", "cs": "critical",
-               "k_number": "highest"},
+               "k_number": "highest", "glued_compare": "count"},
     "foundry": {"reroll": "once", "greater_than": "strict", "cs": "count",
-                "k_number": "highest"},
+                "k_number": "highest", "glued_compare": "count"},
     "avrae": {"reroll": "recursive", "greater_than": "strict", "cs": "refuse",
-              "k_number": "value"},
+              "k_number": "value", "glued_compare": "total"},
 }
 DEFAULTS: dict[str, Any] = {
     "dialect": "astragal",    # where the player comes from: astragal | roll20 | foundry | avrae
@@ -103,6 +104,7 @@ _DICE = re.compile(r"(\d*)[dD](\d+|%|[fF])", re.ASCII)
 _COMPUTED_SIDES = re.compile(r"(\d*)[dD](?:\d|%|[fF]|\(|\{)", re.ASCII)
 _WORD = re.compile(r"[A-Za-z_]+", re.ASCII)
 _CMP = re.compile(r">=|<=|==|=|>|<", re.ASCII)
+_TOTAL_CMP = re.compile(r"!=|<>|>=|<=|==|=|>|<", re.ASCII)
 _REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(]|\d*[dD])", re.ASCII)
 _ENDS_DICE = re.compile(r"(?:\d*[dD](?:\d+|%|[fF])\S*|\}\S*)$", re.ASCII)
 _ENDS_NUMBER = re.compile(r"(?<![\w.)\]}])\d+$", re.ASCII)
@@ -290,14 +292,14 @@ class _Parser:
         start = self.pos
         left = self.sum()
         self.ws()
-        m = _CMP.match(self.text, self.pos)
+        m = _TOTAL_CMP.match(self.text, self.pos)
         if not m:
             return left
-        op = "=" if m.group() == "==" else m.group()
+        op = {"==": "=", "<>": "!="}.get(m.group(), m.group())
         self.pos = m.end()
         right = self.sum()
         self.ws()
-        if (m2 := _CMP.match(self.text, self.pos)) is not None:
+        if (m2 := _TOTAL_CMP.match(self.text, self.pos)) is not None:
             raise self.error("compare once: a < b < c is not allowed; use parentheses",
                              m2.start(), m2.end())
         return Comparison(op, left, right, (start, self.pos))
@@ -325,12 +327,10 @@ class _Parser:
             c = self.peek()
             if c not in ("*", "/", "%"):
                 break
-            if self.peek(2) == "//":
-                raise self.error("'//' is not supported: use / (exact), with floor() or "
-                                 "ceil() to round", self.pos, self.pos + 2)
-            spans.append((self.pos, self.pos + 1))
-            self.pos += 1
-            factors.append((c, self.unary()))
+            op = "//" if self.peek(2) == "//" else c  # //: floor division (Python, d20)
+            spans.append((self.pos, self.pos + len(op)))
+            self.pos += len(op)
+            factors.append((op, self.unary()))
         if len(factors) == 1:
             return factors[0][1]
         return Product(tuple(factors), tuple(spans), (start, self.pos))
@@ -404,6 +404,8 @@ class _Parser:
             self.pos += 1
             inner = self.compare()
             self.ws()
+            if self.peek() == ",":  # d20's sets: (1d20, 1d20)kh1 is the group {1d20, 1d20}kh1
+                return self.group(start, [inner], ")")
             if self.peek() != ")":
                 raise self.error(f"expected ')' to close the '(' at {start + 1}, found "
                                  f"{self.describe_here()}", self.pos)
@@ -469,27 +471,33 @@ class _Parser:
         self.leave()
         arity = FUNCTIONS[name]
         if arity > 0 and len(args) != arity:
-            raise self.error(f"{name} takes one argument, not {len(args)}", start, self.pos)
+            raise self.error(f"{name} takes {'one argument' if arity == 1 else f'{arity} arguments'}"
+                             f", not {len(args)}", start, self.pos)
         if arity < 0 and len(args) < 2:
             raise self.error(f"{name} takes two or more arguments", start, self.pos)
         return Call(name, tuple(args), (start, self.pos))
 
-    def group(self) -> Node:
-        start = self.pos
-        self.enter(start)
-        self.pos += 1
-        self.ws()
-        if self.peek() == "}":
-            raise self.error("an empty group: write {2d6, 1d8}", start, self.pos + 1)
-        items = [self.compare()]
-        self.ws()
+    def group(self, start: int | None = None, items: list[Node] | None = None,
+              close: str = "}") -> Node:
+        if start is None or items is None:
+            start = self.pos
+            self.enter(start)
+            self.pos += 1
+            self.ws()
+            if self.peek() == "}":
+                raise self.error("an empty group: write {2d6, 1d8}", start, self.pos + 1)
+            items = [self.compare()]
+            self.ws()
         while self.peek() == ",":
             self.pos += 1
+            self.ws()
+            if close == ")" and self.peek() == ")":
+                break  # d20's (1d20,): a trailing comma
             items.append(self.compare())
             self.ws()
-        if self.peek() != "}":
-            raise self.error(f"expected ',' or '}}' in the group, found {self.describe_here()}",
-                             self.pos)
+        if self.peek() != close:
+            raise self.error(f"expected ',' or '{close}' in the group, found "
+                             f"{self.describe_here()}", self.pos)
         self.pos += 1
         self.leave()
         mods = self.modifiers(group=True, rng=None)
@@ -833,6 +841,9 @@ class _Parser:
                 self.pos += len(token)
                 kind = "sort"
                 mods[kind] = "d" if token == "sd" else "a"
+            elif _CMP.match(text, start) and self.reading["glued_compare"] == "total" \
+                    and not group:
+                break  # Avrae and d20 have no success counting: 3d6>10 compares the total
             elif _CMP.match(text, start):
                 kind = "success"
                 if kind in mods:

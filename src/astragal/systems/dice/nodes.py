@@ -66,13 +66,15 @@ def _literal(v: Value) -> str:
 class Compare:
     """A compare point such as ``>=8``: which faces or values it matches."""
 
-    op: str  # "=", "<", "<=", ">", ">="
+    op: str  # "=", "!=", "<", "<=", ">", ">="
     value: int
 
     def __call__(self, v: Value) -> bool:
         match self.op:
             case "=":
                 return v == self.value
+            case "!=":
+                return v != self.value
             case "<":
                 return v < self.value
             case "<=":
@@ -90,7 +92,8 @@ class Compare:
 
     def words(self) -> str:
         """``8 or more``, ``exactly 1``."""
-        return {"=": f"exactly {self.value}", "<": f"under {self.value}",
+        return {"=": f"exactly {self.value}", "!=": f"not {self.value}",
+                "<": f"under {self.value}",
                 "<=": f"{self.value} or less", ">": f"over {self.value}",
                 ">=": f"{self.value} or more"}[self.op]
 
@@ -299,7 +302,7 @@ class Product:
         return out
 
 
-FUNCTIONS = {"floor": 1, "ceil": 1, "round": 1, "abs": 1, "min": -1, "max": -1}
+FUNCTIONS = {"floor": 1, "ceil": 1, "round": 1, "abs": 1, "min": -1, "max": -1, "pow": 2}
 
 
 @dataclass(frozen=True, slots=True)

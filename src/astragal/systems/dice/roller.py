@@ -356,9 +356,13 @@ class _Roller:
                                      f"{self.limits.max_dice} dice", self.text, span)
                 v = self.dice(concrete, label)
                 return v, format_value(v)
-            case Call(name=name, args=args):
+            case Call(name=name, args=args, span=span):
                 vals, shows = zip(*(self.value(a, label) for a in args))
-                return call(name, list(vals)), f"{name}({', '.join(shows)})"
+                try:
+                    v = call(name, list(vals))
+                except (ZeroDivisor, BadPower) as exc:
+                    raise NotationError(f"{exc}", self.text, span) from None
+                return v, f"{name}({', '.join(shows)})"
             case Comparison(op=op, left=lhs, right=rhs):
                 a, sa = self.value(lhs, label)
                 b, sb = self.value(rhs, label)

@@ -226,6 +226,10 @@ def arith(op: str, a: Value, b: Value) -> Value:
             return as_number(Fraction(a) / Fraction(b))
         case "**":
             return power(a, b)
+        case "//":
+            if b == 0:
+                raise ZeroDivisor("division by zero")
+            return math.floor(Fraction(a) / Fraction(b))
         case _:
             if b == 0:
                 raise ZeroDivisor("remainder after division by zero")
@@ -266,6 +270,8 @@ def call(name: str, args: Sequence[Value]) -> Value:
             return as_number(Fraction(abs(Fraction(args[0]))))
         case "min":
             return min(args)
+        case "pow":
+            return power(args[0], args[1])
         case _:
             return max(args)
 
