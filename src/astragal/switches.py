@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ._errors import OptionError
@@ -56,7 +57,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)  # one switch is one object: compared by identity
 class Switch:
     """One house-rule switch of a game.
 
@@ -87,15 +88,25 @@ class Switch:
         return text
 
 
+@lru_cache(maxsize=64)
+def _table(switches: tuple[Switch, ...]) -> tuple[dict[str, Switch], dict[str, Any]]:
+    return {s.name: s for s in switches}, {s.name: s.default for s in switches}
+
+
 def resolve(switches: Iterable[Switch], options: Mapping[str, Any] | None,
             title: str) -> dict[str, Any]:
     """The switches' defaults overlaid with ``options``, each value read by its switch."""
-    table = {s.name: s for s in switches}
-    out: dict[str, Any] = {name: s.default for name, s in table.items()}
+    table, defaults = _table(tuple(switches))
+    out = dict(defaults)
     for key, value in (options or {}).items():
         k = str(key).replace("-", "_").lower()
-        if k not in table:
+        switch = table.get(k)
+        if switch is None:
             raise OptionError(f"'{key}' is not a {title} option; options are "
                               f"{', '.join(sorted(table))}")
-        out[k] = table[k].read(value)
+        default = switch.default
+        # a value already in its switch's own form (the default's type) needs no second reading
+        if value is default or (type(value) is type(default) and value == default):
+            continue
+        out[k] = switch.read(value)
     return out

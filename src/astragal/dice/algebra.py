@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
@@ -91,8 +91,7 @@ class Pool:
 # The sample interpreter
 
 
-@dataclass(frozen=True, slots=True)
-class DieRecord:
+class DieRecord(NamedTuple):
     """One die as it landed: its runs (a first face and the re-rolls it set off; a second run
     when it was rolled once more), and the value of the run that stands."""
 
@@ -106,51 +105,61 @@ class DieRecord:
         return self.runs[-1]
 
 
-@dataclass(frozen=True, slots=True)
-class PoolRecord:
+class PoolRecord(NamedTuple):
     """A pool as it landed: each die's record and the pool's value."""
 
     dice: tuple[DieRecord, ...]
     value: int
 
 
-def _run(chain: Chain, hands: Hands, die: int, first: int, limits: Limits) -> tuple[int, ...]:
+def _run(chain: Chain, hands: Hands, die: int, first: int,
+         limits: Limits) -> tuple[tuple[int, ...], int]:
+    """A die's chain from its first face: the faces, and their value."""
+    again, score = chain.again, chain.score
     faces = [first]
-    while chain.again(len(faces) - 1, faces[-1]):
+    value = score(0, first)
+    face = first
+    while again(len(faces) - 1, face):
         if len(faces) > limits.max_explosions:
             raise LimitError(f"a die was rolled again more than {limits.max_explosions} times "
                              "(the limit of re-rolls per die)")
-        faces.append(hands.again(die, chain.note))
-    return tuple(faces)
+        face = hands.again(die, chain.note)
+        value += score(len(faces), face)
+        faces.append(face)
+    return tuple(faces), value
 
 
-def _value(chain: Chain, run: tuple[int, ...]) -> int:
-    return sum(chain.score(i, f) for i, f in enumerate(run))
+def _parts(unit: Unit) -> tuple[Chain, Reroll | None, Marked | None]:
+    marked = unit if isinstance(unit, Marked) else None
+    inner = unit.unit if isinstance(unit, Marked) else unit
+    reroll = inner if isinstance(inner, Reroll) else None
+    return (inner.unit if isinstance(inner, Reroll) else inner), reroll, marked
 
 
-def _chain_of(unit: Chain | Reroll) -> Chain:
-    return unit if isinstance(unit, Chain) else unit.unit
+def _die(chain: Chain, reroll: Reroll | None, marked: Marked | None, hands: Hands, die: int,
+         limits: Limits) -> DieRecord:
+    first = hands.face(die)
+    run, value = _run(chain, hands, die, first, limits)
+    if reroll is not None and reroll.when(first):
+        again = _run(chain, hands, die, hands.again(die, reroll.note), limits)
+        return DieRecord((run, again[0]), again[1],
+                         marked.mark(again[0][0]) if marked is not None else None)
+    return DieRecord((run,), value, marked.mark(first) if marked is not None else None)
 
 
 def sample_die(unit: Unit, hands: Hands, die: int, limits: Limits = DEFAULT_LIMITS) -> DieRecord:
     """Carry on a die already on the table (its first face shown) by ``unit``'s rules."""
-    inner = unit.unit if isinstance(unit, Marked) else unit
-    chain = _chain_of(inner)
-    first = hands.face(die)
-    runs = [_run(chain, hands, die, first, limits)]
-    if isinstance(inner, Reroll) and inner.when(first):
-        runs.append(_run(chain, hands, die, hands.again(die, inner.note), limits))
-    value = _value(chain, runs[-1])
-    mark = unit.mark(runs[-1][0]) if isinstance(unit, Marked) else None
-    return DieRecord(tuple(runs), value, mark)
+    return _die(*_parts(unit), hands, die, limits)
 
 
 def sample(program: Pool | Unit, hands: Hands, limits: Limits = DEFAULT_LIMITS) -> PoolRecord:
     """Roll ``program`` with faces from ``hands``: every die's first face left to right, then each
     die's re-rolls as they happen, die by die."""
     if isinstance(program, Pool):
+        chain, reroll, marked = _parts(program.unit)
         ids = [hands.new() for _ in range(program.count)]
-        dice = tuple(sample_die(program.unit, hands, i, limits) for i in ids)
     else:
-        dice = (sample_die(program, hands, hands.new(), limits),)
+        chain, reroll, marked = _parts(program)
+        ids = [hands.new()]
+    dice = tuple([_die(chain, reroll, marked, hands, i, limits) for i in ids])
     return PoolRecord(dice, sum(d.value for d in dice))

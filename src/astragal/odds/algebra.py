@@ -31,7 +31,7 @@ __all__ = ["Law", "MarkedLaw", "law", "marked_law", "work"]
 
 DEFAULT_EPS = 1e-18
 
-Poly = tuple[Fraction, ...]
+Poly = tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +51,17 @@ class MarkedLaw:
 
 
 # --------------------------------------------------------------------------------------------
-# Polynomials with exact coefficients
+# Polynomials with exact integer coefficients (a die's faces are equally likely, so every
+# coefficient is a whole number over a power of the die's size, kept beside it as a scale)
 
 
 def _padd(a: Poly, b: Poly) -> Poly:
     n = max(len(a), len(b))
-    return tuple((a[i] if i < len(a) else Fraction(0)) + (b[i] if i < len(b) else Fraction(0))
-                 for i in range(n))
-
-
-def _pscale(a: Poly, c: Fraction) -> Poly:
-    return tuple(x * c for x in a)
+    return tuple((a[i] if i < len(a) else 0) + (b[i] if i < len(b) else 0) for i in range(n))
 
 
 def _pmul(a: Poly, b: Poly) -> Poly:
-    out = [Fraction(0)] * (len(a) + len(b) - 1)
+    out = [0] * (len(a) + len(b) - 1)
     for i, x in enumerate(a):
         if x:
             for j, y in enumerate(b):
@@ -74,7 +70,7 @@ def _pmul(a: Poly, b: Poly) -> Poly:
 
 
 def _shift(a: Poly, k: int) -> Poly:
-    return (Fraction(0),) * k + a
+    return (0,) * k + a
 
 
 def _strip(a: Poly) -> Poly:
@@ -90,56 +86,68 @@ def _strip(a: Poly) -> Poly:
 
 @dataclass(frozen=True, slots=True)
 class _Form:
-    """A die's law as rational generating functions sharing one denominator D(z).
+    """A die's law as rational generating functions sharing one denominator.
 
-    ``first[f]`` is the numerator of P(first standing face = f, value = k) (each already weighted
-    by the probability of that first face); the die's law is Σ first[f] / D.
+    P(first standing face = f, value = k) is the coefficient of zᵏ in
+    (first[f] / num_scale) / (denominator / den_scale); the die's law is their sum over f.
     """
 
     first: tuple[tuple[int, Poly], ...]
+    num_scale: int
     denominator: Poly
+    den_scale: int
 
     def numerator(self) -> Poly:
-        out: Poly = (Fraction(0),)
+        out = [0] * max(len(num) for _, num in self.first)
         for _, num in self.first:
-            out = _padd(out, num)
-        return _strip(out)
+            for k, c in enumerate(num):
+                out[k] += c
+        return _strip(tuple(out))
 
     def geometric(self) -> tuple[Fraction, int] | None:
-        """(r, s) when D(z) = d0·(1 − r·zˢ) (or a constant), else None."""
+        """(r, s) when the denominator is d0·(1 − r·zˢ) (or a constant), else None."""
         d = self.denominator
         nonzero = [(i, c) for i, c in enumerate(d) if c and i > 0]
         if not nonzero:
             return Fraction(0), 1
         if len(nonzero) == 1:
             s, c = nonzero[0]
-            return -c / d[0], s
+            return Fraction(-c, d[0]), s
         return None
+
+    def floats(self, num: Poly) -> tuple[list[float], list[float]]:
+        """A numerator and the denominator as floats of one series (scales folded in)."""
+        return ([c * self.den_scale / self.num_scale for c in num],
+                [float(c) for c in self.denominator])
+
+
+def _accumulate(terms: list[tuple[int, int]]) -> list[int]:
+    """Σ count·z^power as a coefficient list."""
+    out = [0] * (max((k for k, _ in terms), default=0) + 1)
+    for k, c in terms:
+        out[k] += c
+    return out
 
 
 @lru_cache(maxsize=256)
 def _chain_form(chain: Chain) -> _Form:
-    p = Fraction(1, chain.size)
-    stop: Poly = (Fraction(0),)
-    go: Poly = (Fraction(0),)
-    for f in range(1, chain.size + 1):
-        term = _shift((p,), chain.score(1, f))
-        if chain.again(1, f):
-            go = _padd(go, term)
-        else:
-            stop = _padd(stop, term)
-    first: list[tuple[int, Poly]] = []
-    if not any(chain.again(0, f) for f in range(1, chain.size + 1)):  # never rolled again
-        for f in range(1, chain.size + 1):
-            first.append((f, _shift((p,), chain.score(0, f))))
-        return _Form(tuple(first), (Fraction(1),))
-    denominator = _strip(_padd((Fraction(1),), _pscale(go, Fraction(-1))))
+    size = chain.size
+    faces = range(1, size + 1)
+    goes_first = [chain.again(0, f) for f in faces]
+    scores_first = [chain.score(0, f) for f in faces]
+    if not any(goes_first):  # never rolled again
+        first = tuple((f, _shift((1,), k)) for f, k in zip(faces, scores_first))
+        return _Form(first, size, (1,), 1)
+    later = [(chain.score(1, f), chain.again(1, f)) for f in faces]
+    stop = tuple(_accumulate([(k, 1) for k, go in later if not go]))
+    go = _accumulate([(k, 1) for k, go in later if go])
+    go[0] = size - go[0]
+    denominator = _strip(tuple([go[0]] + [-c for c in go[1:]]))
     if sum(denominator) <= 0:
         raise LimitError("a die here is rolled again on every face, so it never stops")
-    for f in range(1, chain.size + 1):
-        head = _shift((p,), chain.score(0, f))
-        first.append((f, _strip(_pmul(head, stop if chain.again(0, f) else denominator))))
-    return _Form(tuple(first), denominator)
+    first = tuple((f, _strip(_shift(stop if g else denominator, k)))
+                  for f, g, k in zip(faces, goes_first, scores_first))
+    return _Form(first, size * size, denominator, size)
 
 
 def _form(unit: Chain | Reroll) -> _Form:
@@ -151,23 +159,21 @@ def _form(unit: Chain | Reroll) -> _Form:
 @lru_cache(maxsize=256)
 def _reroll_form(unit: Reroll) -> _Form:
     base = _chain_form(unit.unit)
-    p = Fraction(1, unit.unit.size)
-    rerolled = sum((p for f in range(1, unit.unit.size + 1) if unit.when(f)), Fraction(0))
+    size = unit.unit.size
+    rerolled = sum(1 for f in range(1, size + 1) if unit.when(f))
     # the first face that stands is g: either g came first and was kept, or any face came first,
     # was rolled once more, and the new roll showed g
-    first = []
-    for g, num in base.first:
-        keep = Fraction(0) if unit.when(g) else Fraction(1)
-        first.append((g, _strip(_pscale(num, keep + rerolled))))
-    return _Form(tuple(first), base.denominator)
+    first = tuple((g, _strip(tuple(c * ((0 if unit.when(g) else size) + rerolled)
+                                   for c in num)))
+                  for g, num in base.first)
+    return _Form(first, base.num_scale * size, base.denominator, base.den_scale)
 
 
-def _expand(numerator: Poly, denominator: Poly, eps: float) -> tuple[list[float], float]:
-    if len(denominator) == 1:
-        out = [float(c / denominator[0]) for c in numerator]
-        return out, 0.0
-    return maths.series_divide([float(c) for c in numerator], [float(c) for c in denominator],
-                               eps)
+def _expand(form: _Form, numerator: Poly, eps: float) -> tuple[list[float], float]:
+    num, den = form.floats(numerator)
+    if len(den) == 1:
+        return [c / den[0] for c in num], 0.0
+    return maths.series_divide(num, den, eps)
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,17 +194,17 @@ def _pool_law(program: Pool, eps: float) -> Law:
         return Law((1.0,))
     form = _form(program.unit)
     geo = form.geometric()
-    numerator = _pscale(form.numerator(), 1 / form.denominator[0])
+    numerator = form.numerator()
     if geo is not None and all(c >= 0 for c in numerator):
         r, s = geo
         low = next(i for i, c in enumerate(numerator) if c)
         body = numerator[low:]
-        total = sum(body, Fraction(0))
+        total = sum(body)
         if len(body) <= 2:
-            p = float(body[1] / total) if len(body) == 2 else 0.0
+            p = body[1] / total if len(body) == 2 else 0.0
             counts = maths.binomial(n, p)
         else:
-            counts = maths.power([float(c / total) for c in body], n)
+            counts = maths.power([c / total for c in body], n)
         tail, lost = maths.negative_binomial(n, float(r), eps)
         if s > 1:
             spread = [0.0] * ((len(tail) - 1) * s + 1)
@@ -206,7 +212,7 @@ def _pool_law(program: Pool, eps: float) -> Law:
             tail = spread
         pmf = [0.0] * (low * n) + maths.convolve(counts, tail)
     else:  # the general case: the unit's law, cut deeper, to the n-th power
-        unit, unit_lost = _expand(form.numerator(), form.denominator, eps / max(1, n))
+        unit, unit_lost = _expand(form, numerator, eps / max(1, n))
         pmf = maths.power(unit, n)
         lost = n * unit_lost
     while len(pmf) > 1 and pmf[-1] == 0.0:
@@ -226,18 +232,19 @@ def law(program: Pool | Chain | Reroll, eps: float = DEFAULT_EPS,
 @lru_cache(maxsize=256)
 def _marked_law(unit: Marked, eps: float) -> MarkedLaw:
     form = _form(unit.unit)
-    by_mark: dict[Hashable, list[float]] = {}
-    lost = 0.0
+    # the series are linear in their numerators: add those of faces with the same mark first
+    grouped: dict[Hashable, Poly] = {}
     for face, num in form.first:
-        if not any(num):
-            continue
-        terms, cut = _expand(num, form.denominator, eps)
+        if any(num):
+            mark = unit.mark(face)
+            grouped[mark] = _padd(grouped.get(mark, (0,)), num)
+    by_mark: list[tuple[Hashable, tuple[float, ...]]] = []
+    lost = 0.0
+    for mark, num in grouped.items():
+        terms, cut = _expand(form, _strip(num), eps)
         lost += cut
-        acc = by_mark.setdefault(unit.mark(face), [])
-        acc.extend([0.0] * (len(terms) - len(acc)))
-        for k, t in enumerate(terms):
-            acc[k] += t
-    return MarkedLaw(tuple((m, tuple(v)) for m, v in by_mark.items()), lost)
+        by_mark.append((mark, tuple(terms)))
+    return MarkedLaw(tuple(by_mark), lost)
 
 
 def marked_law(unit: Marked, eps: float = DEFAULT_EPS) -> MarkedLaw:

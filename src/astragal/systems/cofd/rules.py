@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..._errors import OptionError
@@ -85,6 +86,18 @@ class Rules:
 
 def rules_from(options: Mapping[str, Any]) -> Rules:
     """The switches from an options mapping (defaults fill the gaps); bad values are errors."""
+    try:
+        return _rules_cached(tuple(sorted(options.items())))
+    except TypeError:  # an unhashable value: read it (and refuse it) the long way
+        return _rules(options)
+
+
+@lru_cache(maxsize=256)
+def _rules_cached(items: tuple[tuple[str, Any], ...]) -> Rules:
+    return _rules(dict(items))
+
+
+def _rules(options: Mapping[str, Any]) -> Rules:
     v = resolve(SWITCHES, options, "Chronicles of Darkness")
     return Rules(v["pool_below_one"], v["again_threshold"], v["rote"], v["exceptional_at"],
                  v["contested_tie"], v["contest_uses_resistance"],
