@@ -4,7 +4,7 @@ The one difference: nothing is capped or rate-limited per address (opening rooms
 rolls, stored bytes, live and TCP connections), since every simulated player comes from
 127.0.0.1. Rolls and odds keep the production limits per player, and every cap per room holds.
 
-    python tools/_serve.py --port 8765 --db sqlite-file-or-postgresql-url
+    python tools/_serve.py --port 8765 --db sqlite-file-or-postgresql-url [--caps production]
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--db", required=True)
+    parser.add_argument("--caps", choices=("loose", "production"), default="loose",
+                        help="production: every cap per address too, as `astragal serve`")
     args = parser.parse_args()
     import uvicorn
 
@@ -30,9 +32,13 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     store = open_store(args.db)
-    app = create_app(store, table=Table(store, caps=LOOSE), door_rate=(1e6, 1_000_000))
-    uvicorn.run(app, host="127.0.0.1", port=args.port,
-                **uvicorn_options(connections_per_address=10**6))
+    if args.caps == "production":
+        app = create_app(store)
+        options = uvicorn_options()
+    else:
+        app = create_app(store, table=Table(store, caps=LOOSE), door_rate=(1e6, 1_000_000))
+        options = uvicorn_options(connections_per_address=10**6)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, **options)
     return 0
 
 

@@ -80,7 +80,8 @@ class Server:
     """One app instance (``tools/_serve.py``) in its own process on a port of 127.0.0.1."""
 
     def __init__(self, db: str, port: int | None = None, log: Path | None = None,
-                 prefix: list[str] | None = None) -> None:
+                 prefix: list[str] | None = None, caps: str = "loose") -> None:
+        self.caps = caps
         self.prefix = prefix or []  # e.g. setpriv, to run without the power to ignore modes
         self.db = db
         self.port = port or free_port()
@@ -95,7 +96,8 @@ class Server:
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
             [*self.prefix, sys.executable, str(ROOT / "tools" / "_serve.py"), "--port", str(self.port),
-             "--db", self.db], stdout=subprocess.DEVNULL, stderr=out, cwd=ROOT,
+             "--db", self.db, "--caps", self.caps], stdout=subprocess.DEVNULL, stderr=out,
+            cwd=ROOT,
             start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -294,8 +296,12 @@ class Verdict:
 
 
 async def export(client: Any, base: str, p: Player) -> dict[str, Any]:
-    r = await client.get(f"{base}/api/rooms/{p.room}/export.json",
-                         headers={"Authorization": f"Bearer {p.key}"}, timeout=60)
+    for _ in range(20):  # exports are rate-limited and a few at once: wait when told to
+        r = await client.get(f"{base}/api/rooms/{p.room}/export.json",
+                             headers={"Authorization": f"Bearer {p.key}"}, timeout=60)
+        if r.status_code not in (429, 503) or "retry-after" not in r.headers:
+            break
+        await asyncio.sleep(float(r.headers["retry-after"]))
     r.raise_for_status()
     return dict(r.json())
 
