@@ -1,0 +1,64 @@
+"""The shared arithmetic of dice laws, against exact fractions."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from astragal.odds import maths
+
+
+@pytest.mark.parametrize("n, p", [(1, 0.3), (7, 0.5), (40, 0.1), (2000, 0.3), (5, 0.0), (5, 1.0)])
+def test_binomial_equals_exact(n: int, p: float) -> None:
+    got = maths.binomial(n, p)
+    q = Fraction(p)
+    for k in range(0, n + 1, max(1, n // 40)):
+        exact = math.comb(n, k) * q**k * (1 - q) ** (n - k)
+        assert abs(got[k] - float(exact)) <= 1e-12 * max(1.0, float(exact))
+    assert abs(math.fsum(got) - 1.0) < 1e-12
+
+
+@pytest.mark.parametrize("n, r", [(1, 0.1), (12, 0.3), (300, 0.2), (3000, 0.1)])
+def test_negative_binomial_equals_exact_and_reports_its_cut(n: int, r: float) -> None:
+    got, lost = maths.negative_binomial(n, r, 1e-18)
+    q = Fraction(r)
+    for j in range(0, len(got), max(1, len(got) // 30)):
+        exact = math.comb(n + j - 1, j) * (1 - q) ** n * q**j
+        assert abs(got[j] - float(exact)) <= 1e-12 * max(1.0, float(exact))
+    assert 0 <= lost < 1e-17
+    assert abs(math.fsum(got) + lost - 1.0) < 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=6),
+       st.lists(st.integers(0, 9), min_size=1, max_size=6))
+def test_contests_and_differences_equal_the_joint_law(a_w: list[int], b_w: list[int]) -> None:
+    if not sum(a_w) or not sum(b_w):
+        return
+    a = [x / sum(a_w) for x in a_w]
+    b = [x / sum(b_w) for x in b_w]
+    win, lose, tie = maths.contest_chances(a, b)
+    diff = maths.difference(a, b)
+    joint = {(i, j): p * q for i, p in enumerate(a) for j, q in enumerate(b)}
+    assert abs(win - math.fsum(v for (i, j), v in joint.items() if i > j)) < 1e-12
+    assert abs(lose - math.fsum(v for (i, j), v in joint.items() if i < j)) < 1e-12
+    assert abs(tie - math.fsum(v for (i, j), v in joint.items() if i == j)) < 1e-12
+    for m, p in diff.items():
+        assert abs(p - math.fsum(v for (i, j), v in joint.items() if i - j == m)) < 1e-12
+
+
+def test_power_is_repeated_convolution() -> None:
+    d6 = [0.0] + [1 / 6] * 6
+    three = maths.convolve(maths.convolve(d6, d6), d6)
+    assert all(abs(x - y) < 1e-15 for x, y in zip(maths.power(d6, 3), three))
+    assert abs(maths.power(d6, 3)[10] - 27 / 216) < 1e-15
+
+
+def test_geometric_rolls() -> None:
+    rolls, cut = maths.geometric_rolls(0.25)
+    assert abs(rolls[1] - 0.75) < 1e-15 and abs(rolls[2] - 0.1875) < 1e-15
+    assert cut < 1e-16 and abs(math.fsum(rolls.values()) + cut - 1.0) < 1e-15
