@@ -227,8 +227,8 @@ async def phase_b(lines: list[str]) -> None:
 
 
 def main() -> int:
-    lines: list[str] = [f"# tools/costs.py, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-                        f"load average {os.getloadavg()[0]:.1f}"]
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    lines: list[str] = [f"# tools/costs.py, {when}, load average {os.getloadavg()[0]:.1f}"]
     asyncio.run(phase_a(lines))
     asyncio.run(phase_b(lines))
     text = "\n".join(lines) + "\n"

@@ -206,3 +206,26 @@ def test_concurrent_fight_commands_lose_nothing(tmp_path: Path,
     assert bear["luck"] == 100 - 20
     assert data["turn"] == 20
     assert [p.name for p in tmp_path.iterdir()] == ["fight.json"]  # no temporary files left
+
+
+# ------------------------------------------------------------------------------------------------
+# Option values: checked by the options check (the lead's), seen here from the user's side
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, 10**400, "inf", "1e999"],
+                         ids=["inf", "-inf", "nan", "10**400", "'inf'", "'1e999'"])
+def test_no_option_value_gets_past_as_a_traceback(value: object) -> None:
+    from astragal.systems import get_system
+
+    from .corpus import SEEDS
+
+    for name in astragal.system_names():
+        system = get_system(name)
+        text = SEEDS.get(name, [f"{name}: 1"])[0]
+        for key in system.defaults:
+            try:
+                astragal.odds(text, options={key: value})
+            except astragal.InputError:
+                continue  # refused with astragal's own error, naming the option
+            except Exception as exc:  # noqa: BLE001 - the finding
+                pytest.fail(f"{name} option {key}={value!r}: {type(exc).__name__}: {exc}")
