@@ -253,7 +253,7 @@ class Table:
         # Refusals: by the exact text, and (for computations cut off or out of memory) by the
         # shape of the canonical parse, so that changing a number does not get past the cache.
         self._refused: dict[tuple[str, str | None], dict[str, Any]] = {}
-        self._refused_shapes: dict[tuple[str, str | None], str] = {}
+        self._refused_shapes: dict[tuple[str, str | None], tuple[str, float]] = {}
         self._odds_lock = threading.Lock()
         self._odds_running: set[str] = set()  # addresses with an odds computation under way
         self._joins: dict[tuple[str, str], int] = {}  # (room, address) -> members added
@@ -461,10 +461,10 @@ class Table:
         Metered by CPU time per address (``caps.odds_cpu_per_address``), one computation at a
         time per address, each in a worker process cut at ``caps.odds_seconds``. Refusals are
         cached: by the text, and computations that were cut (or ran out of memory) by the shape
-        of their canonical form, every number replaced by its size in bits: ``d60000ro<59999``
-        and ``d60001ro<59998`` are one shape, refused at once after the first was cut; numbers
-        that double or halve are a new shape, which costs one more cut (and the address's
-        budget).
+        of their canonical form, every number replaced by its size in bits, for
+        ``REFUSED_SHAPE_SECONDS``: ``d60000ro<59999`` and ``d60001ro<59998`` are one shape,
+        refused at once after the first was cut; numbers that double or halve are a new shape,
+        which costs one more cut (and the address's budget).
         """
         self.odds_limit.check(member.id if member is not None else f"ip:{who}", "odds requests")
         address = f"ip:{who}"
@@ -508,12 +508,12 @@ class Table:
             self.odds_cpu.charge(address, time.thread_time() - start)
         shape = (_SHAPE_NUMBER.sub(lambda m: f"#{int(m.group()).bit_length()}", canon), system)
         with self._odds_lock:
-            said = self._refused_shapes.get(shape)
-        if said is not None:
+            said, when = self._refused_shapes.get(shape, ("", 0.0))
+        if said and time.monotonic() - when < REFUSED_SHAPE_SECONDS:
             self._refuse((exp.text, system), RollError(LimitError(
                 f"{said} (a roll of the same shape was refused: its numbers are within a factor "
                 "of two of this one's)", exp.text, (0, len(exp.text))), exp))
-        outcome = self.pool.run(exp.text, system, self.limits)
+        outcome = self.pool.run(exp.text, system, self.limits)  # may be killed at its cut
         if outcome is None:
             raise TableError(503, "Busy", "the server is computing other odds: try again in a "
                              "moment", retry_after=2)
@@ -528,10 +528,11 @@ class Table:
             with self._odds_lock:
                 if len(self._refused_shapes) > 4096:
                     self._refused_shapes.clear()
-                self._refused_shapes[shape] = message
-            self._refuse((exp.text, system), RollError(LimitError(
-                message + " (the command line has no such cut)", exp.text,
-                (0, len(exp.text))), exp))
+                self._refused_shapes[shape] = (message, time.monotonic())
+            # Not cached by its text: the shape holds it, and forgets it after a while (a cut
+            # on a machine busy with other work should not refuse a roll for ever).
+            raise RollError(LimitError(message + " (the command line has no such cut)",
+                                       exp.text, (0, len(exp.text))), exp)
         if outcome.kind == "input":
             kind, message, text, span = outcome.value
             error = LimitError(message, text, tuple(span) if span else None) \
@@ -654,6 +655,7 @@ class Table:
 
 
 _SHAPE_NUMBER = re.compile(r"\d+")
+REFUSED_SHAPE_SECONDS = 600.0  # how long a cut-off computation's shape is refused at once
 _ENGINE_MESSAGE = ("astragal failed on this roll (a bug in the game's rules code, now in the "
                    "server's log); nothing was stored")
 
