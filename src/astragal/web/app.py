@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, Header, Query, Request, WebSocket
+from fastapi import Path as Path_
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
@@ -88,6 +89,12 @@ class SheetIn(BaseModel):
                                         examples=[{"Fast-Talk": "d12", "Will": "d10"}])
     macros: dict[str, str] = Field(default_factory=dict,
                                    examples=[{"sneak": "jc: Speed + Stealth vs routine"}])
+
+
+class CommandIn(BaseModel):
+    """A fight-tracker command (``attack Wu Orc berserk``) or a turn-order command (``next``)."""
+
+    text: str = Field(..., examples=["attack Wu Orc"])
 
 
 class MemberOut(BaseModel):
@@ -483,6 +490,52 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         assert seen is not None  # the roller always sees at least a stub
         return seen
 
+    @app.post("/api/rooms/{room_id}/rolls/{entry_id}/reveal", status_code=201, tags=["rolls"])
+    def reveal(room_id: str, entry_id: int = Path_(..., ge=1, le=MAX_ID),
+               authorization: str | None = Header(None)) -> dict[str, Any]:
+        """Show a hidden roll to everyone (the GM any, a player their own): a new entry."""
+        member = table.member(room_id, _key(authorization))
+        entry = table.reveal(member, entry_id)
+        hub.wake_threadsafe(room_id)
+        return entry
+
+    @app.post("/api/rooms/{room_id}/members/{member_id}/key", tags=["rooms"])
+    def reissue_key(room_id: str, member_id: str,
+                    authorization: str | None = Header(None)) -> dict[str, Any]:
+        """The GM gives a member a new key (and link); the old key stops working at once."""
+        gm = table.member(room_id, _key(authorization))
+        made = table.reissue_key(gm, member_id)
+        hub.wake_threadsafe(room_id, members=True)  # the old key's live connections close
+        return {**made, "link": f"/r/{room_id}#key={made['key']}"}
+
+    @app.delete("/api/rooms/{room_id}/members/{member_id}", tags=["rooms"])
+    def remove_member(room_id: str, member_id: str,
+                      authorization: str | None = Header(None)) -> dict[str, Any]:
+        """The GM removes a member: their key stops working; their rolls stay in the log."""
+        gm = table.member(room_id, _key(authorization))
+        gone = table.remove_member(gm, member_id)
+        hub.wake_threadsafe(room_id, members=True)
+        return {"removed": gone}
+
+    @app.post("/api/rooms/{room_id}/fight", status_code=201, tags=["rolls"])
+    def fight(room_id: str, body: CommandIn,
+              authorization: str | None = Header(None)) -> dict[str, Any]:
+        """A fight-tracker command, run with the attack table's rules (``astragal fight``'s
+        commands: add, set, remove, attack, pass, heal, spend, option; and new)."""
+        member = table.member(room_id, _key(authorization))
+        entry = table.fight(member, body.text)
+        hub.wake_threadsafe(room_id)
+        return entry
+
+    @app.post("/api/rooms/{room_id}/turns", status_code=201, tags=["rolls"])
+    def turns(room_id: str, body: CommandIn,
+              authorization: str | None = Header(None)) -> dict[str, Any]:
+        """The turn order, for any game: add NAME [initiative], remove NAME, next, clear."""
+        member = table.member(room_id, _key(authorization))
+        entry = table.turns(member, body.text)
+        hub.wake_threadsafe(room_id)
+        return entry
+
     @app.get("/api/rooms/{room_id}/log", response_model=LogPage, tags=["rolls"])
     def get_log(room_id: str, after: int = Query(0, ge=0, le=MAX_ID),
                 limit: int = Query(500, ge=1, le=500),
@@ -587,6 +640,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                     message = await _receive_text(ws)  # a binary frame ends the connection
                     if len(message) > WS_MAX_MESSAGE:
                         return
+                    if message == "ping":  # the page expects its pong, or calls it lost
+                        await ws.send_json({"type": "pong"})
 
         receiver = asyncio.create_task(drain())
         members: list[dict[str, Any]] | None = None
@@ -597,6 +652,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                 event.clear()  # before reading, so a wake-up during the read is not lost
                 if version != (v := hub.members_version(room_id)):
                     version = v
+                    # a re-issued key or a removed member: the old key's connections end
+                    await run_in_threadpool(table.member, room_id, hello.get("key"))
                     now = await hub.members(room_id, store)
                     if members is not None and now[:len(members)] == members:
                         for newcomer in now[len(members):]:  # joins: the newcomer alone
@@ -618,6 +675,10 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
                 if not waiter.done():
                     version = None  # the safety net re-reads the members too
                 waiter.cancel()
+        except TableError as exc:  # the key no longer belongs to the room
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", **exc.to_json()})
+                await ws.close(code=4000 + exc.status)
         except StoreError as exc:  # the client reconnects and catches up by its last id
             with contextlib.suppress(Exception):
                 await ws.send_json({"type": "error", **exc.to_json()})

@@ -36,6 +36,14 @@ from .names import hidden_character
 from .oddspool import OddsPool, shared_pool, short_error
 from .sheet import Expansion, Sheet, check_sheet, expand
 from .store import MAX_PAGE, NameTaken, RoomFull, Store
+from .tabletools import (
+    EXAMPLES,
+    check_sheet_rolls,
+    fight_command,
+    headline,
+    outcome_kind,
+    turns_command,
+)
 
 log = logging.getLogger("astragal.web")
 
@@ -222,7 +230,8 @@ def _system_table() -> dict[str, Any]:
         except Exception:  # noqa: BLE001, S112 - registered but not written yet, or broken: skip
             continue
         systems[name] = {"name": name, "title": system.title,
-                         "prefixes": [f"{a}:" for a in (*alias_list, name)]}
+                         "prefixes": [f"{a}:" for a in (*alias_list, name)],
+                         "examples": list(EXAMPLES.get(name, ()))}
     return {"systems": systems, "aliases": aliases}
 
 
@@ -259,6 +268,9 @@ class Table:
         self._joins: dict[tuple[str, str], int] = {}  # (room, address) -> members added
         self._log_bytes: dict[str, tuple[int, float]] = {}  # room -> (bytes, when read)
         self._caps_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._state_cache: dict[str, dict[str, Any]] = {}
+        self._room_locks: dict[str, threading.Lock] = {}
 
     # -- systems -----------------------------------------------------------------------------
 
@@ -358,8 +370,11 @@ class Table:
         """Replace the member's stats and macros (422 with the name at fault)."""
         try:
             sheet = check_sheet(data)
+            check_sheet_rolls(sheet, self.room(member.room)["system"], self._aliases())
         except InputError as exc:
-            raise TableError(422, "SheetError", exc.message) from None
+            raise TableError(422, "SheetError", exc.message,
+                             **({"text": exc.text, "span": list(exc.span)}
+                                if exc.text is not None and exc.span else {})) from None
         self.store.save_sheet(member.id, sheet.to_json())
         return sheet
 
@@ -414,6 +429,8 @@ class Table:
             "system": result.system,
             "outcome": result.outcome,
             "verdict": result.transcript[-1] if result.transcript else result.outcome,
+            "headline": headline(result.outcome, result.transcript),
+            "tone": outcome_kind(result.outcome),
             "transcript_text": roll_text(result),
             "roll": result.to_json(),
             "draws": source.draws,
@@ -558,6 +575,131 @@ class Table:
             self._refused[key] = error.to_json()
         raise error
 
+    # -- the table's tools: reveal, keys, members, fight tracker, turn order -----------------
+
+    def _entry(self, room_id: str, entry_id: object) -> dict[str, Any]:
+        if not isinstance(entry_id, int) or isinstance(entry_id, bool) or entry_id < 1:
+            raise TableError(422, "RequestError", "an entry's id is a whole number ≥ 1")
+        rows = self.store.entries(room_id, entry_id - 1, 1)
+        if not rows or rows[0]["id"] != entry_id:
+            raise TableError(404, "NotFound", f"there is no entry {entry_id} in this room")
+        return rows[0]
+
+    def _base(self, member: Member, kind: str) -> dict[str, Any]:
+        return {"kind": kind, "room": member.room, "at": _now(), "member": member.id,
+                "who": member.name, "role": member.role, "visibility": "public"}
+
+    def reveal(self, member: Member, entry_id: object) -> dict[str, Any]:
+        """Show a GM-only or blind roll to the whole room, as a new public entry: the GM may
+        reveal any, a player their own. The hidden entry itself never changes (the chain)."""
+        entry = self._entry(member.room, entry_id)
+        if entry.get("kind", "roll") != "roll" or entry.get("visibility") == "public":
+            raise TableError(409, "NotHidden", f"entry {entry_id} is not a hidden roll")
+        if not (member.is_gm or entry.get("member") == member.id):
+            raise TableError(403, "Forbidden", "only the GM, or whoever rolled it, may reveal "
+                                               "a hidden roll")
+        self.roll_limit.check(member.id, "rolls")
+        keep = ("id", "at", "who", "role", "visibility", "text", "notation", "system", "outcome",
+                "verdict", "headline", "tone", "transcript_text", "roll")
+        body = {**self._base(member, "reveal"), "reveals": entry["id"],
+                "of": {k: entry[k] for k in keep if k in entry}}
+        return self.store.append(member.room, body)
+
+    def _gm_over(self, gm: Member, member_id: object) -> dict[str, Any]:
+        if not gm.is_gm:
+            raise TableError(403, "Forbidden", "only the GM may do this")
+        target = next((m for m in self.store.members(gm.room) if m["id"] == member_id), None)
+        if target is None:
+            raise TableError(404, "NotFound", "no such member in this room")
+        return target
+
+    def reissue_key(self, gm: Member, member_id: object) -> dict[str, Any]:
+        """A new key for a member (the GM, for a player who lost theirs): the old key stops
+        working at once. Returns the member and the new key."""
+        target = self._gm_over(gm, member_id)
+        key = new_key()
+        self.store.set_key(target["id"], key_hash(key))
+        return {"member": target, "key": key}
+
+    def remove_member(self, gm: Member, member_id: object) -> dict[str, Any]:
+        """The GM takes a player out of the room: their key stops working, their rolls stay."""
+        target = self._gm_over(gm, member_id)
+        if target["id"] == gm.id:
+            raise TableError(409, "Conflict", "the GM cannot remove themself")
+        self.store.remove_member(target["id"])
+        return target
+
+    def _states(self, room_id: str) -> dict[str, Any]:
+        """The latest fight and turn-order states of a room (read forward from a cache)."""
+        with self._state_lock:
+            known = self._state_cache.get(room_id, {"last": 0})
+        known = dict(known)
+        while True:
+            rows = self.store.entries(room_id, known["last"], MAX_PAGE)
+            for e in rows:
+                if e.get("kind") in ("fight", "turns"):
+                    known[e["kind"]] = e.get("state")
+            if rows:
+                known["last"] = rows[-1]["id"]
+            if len(rows) < MAX_PAGE:
+                break
+        with self._state_lock:
+            if len(self._state_cache) > 2048:
+                self._state_cache.clear()
+            self._state_cache[room_id] = known
+        return known
+
+    def fight(self, member: Member, text: object) -> dict[str, Any]:
+        """One fight-tracker command, run with the attack table's rules; a new log entry."""
+        if not isinstance(text, str) or len(text) > 500:
+            raise TableError(422, "RequestError", "a fight command is text of at most 500 "
+                                                  "characters")
+        check_unicode(text, "the command")
+        word = (text.split() or [""])[0].lower()
+        if word in ("new", "add", "set", "remove", "option") and not member.is_gm:
+            raise TableError(403, "Forbidden", f"only the GM may '{word}' in the fight")
+        self.roll_limit.check(member.id, "rolls")
+        with self._room_lock(member.room):
+            state = self._states(member.room).get("fight")
+            source = RecordingSource(self.source())
+            try:
+                message, new, as_json = fight_command(state, text, source)
+            except InputError as exc:
+                raise RollError(exc, Expansion(text, text)) from None
+            body = {**self._base(member, "fight"), "text": text, "message": message,
+                    "state": new}
+            if as_json is not None:
+                body.update({"roll": as_json, "outcome": as_json["outcome"],
+                             "system": "attack", "draws": source.draws,
+                             "headline": message.splitlines()[-1],
+                             "tone": outcome_kind(as_json["outcome"])})
+            return self.store.append(member.room, body)
+
+    def turns(self, member: Member, text: object) -> dict[str, Any]:
+        """One turn-order command (any game): add NAME [initiative], remove NAME, next, clear."""
+        if not isinstance(text, str) or len(text) > 200:
+            raise TableError(422, "RequestError", "a turn command is text of at most 200 "
+                                                  "characters")
+        check_unicode(text, "the command")
+        self.roll_limit.check(member.id, "rolls")
+        with self._room_lock(member.room):
+            try:
+                message, new = turns_command(self._states(member.room).get("turns"), text)
+            except InputError as exc:
+                raise RollError(exc, Expansion(text, text)) from None
+            body = {**self._base(member, "turns"), "text": text, "message": message,
+                    "state": new}
+            return self.store.append(member.room, body)
+
+    def _room_lock(self, room_id: str) -> threading.Lock:
+        with self._state_lock:
+            lock = self._room_locks.get(room_id)
+            if lock is None:
+                if len(self._room_locks) > 2048:
+                    self._room_locks.clear()
+                lock = self._room_locks[room_id] = threading.Lock()
+            return lock
+
     # -- reading the log ---------------------------------------------------------------------
 
     @staticmethod
@@ -638,6 +780,14 @@ class Table:
                 yield f"| {raw['id']} | | | *hidden* | | | |\n"
                 continue
             e = seen
+            if e.get("kind", "roll") != "roll":  # a reveal, a fight or turn-order change
+                what = (f"reveals #{e['reveals']}" if e.get("kind") == "reveal"
+                        else f"{e.get('kind')}: `{_code(e.get('text', ''))}`")
+                yield (f"| {e['id']} | {e['at'].replace('T', ' ').rstrip('Z')} | "
+                       f"{_md(e['who'])} | {what} | | "
+                       f"{_md(e.get('message', e.get('of', {}).get('verdict', '')))} | all |
+")
+                continue
             dice = " ".join(
                 f"d{d['size']}:{d['face']}" + ("" if d.get("kept", True) else "(dropped)")
                 for d in e["roll"]["dice"])

@@ -98,6 +98,12 @@ class Store(Protocol):
     def save_sheet(self, member_id: str, sheet: Mapping[str, Any]) -> None:
         """Replace a member's stats and macros."""
 
+    def set_key(self, member_id: str, key_hash: str) -> None:
+        """Replace a member's key (the old one stops working)."""
+
+    def remove_member(self, member_id: str) -> None:
+        """Take a member out of their room (their log entries stay)."""
+
     def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """Seal ``body`` as the room's next entry (id, prev, hash) and store it atomically."""
 
@@ -288,6 +294,15 @@ class SQLiteStore:
         with self._lock, _sqlite_errors("be written"):
             self._db.execute("UPDATE astragal_members SET sheet = ? WHERE id = ?",
                              (canonical(sheet), member_id))
+
+    def set_key(self, member_id: str, key_hash: str) -> None:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("UPDATE astragal_members SET key_hash = ? WHERE id = ?",
+                             (key_hash, member_id))
+
+    def remove_member(self, member_id: str) -> None:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("DELETE FROM astragal_members WHERE id = ?", (member_id,))
 
     def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock, _sqlite_errors("be written"):
@@ -576,6 +591,14 @@ class PostgresStore:
         self._do("save a sheet", lambda conn, _: conn.execute(
             f"UPDATE {self._members} SET sheet = %s WHERE id = %s",
             (canonical(sheet), member_id)))
+
+    def set_key(self, member_id: str, key_hash: str) -> None:
+        self._do("replace a key", lambda conn, _: conn.execute(
+            f"UPDATE {self._members} SET key_hash = %s WHERE id = %s", (key_hash, member_id)))
+
+    def remove_member(self, member_id: str) -> None:
+        self._do("remove a member", lambda conn, _: conn.execute(
+            f"DELETE FROM {self._members} WHERE id = %s", (member_id,)))
 
     def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
         sealed: list[dict[str, Any]] = []

@@ -1,0 +1,216 @@
+"""The table's own tools, apart from HTTP: examples per game, the headline of a roll, sheets checked
+in the room's game, revealing a hidden roll, the fight tracker and the turn order.
+
+The fight tracker runs the attack table's own fight commands (``systems/attack/fight.py``) on a
+state kept in the room's log: every change is a log entry (kind ``fight``) holding the new state,
+so it is stored, chained and sent live like a roll. The turn order (kind ``turns``) works the
+same way for any game.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import astragal
+from astragal import InputError
+from astragal.render import outcome_words
+
+from .sheet import _DICE_VALUE, Sheet, SheetError, expand
+
+__all__ = ["EXAMPLES", "KINDS", "check_sheet_rolls", "fight_command", "headline",
+           "outcome_kind", "turns_command"]
+
+# Per game: the placeholder of the roll input, then examples (each rolls in a room of that game;
+# tests/web/test_tools.py checks every one).
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "dice": ("d20+5", "2d20kh1+5", "4d6kh3", "d20+5 >= 15", "10d10>=8", "8d6r<3", "4dF",
+             "6x 4d6kh3"),
+    "jadeclaw": ("d12 d8 vs 2d10", "L7 +1b vs L8", "d10 d8 vs routine", "d12 d6 -1p vs 2d10"),
+    "cofd": ("7", "5 9-again", "4 rote", "chance"),
+    "d6system": ("4D+2 vs moderate", "3D wild vs 10", "5D vs 4D"),
+    "attack": ("atk 4 wpn 3 vs armor 2 shield 1 parry 2", "5d6", "atk 4 wpn 3"),
+    "d6skill": ("d6+3", "d6+2 vs 5"),
+}
+
+# The colour of a verdict: good, bad, neutral, or critical (an exceptional success).
+KINDS: dict[str, str] = {
+    **dict.fromkeys(("success", "hit", "win", "minimal", "solid", "good", "superior"), "good"),
+    **dict.fromkeys(("overwhelming_success", "exceptional_success", "critical", "spectacular",
+                     "incredible"), "critical"),
+    **dict.fromkeys(("failure", "overwhelming_failure", "botch", "dramatic_failure", "miss",
+                     "whiff", "blocked", "lose", "complication"), "bad"),
+}
+
+
+def outcome_kind(outcome: str | None) -> str:
+    """good, bad, critical or neutral (a tie, a total, no Botch)."""
+    return KINDS.get(outcome or "", "neutral")
+
+
+def headline(outcome: str, transcript: Sequence[str]) -> str:
+    """The verdict in the game's words: the last transcript line that names the outcome (the D6
+    System's success level, not the bonus line after it), else the last line."""
+    words = outcome_words(outcome).lower()
+    for line in reversed(transcript):
+        if words and words in line.lower():
+            return line.strip()
+    return (transcript[-1] if transcript else outcome_words(outcome)).strip()
+
+
+# ------------------------------------------------------------------------------------------------
+# Sheets: checked in the room's game when saved, not first at roll time
+
+
+def _line_error(exc: InputError, name: str, value: str, where: str) -> SheetError:
+    """The error of a value, with its span moved onto the line ``name = value``."""
+    line = f"{name} = {value}"
+    shift = len(name) + 3
+    span = (exc.span[0] + shift, exc.span[1] + shift) if exc.span else (shift, len(line))
+    err = SheetError(f"{where} {name}: {exc.message}", line, span)
+    return err
+
+
+def check_sheet_rolls(sheet: Sheet, system: str | None, aliases: Mapping[str, str]) -> None:
+    """Raise ``SheetError`` (with the line and a span) for a stat whose dice the room's game
+    cannot roll (``Speed = d7`` in Jadeclaw) or a macro that does not read (a macro calling a
+    macro, an unknown word, a bad die)."""
+    macros = {k.lower() for k, _ in sheet.macros}
+    for name, value in sheet.stats:
+        if _DICE_VALUE.match(value):
+            try:
+                astragal.parse(value, default_system=system)
+            except InputError as exc:
+                raise _line_error(exc, name, value, "character:") from None
+    for name, text in sheet.macros:
+        body = text.split(":", 1)[1] if re.match(r"\s*[A-Za-z][\w-]*\s*:", text) else text
+        if body.strip().lower() in macros:
+            start = text.lower().index(body.strip().lower())
+            raise SheetError(f"macros: {name}: a macro cannot roll another macro "
+                             f"('{body.strip()}'): write out its roll instead",
+                             f"{name} = {text}", (len(name) + 3 + start,
+                                                 len(name) + 3 + start + len(body.strip())))
+        exp = expand(text, Sheet(sheet.stats, ()), system, aliases)
+        try:
+            astragal.parse(exp.text, default_system=system)
+        except InputError as exc:
+            span = exp.typed_span(exc.span)
+            raise _line_error(InputError(exc.message, text, span), name, text,
+                              "macros:") from None
+
+
+# ------------------------------------------------------------------------------------------------
+# Fight tracker (attack table) and turn order (any game)
+
+FIGHT_COMMANDS = ("add", "set", "remove", "attack", "pass", "heal", "spend", "option")
+
+
+def new_fight() -> dict[str, Any]:
+    from astragal.systems.attack.fight import FORMAT, VERSION
+
+    return {"format": FORMAT, "version": VERSION, "turn": 0, "options": {},
+            "attack_table": None, "critical_damage_table": None, "combatants": [], "log": []}
+
+
+def fight_command(state: Mapping[str, Any] | None, text: str,
+                  source: astragal.Source) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
+    """Run one fight command (``attack Wu Orc berserk``) on a copy of ``state`` with the attack
+    table's own rules; returns the message, the new state and the roll's JSON (for an attack)."""
+    from astragal.systems.attack import fight
+
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise fight.FightError(f"cannot read the command: {exc}", text, (0, len(text))) from None
+    if not words:
+        raise fight.FightError("an empty command: add, set, remove, attack, pass, heal, spend, "
+                               "option, or new", text, (0, max(1, len(text))))
+    command = words[0].lower()
+    if command == "new":
+        if len(words) > 1:
+            raise fight.FightError("'new' here takes nothing: it clears the fight", text,
+                                   (len(words[0]) + 1, len(text)))
+        return "A new fight: add the fighters", new_fight(), None
+    if command not in FIGHT_COMMANDS:
+        raise fight.FightError(f"unknown fight command '{words[0]}': commands are new, "
+                               f"{', '.join(FIGHT_COMMANDS)}", text, (0, len(words[0])))
+    args = fight._Args(words[1:])
+    if args.faces is not None or args.seed is not None:
+        raise fight.FightError("the table rolls its own dice: no faces or seeds here", text,
+                               (0, len(text)))
+    work = copy.deepcopy(dict(state)) if state else new_fight()
+    work["log"] = []  # the room's log is the fight's log
+    if command == "attack":
+        args.source = lambda: source  # type: ignore[method-assign]
+        message, as_json = fight._cmd_attack(work, args)
+        work["log"] = []
+        return message, work, as_json
+    writers = {"add": fight._cmd_add, "set": fight._cmd_set, "remove": fight._cmd_remove,
+               "pass": fight._cmd_pass, "heal": fight._cmd_heal, "spend": fight._cmd_spend,
+               "option": fight._cmd_option}
+    message = writers[command](work, args)
+    work["log"] = []
+    return message, work, None
+
+
+MAX_TURNS = 60
+
+
+def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict[str, Any]]:
+    """The turn order: ``add NAME [initiative]``, ``remove NAME``, ``next``, ``clear``."""
+    order: list[dict[str, Any]] = [dict(x) for x in (state or {}).get("order", [])]
+    current = int((state or {}).get("current", 0))
+    round_no = int((state or {}).get("round", 1))
+    words = text.split()
+    if not words:
+        raise InputError("an empty command: add NAME [initiative], remove NAME, next, clear",
+                         text, (0, max(1, len(text))))
+    command = words[0].lower()
+    if command == "add":
+        if len(words) not in (2, 3):
+            raise InputError("add NAME [initiative], such as 'add Wu 14'", text, (0, len(text)))
+        name = words[1][:40]
+        init = 0
+        if len(words) == 3:
+            if not re.fullmatch(r"[+-]?\d{1,4}", words[2]):
+                raise InputError(f"the initiative is a whole number, not '{words[2]}'", text,
+                                 (len(text) - len(words[2]), len(text)))
+            init = int(words[2])
+        if any(x["name"].lower() == name.lower() for x in order):
+            raise InputError(f"{name} is already in the turn order", text, (4, 4 + len(name)))
+        if len(order) >= MAX_TURNS:
+            raise InputError(f"the turn order holds at most {MAX_TURNS}", text, (0, len(text)))
+        who = order[current]["name"] if order else None
+        order.append({"name": name, "init": init})
+        order.sort(key=lambda x: -x["init"])  # stable: ties keep the order they were added in
+        current = next(i for i, x in enumerate(order) if x["name"] == who) if who else 0
+        message = f"{name} joins the turn order ({init})"
+    elif command == "remove":
+        if len(words) != 2:
+            raise InputError("remove NAME", text, (0, len(text)))
+        at = next((i for i, x in enumerate(order) if x["name"].lower() == words[1].lower()),
+                  None)
+        if at is None:
+            raise InputError(f"{words[1]} is not in the turn order", text, (7, len(text)))
+        gone = order.pop(at)
+        if at < current or current >= len(order):
+            current = max(0, current - 1) if at < current else 0
+        message = f"{gone['name']} leaves the turn order"
+    elif command == "next":
+        if not order:
+            raise InputError("nobody is in the turn order yet: add NAME [initiative]", text,
+                             (0, len(text)))
+        current += 1
+        if current >= len(order):
+            current, round_no = 0, round_no + 1
+        message = f"Round {round_no}: {order[current]['name']}'s turn"
+    elif command == "clear":
+        order, current, round_no = [], 0, 1
+        message = "The turn order is cleared"
+    else:
+        raise InputError(f"unknown turn command '{words[0]}': add, remove, next, clear", text,
+                         (0, len(words[0])))
+    return message, {"order": order, "current": current, "round": round_no}
