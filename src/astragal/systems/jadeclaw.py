@@ -774,15 +774,22 @@ def _roll_simple_side(tray: Tray, prep: Prepared, name: str, stream: int,
                  + (f", {rolls} times ({prep.penalties} Penalty: keep the worst Score, J21)"
                     if rolls > 1 else ""))
     results: list[tuple[int, list[int]]] = []
+    spans: list[tuple[int, int]] = []  # each roll's dice in the tray
     for r in range(rolls):
         favored = prep.favored and (r == 0 or options["favored_each_penalty_roll"])
         group = name.lower() if rolls == 1 else f"{name.lower()} roll {r + 1}"
+        start = len(tray.freeze())
         sc, faces = _roll_once(tray, prep, group, stream, favored, options, lines)
+        spans.append((start, len(tray.freeze())))
         results.append((sc, faces))
         if rolls > 1:
             lines.append(f"    Score {sc}")
     # J21, J-A10: the worst Score stands, with the faces of the roll that produced it
     worst = min(range(rolls), key=lambda i: results[i][0])
+    for r, (start, end) in enumerate(spans):  # the other rolls' dice are discarded
+        if r != worst:
+            for i in range(start, end):
+                tray.drop(i, "discarded: the worst Score stands (J21)")
     sc, faces = results[worst]
     lines.append(f"  Score {sc}" + (f" (worst of {[r[0] for r in results]})" if rolls > 1 else "")
                  + (" — Botch!" if sc == 1 else ""))

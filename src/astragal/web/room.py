@@ -834,6 +834,7 @@ def odds_page(text: str, system: str | None, limits: Limits) -> dict[str, Any]:
             # [key, words, P], and [value, P(=), P(>=), P(<=)].
             "outcome_rows": [[str(k), outcome_words(str(k)), p]
                              for k, p in result.outcomes.items()],
+            "tones": {str(k): outcome_kind(str(k)) for k in result.outcomes},
             "value_rows": _value_rows(dist)}
 
 

@@ -10,6 +10,7 @@ function el(tag, props, ...children) {
     if (v === undefined || v === null || v === false) continue;
     if (k === "class") node.className = v;
     else if (k === "text") node.textContent = v;
+    else if (k === "style") node.style.cssText = v;
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? "" : String(v));
   }
@@ -22,24 +23,46 @@ function el(tag, props, ...children) {
 
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
+const MAX_ROLL = 500;  // the table's limit on a roll's text (the server says the same)
+const PING_EVERY = 20000, PONG_WITHIN = 8000;
+
 const state = { room: null, member: null, key: null, last: 0, seen: new Map(), ws: null,
-                retry: 500, sheet: { stats: {}, macros: {} }, members: [] };
+                retry: 500, sheet: { stats: {}, macros: {} }, systems: [], backlog: 0,
+                unread: 0, members: [], fight: null, turns: null, revealed: new Set(),
+                fresh: 0, title: "astragal table" };
 
 function keyName(roomId) { return "astragal:key:" + roomId; }
+function historyName(roomId) { return "astragal:history:" + roomId; }
+
+// ---------------------------------------------------------------------------------------------
+// Talking to the server
 
 async function api(method, path, body, key) {
   const headers = { "Accept": "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (key) headers["Authorization"] = "Bearer " + key;
-  const res = await fetch(path, { method, headers,
-                                  body: body === undefined ? undefined : JSON.stringify(body) });
+  let res;
+  try {
+    res = await fetch(path, { method, headers,
+                              body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (_) {
+    const err = new Error("The table's server cannot be reached: check your connection, or " +
+                          "whether the server is running, and try again.");
+    err.status = 0; err.data = {};
+    throw err;
+  }
   let data = null;
   const type = res.headers.get("Content-Type") || "";
-  if (type.includes("json")) data = await res.json();
-  else data = await res.text();
+  try { data = type.includes("json") ? await res.json() : await res.text(); } catch (_) { data = null; }
   if (!res.ok) {
-    const err = new Error((data && data.message) || ("HTTP " + res.status));
-    err.status = res.status; err.data = data || {};
+    let message = (data && data.message) || null;
+    if (!message) {
+      message = res.status >= 500
+        ? "The table's server had a problem (HTTP " + res.status + "); try again in a moment."
+        : "The server refused this (HTTP " + res.status + ").";
+    }
+    const err = new Error(message);
+    err.status = res.status; err.data = (data && typeof data === "object") ? data : {};
     throw err;
   }
   return data;
@@ -61,17 +84,47 @@ function showError(box, err) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Theme: the system's preference until the toggle picks one (kept on this device)
+
+function applyTheme() {
+  const chosen = localStorage.getItem("astragal:theme");
+  const dark = chosen ? chosen === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
+  document.documentElement.dataset.theme = dark ? "dark" : "light";
+  const t = $("theme-toggle");
+  t.setAttribute("aria-pressed", dark ? "true" : "false");
+  t.querySelector(".theme-word").textContent = "dark";
+  t.title = dark ? "switch to the light theme" : "switch to the dark theme";
+}
+
+function toggleTheme() {
+  const dark = document.documentElement.dataset.theme === "dark";
+  localStorage.setItem("astragal:theme", dark ? "light" : "dark");
+  applyTheme();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Home: open a room, or quick odds
+
+async function loadSystems() {
+  if (!state.systems.length) state.systems = await api("GET", "/api/systems");
+  return state.systems;
+}
+
+function systemInfo(name) { return state.systems.find((s) => s.name === name) || { examples: [] }; }
 
 async function showHome() {
   $("home").hidden = false;
   $("room-title").textContent = "a shared dice table";
-  const systems = await api("GET", "/api/systems");
   const select = $("create-system");
-  for (const s of systems) select.append(el("option", { value: s.name }, s.title + " (" + s.prefixes.join(" ") + ")"));
+  try { await loadSystems(); } catch (err) { showError($("create-error"), err); return; }
+  for (const s of state.systems) select.append(el("option", { value: s.name }, s.title + " (" + s.prefixes.join(" ") + ")"));
+  select.addEventListener("change", () => {
+    const ex = systemInfo(select.value).examples || [];
+    $("create-examples").textContent = ex.length ? "Rolls in this game look like: " + ex.slice(0, 4).join("   ") : "";
+  });
   $("create-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    $("create-error").textContent = "";
+    clear($("create-error"));
     try {
       const made = await api("POST", "/api/rooms", { name: $("create-name").value,
         system: select.value, gm_name: $("create-gm").value });
@@ -93,14 +146,16 @@ async function showHome() {
 // ---------------------------------------------------------------------------------------------
 // Joining
 
-async function showJoin(roomId) {
+async function showJoin(roomId, why) {
   let room;
   try { room = await api("GET", "/api/rooms/" + encodeURIComponent(roomId)); }
   catch (err) { $("room-title").textContent = err.message; return; }
   $("join").hidden = false;
+  $("room").hidden = true;
   $("room-title").textContent = room.name;
   $("room-system").textContent = room.system;
   $("join-room").textContent = room.name;
+  if (why) showError($("join-error"), new Error(why));
   $("join-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     clear($("join-error"));
@@ -118,16 +173,26 @@ async function showJoin(roomId) {
 // ---------------------------------------------------------------------------------------------
 // The room
 
+const wide = matchMedia("(min-width: 901px)");
+const phone = matchMedia("(max-width: 640px)");
+
 async function enterRoom(roomId, key) {
   let me;
   try { me = await api("GET", "/api/rooms/" + encodeURIComponent(roomId) + "/me", undefined, key); }
   catch (err) {
-    if (err.status === 401) { localStorage.removeItem(keyName(roomId)); return showJoin(roomId); }
+    if (err.status === 401) {
+      localStorage.removeItem(keyName(roomId));
+      return showJoin(roomId, "Your key no longer opens this room (the GM may have given you a " +
+                              "new link, or removed you). Join again, or open your new link.");
+    }
     $("room-title").textContent = err.message; return;
   }
+  try { await loadSystems(); } catch (_) { /* examples are a nicety */ }
   state.room = me.room; state.member = me.member; state.key = key; state.sheet = me.sheet;
+  state.backlog = me.head.id;  // entries up to here are history: not announced, not unread
   $("room").hidden = false;
-  document.title = me.room.name + " · astragal";
+  state.title = me.room.name + " · astragal";
+  document.title = state.title;
   $("room-title").textContent = me.room.name;
   $("room-system").textContent = me.room.system;
   $("whoami").textContent = me.member.name + (me.member.role === "gm" ? " (GM)" : "");
@@ -137,17 +202,63 @@ async function enterRoom(roomId, key) {
   $("gm-link-box").hidden = false;
   $("gm-link").value = location.origin + "/r/" + me.room.id + "#key=" + key;
   $("gm-link-what").textContent = me.member.role === "gm" ? "Your GM link" : "Your personal link";
+  const examples = systemInfo(me.room.system).examples || [];
+  $("roll-text").placeholder = examples.length ? "e.g. " + examples[0] : "what to roll";
+  const list = $("roll-examples"); clear(list);
+  for (const x of examples) list.append(el("option", { value: x }));
+  renderQuick();
   showHead(me.head.hash);
   renderMembers(me.members);
   renderSheet();
+  for (const id of ["share-panel", "table-panel", "sheet-panel", "turns-panel"]) $(id).open = wide.matches;
+  $("fight-panel").open = wide.matches && me.room.system === "attack";
+  renderTurns(); renderFight(); showVisibility();
+  state.fit();
   connect();
-  $("roll-text").focus();
+  if (!phone.matches) $("roll-text").focus();
+}
+
+function hue(id) {
+  let h = 0;
+  for (const c of String(id)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return h % 360;
 }
 
 function renderMembers(members) {
   state.members = members;
   const ul = $("members"); clear(ul);
-  for (const m of members) ul.append(el("li", {}, m.name, m.role === "gm" ? el("span", { class: "badge" }, "GM") : null));
+  $("member-count").textContent = "(" + members.length + ")";
+  const gm = state.member && state.member.role === "gm";
+  for (const m of members) {
+    const li = el("li", {}, el("span", { class: "who", style: "--hue:" + hue(m.id) }, m.name),
+                  m.role === "gm" ? el("span", { class: "badge" }, "GM") : null);
+    if (gm && m.role !== "gm") {
+      li.append(el("button", { type: "button", class: "secondary", "aria-label": "new link for " + m.name,
+                               onclick: () => reissue(m) }, "new link"),
+                el("button", { type: "button", class: "secondary", "aria-label": "remove " + m.name,
+                               onclick: () => removeMember(m) }, "remove"));
+    }
+    ul.append(li);
+  }
+}
+
+async function reissue(m) {
+  clear($("members-error"));
+  if (!confirm("Give " + m.name + " a new link? Their old link and key stop working at once.")) return;
+  try {
+    const made = await api("POST", roomPath("/members/" + encodeURIComponent(m.id) + "/key"), {}, state.key);
+    $("member-link-box").hidden = false;
+    $("member-link-what").textContent = "New link for " + m.name + " (send it to them privately)";
+    $("member-link").value = location.origin + made.link;
+    $("member-link").select();
+  } catch (err) { showError($("members-error"), err); }
+}
+
+async function removeMember(m) {
+  clear($("members-error"));
+  if (!confirm("Remove " + m.name + " from the room? Their rolls stay in the log.")) return;
+  try { await api("DELETE", roomPath("/members/" + encodeURIComponent(m.id)), undefined, state.key); }
+  catch (err) { showError($("members-error"), err); }
 }
 
 function sheetLines(obj) { return Object.entries(obj).map(([k, v]) => k + " = " + v).join("\n"); }
@@ -167,7 +278,11 @@ function parseLines(text, what) {
   text.split("\n").forEach((line, i) => {
     if (!line.trim()) return;
     const at = line.indexOf("=");
-    if (at < 0) throw new Error(what + " line " + (i + 1) + ": write name = value");
+    if (at < 0) {
+      const err = new Error(what + " line " + (i + 1) + ": write name = value");
+      err.data = { text: line, span: [0, line.length] };
+      throw err;
+    }
     out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
   });
   return out;
@@ -176,8 +291,8 @@ function parseLines(text, what) {
 async function saveSheet() {
   clear($("sheet-error")); $("sheet-saved").textContent = "";
   try {
-    const body = { stats: parseLines($("sheet-stats").value, "character"),
-                   macros: parseLines($("sheet-macros").value, "macros") };
+    const body = { stats: parseLines($("sheet-stats").value, "Character"),
+                   macros: parseLines($("sheet-macros").value, "Macros") };
     state.sheet = await api("PUT", roomPath("/sheet"), body, state.key);
     renderSheet();
     $("sheet-saved").textContent = "saved";
@@ -187,47 +302,94 @@ async function saveSheet() {
 function roomPath(rest) { return "/api/rooms/" + encodeURIComponent(state.room.id) + rest; }
 
 // ---------------------------------------------------------------------------------------------
-// Live log
+// Live log: a ping that expects its pong, and plain words for the connection's state
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(proto + "//" + location.host + roomPath("/live"));
   state.ws = ws;
-  let ping = null;
+  let ping = null, pongDue = null;
+  setLive(state.everLive ? "wait" : "wait", state.everLive ? "reconnecting…" : "connecting…");
   ws.addEventListener("open", () => {
     ws.send(JSON.stringify({ key: state.key, after: state.last }));
-    ping = setInterval(() => ws.readyState === 1 && ws.send("ping"), 25000);
+    ping = setInterval(() => {
+      if (ws.readyState !== 1) return;
+      ws.send("ping");
+      clearTimeout(pongDue);
+      pongDue = setTimeout(() => ws.close(), PONG_WITHIN);  // no pong: the line is dead
+    }, PING_EVERY);
   });
   ws.addEventListener("message", (ev) => {
     const msg = JSON.parse(ev.data);
-    if (msg.type === "hello") { setLive(true); state.retry = 500; }
+    if (msg.type === "hello") { setLive("on", "live"); state.retry = 500; state.everLive = true; }
+    else if (msg.type === "pong") clearTimeout(pongDue);
     else if (msg.type === "entry") addEntry(msg.entry);
     else if (msg.type === "members") renderMembers(msg.members);
     else if (msg.type === "member") renderMembers([...state.members.filter((m) => m.id !== msg.member.id), msg.member]);
     else if (msg.type === "head") showHead(msg.hash);
-    else if (msg.type === "error") { setLive(false, msg.message); }
+    else if (msg.type === "error") { state.lastError = msg; }
   });
   ws.addEventListener("close", (ev) => {
-    clearInterval(ping); setLive(false);
-    if (ev.code === 4401 || ev.code === 4404 || ev.code === 4429) return;  // no use retrying
+    clearInterval(ping); clearTimeout(pongDue);
+    if (state.ws !== ws) return;
+    if (ev.code === 4401) {
+      setLive("off", "signed out");
+      localStorage.removeItem(keyName(state.room.id));
+      showError($("roll-error"), new Error("Your key no longer opens this room: the GM gave you " +
+        "a new link or removed you. Open your new link, or reload to join again."));
+      return;
+    }
+    if (ev.code === 4404 || ev.code === 4429) {
+      setLive("off", "offline");
+      showError($("roll-error"), new Error((state.lastError && state.lastError.message) || "disconnected"));
+      return;
+    }
+    setLive("wait", navigator.onLine === false ? "offline: waiting for the network…" : "reconnecting…");
     setTimeout(connect, state.retry);
     state.retry = Math.min(state.retry * 2, 10000);
   });
 }
 
-function setLive(on, why) {
+function setLive(kind, words) {
   const live = $("live");
   live.hidden = false;
-  live.textContent = on ? "live" : "offline";
-  live.className = "live " + (on ? "on" : "off");
-  live.title = why || "";
+  live.textContent = words;
+  live.className = "live " + kind;
+  live.title = kind === "on" ? "connected: rolls arrive as they are made" : words;
 }
 
 const SEEN_BY = { public: "everyone", gm: "GM + roller", blind: "GM only" };
 
+// Is the reader at the end of the log (so a new roll may scroll into view)?
+function atEnd() {
+  const log = $("log");
+  if (phone.matches) {
+    const bar = $("roll-form").offsetHeight;
+    return log.getBoundingClientRect().bottom <= window.innerHeight - bar + 120;
+  }
+  return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+}
+
+function toEnd() {
+  const log = $("log");
+  if (phone.matches) { if (log.lastElementChild) log.lastElementChild.scrollIntoView({ block: "end" }); }
+  else log.scrollTop = log.scrollHeight;
+  state.fresh = 0;
+  $("new-rolls").hidden = true;
+}
+
 function addEntry(entry) {
   if (state.seen.has(entry.id)) return;
   state.last = Math.max(state.last, entry.id);
+  if (entry.kind === "fight") { state.fight = entry.state; renderFight(); }
+  if (entry.kind === "turns") { state.turns = entry.state; renderTurns(); }
+  if (entry.kind === "reveal") {
+    state.revealed.add(entry.reveals);
+    const old = state.seen.get(entry.reveals);
+    if (old) old.querySelectorAll(".reveal-button").forEach((b) => b.remove());
+  }
+  const history = entry.id <= state.backlog;
+  const follow = history || atEnd();
   const li = renderEntry(entry);
   state.seen.set(entry.id, li);
   // entries arrive in order, but a roll's own response may race its live copy
@@ -235,40 +397,235 @@ function addEntry(entry) {
   let before = null;
   for (const node of log.children) { if (Number(node.dataset.id) > entry.id) { before = node; break; } }
   log.insertBefore(li, before);
-  if (!before) li.scrollIntoView({ block: "nearest" });
+  if (history) {  // the backlog: once at its end, no announcement, no unread count
+    if (!state.endSoon) state.endSoon = requestAnimationFrame(() => { state.endSoon = 0; toEnd(); });
+    return;
+  }
+  const mine = state.member && entry.member === state.member.id;
+  if (follow || mine) toEnd();
+  else { state.fresh += 1; const b = $("new-rolls"); b.hidden = false;
+         b.textContent = "↓ " + state.fresh + " new " + (state.fresh === 1 ? "entry" : "entries"); }
+  if (!mine) {
+    $("announce").textContent = announceText(entry);
+    if (document.hidden) { state.unread += 1; document.title = "(" + state.unread + ") " + state.title; }
+  }
+}
+
+function announceText(e) {
+  if (e.kind === "roll") return e.who + " rolled " + e.text + ": " + (e.hidden ? "hidden" : (e.headline || e.verdict));
+  if (e.kind === "reveal") return e.who + " revealed a hidden roll: " + ((e.of && (e.of.headline || e.of.verdict)) || "");
+  return e.who + ": " + (e.message || e.text || "");
 }
 
 function showHead(hash) { $("head-hash").textContent = hash.slice(0, 16) + "…"; $("head-hash").title = hash; }
 
-function renderEntry(e) {
+function whoOf(e) { return el("span", { class: "who", style: "--hue:" + hue(e.member || e.who) }, e.who); }
+
+function entryHead(e, who, extra) {
   const time = new Date(e.at).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
-  const head = el("div", { class: "entry-head" },
-    el("span", { class: "who" }, e.who), e.role === "gm" ? el("span", { class: "badge" }, "GM") : null,
+  return el("div", { class: "entry-head" }, who,
+    e.role === "gm" ? el("span", { class: "badge" }, "GM") : null, ...extra,
+    el("time", { datetime: e.at, title: e.at }, time));
+}
+
+function renderEntry(e) {
+  if (e.kind === "reveal") return renderReveal(e);
+  if (e.kind === "fight" || e.kind === "turns") return renderNote(e);
+  const head = entryHead(e, whoOf(e), [
     el("code", { class: "text" }, e.text),
     e.notation && e.notation !== e.text ? el("span", { class: "hint" }, "→ " + e.notation) : null,
-    e.visibility !== "public" ? el("span", { class: "vis vis-" + e.visibility }, SEEN_BY[e.visibility]) : null,
-    el("time", { datetime: e.at, title: e.at }, time));
-  const li = el("li", { class: "entry outcome-" + (e.outcome || "hidden"), "data-id": e.id,
-                        "data-visibility": e.visibility }, head);
+    e.visibility !== "public" ? el("span", { class: "vis vis-" + e.visibility }, SEEN_BY[e.visibility]) : null]);
+  const tone = e.tone || "neutral";
+  const li = el("li", { class: "entry tone-" + (e.hidden ? "neutral" : tone) + " outcome-" + (e.outcome || "hidden"),
+                        "data-id": e.id, "data-visibility": e.visibility }, head);
+  const tools = el("div", { class: "tools" });
   if (e.hidden) {
     li.append(el("div", { class: "verdict hidden-roll" }, "A blind roll: only the GM sees the result."));
-    return li;
+  } else {
+    const transcript = el("pre", { class: "transcript", hidden: true }, e.transcript_text);
+    li.append(renderDice(e.roll, e.outcome, e.system),
+              el("div", { class: "verdict tone-" + tone }, e.headline || e.verdict));
+    tools.append(
+      el("button", { type: "button", class: "link", "aria-expanded": "false", onclick: (ev) => {
+        transcript.hidden = !transcript.hidden; ev.target.setAttribute("aria-expanded", String(!transcript.hidden)); } }, "why?"),
+      el("button", { type: "button", class: "link", onclick: () => showOdds(e.notation, e.system, true) }, "odds"));
+    li.append(tools, transcript);
+    tools.prepend(el("button", { type: "button", class: "link",
+      title: "roll " + e.text + " again", onclick: () => roll(e.text) }, "again"));
   }
-  const dice = el("div", { class: "dice" });
-  for (const d of e.roll.dice) {
-    const chip = el("span", { class: "die" + (d.kept === false ? " dropped" : ""),
-                              title: (d.group ? d.group + ": " : "") + "d" + d.size +
-                                     (d.faces ? " rolled " + d.faces.join(" then ") : "") +
-                                     (d.note ? " (" + d.note + ")" : "") },
-      el("span", { class: "size" }, "d" + d.size), el("span", { class: "face" }, d.kept === false && !d.face ? "–" : d.face));
-    dice.append(chip);
+  const mayReveal = e.visibility !== "public" && state.member &&
+    (state.member.role === "gm" || e.member === state.member.id) && !state.revealed.has(e.id);
+  if (mayReveal) {
+    tools.append(el("button", { type: "button", class: "link reveal-button",
+      onclick: () => reveal(e.id) }, "reveal to all"));
+    if (e.hidden) li.append(tools);
   }
-  const transcript = el("pre", { class: "transcript", hidden: true }, e.transcript_text);
-  const tools = el("div", { class: "tools" },
-    el("button", { type: "button", class: "link", onclick: () => { transcript.hidden = !transcript.hidden; } }, "why?"),
-    el("button", { type: "button", class: "link", onclick: () => showOdds(e.notation, e.system, true) }, "odds"));
-  li.append(dice, el("div", { class: "verdict" }, e.verdict), tools, transcript);
   return li;
+}
+
+function renderReveal(e) {
+  const o = e.of || {};
+  const who = el("span", { class: "who", style: "--hue:" + hue(e.member || e.who) }, e.who);
+  const head = entryHead(e, who, [el("span", {}, "revealed " + (o.who || "") + "'s " +
+    (o.visibility === "blind" ? "blind" : "GM-only") + " roll #" + e.reveals + ":"),
+    el("code", { class: "text" }, o.text || "")]);
+  const tone = o.tone || "neutral";
+  const transcript = el("pre", { class: "transcript", hidden: true }, o.transcript_text || "");
+  return el("li", { class: "entry tone-" + tone, "data-id": e.id, "data-visibility": "public" }, head,
+    o.roll ? renderDice(o.roll, o.outcome, o.system) : null,
+    el("div", { class: "verdict tone-" + tone }, o.headline || o.verdict || ""),
+    el("div", { class: "tools" }, el("button", { type: "button", class: "link",
+      onclick: () => { transcript.hidden = !transcript.hidden; } }, "why?")), transcript);
+}
+
+function renderNote(e) {
+  const who = el("span", { class: "who", style: "--hue:" + hue(e.member || e.who) }, e.who);
+  const what = e.kind === "fight" ? "fight" : "turns";
+  const head = entryHead(e, who, [el("span", { class: "badge" }, what), el("code", { class: "text" }, e.text)]);
+  const tone = e.tone || "neutral";
+  const li = el("li", { class: "entry note tone-" + tone, "data-id": e.id, "data-kind": e.kind }, head);
+  if (e.roll) {
+    li.append(renderDice(e.roll, e.outcome, e.system),
+              el("div", { class: "verdict tone-" + tone }, e.headline || ""));
+    const transcript = el("pre", { class: "transcript", hidden: true }, e.message);
+    li.append(el("div", { class: "tools" }, el("button", { type: "button", class: "link",
+      onclick: () => { transcript.hidden = !transcript.hidden; } }, "why?")), transcript);
+  } else {
+    li.append(el("div", { class: "message" }, e.message));
+  }
+  return li;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dice tiles, drawn from the roll's own record: every face in order, kept or not, and why
+
+const GROUP_WORDS = { actor: "Actor", opposition: "Opposition", difficulty: "Difficulty",
+                      pool: "Pool", attack: "Attack", luck: "Luck", defence: "Defence",
+                      critical: "Critical" };
+
+function groupLabel(g) {
+  if (!g) return "";
+  const m = g.match(/^(\w+) roll (\d+)$/);
+  if (m) return (GROUP_WORDS[m[1]] || m[1]) + ", roll " + m[2];
+  if (g.endsWith(" wild")) return (GROUP_WORDS[g.slice(0, -5)] || g.slice(0, -5)) + ": Wild Die";
+  return GROUP_WORDS[g] || g;
+}
+
+function isFudge(d) { return d.fudge === true || (d.size === 3 && /\bd?\d*dF\b|dF/i.test(d.group || "")); }
+function fudgeFace(f) { return f === 3 ? "+" : f === 1 ? "−" : " "; }
+function fudgeWord(f) { return f === 3 ? "plus" : f === 1 ? "minus" : "blank"; }
+
+// Success against a target: the engine's flag when it gives one; the CofD target (8, or 10 on
+// a chance die); a general-notation pool's own comparison (10d10>=8).
+function successOf(d, system, roll) {
+  if (typeof d.success === "boolean") return d.success;
+  if (system === "cofd") {
+    const chance = roll && roll.result && roll.result.chance_die;
+    return (f) => chance ? f === 10 : f >= 8;
+  }
+  const m = (d.group || "").match(/^\d*d\d+[^<>=]*?(>=|<=|>|<|=)(\d+)$/);
+  if (m && !/[+\-*/]/.test((d.group || "").replace(/^\d*d\d+/, "").replace(/(>=|<=|>|<|=)\d+$/, ""))) {
+    const t = Number(m[2]);
+    return { ">=": (f) => f >= t, "<=": (f) => f <= t, ">": (f) => f > t, "<": (f) => f < t, "=": (f) => f === t }[m[1]];
+  }
+  return null;
+}
+
+function dieTile(d, system, roll) {
+  const faces = (d.faces && d.faces.length) ? d.faces : (d.face !== undefined && d.face !== null ? [d.face] : []);
+  const note = d.note || "";
+  const fudge = isFudge(d);
+  const kept = d.kept !== false;
+  // How a die's faces go together: a sum (an exploding die, the Wild Die's sixes), a chain of
+  // new dice that each count (CofD's 10-again), or a re-roll where only the last stands (r<3,
+  // a Favored re-roll).
+  const chain = /wild|explo|add/i.test(note) ? "sum" : /again/i.test(note) ? "again" : "reroll";
+  const show = (f) => fudge ? fudgeFace(f) : String(f);
+  const face = el("span", { class: "face", "aria-hidden": "true" });
+  faces.forEach((f, i) => {
+    if (i > 0) face.append(el("span", { class: chain === "sum" ? "plus" : "step" }, chain === "sum" ? "+" : "→"));
+    if (i < faces.length - 1 && chain === "reroll") face.append(el("s", {}, show(f)));
+    else face.append(show(f));
+  });
+  if (!faces.length) face.append("–");
+  const cls = ["die"];
+  const words = [(fudge ? "Fudge die" : "d" + d.size) + ": " +
+    (faces.length ? faces.map((f) => fudge ? fudgeWord(f) : String(f)).join(
+      chain === "sum" ? " plus " : chain === "again" ? " then a new die " : " re-rolled to ") : "not rolled")];
+  if (!kept) { cls.push("dropped"); words.push("dropped, does not count"); }
+  const succ = successOf(d, system, roll);
+  const last = faces[faces.length - 1];
+  if (kept && succ !== null && faces.length) {
+    const hit = typeof succ === "boolean" ? succ : faces.some(succ);
+    if (hit) { cls.push("success"); words.push("success"); }
+  }
+  if (d.crit || d.critical) { cls.push("crit"); words.push("critical"); }
+  else if (d.fumble) { cls.push("fumble"); words.push("fumble"); }
+  else if (kept && !fudge && faces.length && d.size > 2) {
+    // the faces that stand: a re-roll's last; every face of a sum or a chain
+    const counted = chain === "reroll" ? [last] : faces;
+    if (counted.includes(d.size)) { cls.push("nat-max"); words.push("natural " + d.size); }
+    else if (counted[0] === 1) { cls.push("nat-min"); words.push("natural 1"); }
+  }
+  if (/wild/i.test(note) || / wild$/.test(d.group || "")) cls.push("wild");
+  if (note) words.push(note);
+  return el("span", { class: cls.join(" "), title: words.join("; ") },
+    el("span", { class: "size", "aria-hidden": "true" }, fudge ? "dF" : "d" + d.size), face,
+    el("span", { class: "sr-only" }, words.join(", ") + "."));
+}
+
+function renderDice(roll, outcome, system) {
+  const box = el("div", { class: "dice" });
+  const dice = (roll && roll.dice) || [];
+  if (!dice.length) return box;
+  const result = roll.result || {};
+  if (outcome === "repeated" && Array.isArray(result.rolls) && result.rolls.length > 1) {
+    return renderRepeats(box, dice, result, system, roll);
+  }
+  const groups = [];
+  for (const d of dice) {
+    const name = d.group || "";
+    let g = groups.find((x) => x.name === name);
+    if (!g) { g = { name, dice: [] }; groups.push(g); }
+    g.dice.push(d);
+  }
+  const labelled = groups.length > 1;
+  for (const g of groups) {
+    const all = g.dice.every((d) => d.kept === false);
+    const label = groupLabel(g.name);
+    const row = el("div", { class: "dice-group" + (all && labelled ? " discarded" : ""), role: "group",
+                            "aria-label": (label || "dice") + (all && labelled ? " (discarded)" : "") });
+    if (labelled) row.append(el("span", { class: "glabel", "aria-hidden": "true" }, label));
+    for (const d of g.dice) row.append(dieTile(d, system, roll));
+    box.append(row);
+  }
+  return box;
+}
+
+// `6x 4d6kh3`: one row per roll. The dice come in order; each roll has the same number of dice
+// before its explosions (which follow their die), so the rows split there.
+function renderRepeats(box, dice, result, system, roll) {
+  const n = result.rolls.length;
+  const extra = (d) => /explo/i.test(d.note || "");
+  const base = dice.filter((d) => !extra(d)).length;
+  const per = base % n === 0 ? base / n : Math.ceil(dice.length / n);
+  const reps = el("div", { class: "reps" });
+  let i = 0;
+  for (let r = 0; r < n; r++) {
+    const row = el("div", { class: "rep", role: "group", "aria-label": "roll " + (r + 1) + " of " + n +
+                            (result.totals ? ", total " + result.totals[r] : "") });
+    row.append(el("span", { class: "rlabel", "aria-hidden": "true" }, "#" + (r + 1) +
+               (result.totals ? " = " + result.totals[r] : "")));
+    let taken = 0;
+    while (i < dice.length && (r === n - 1 || extra(dice[i]) || taken < per)) {
+      if (!extra(dice[i])) taken += 1;
+      row.append(dieTile(dice[i], system, roll));
+      i += 1;
+    }
+    reps.append(row);
+  }
+  box.append(reps);
+  return box;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -276,15 +633,27 @@ function renderEntry(e) {
 
 async function roll(text) {
   clear($("roll-error"));
+  if (text.length > MAX_ROLL) {
+    showError($("roll-error"), new Error("This roll is " + text.length + " characters; the table takes at most " +
+                                         MAX_ROLL + ". Shorten it (nothing was rolled)."));
+    return false;
+  }
   const button = $("roll-button");
   button.disabled = true;
   try {
     const entry = await api("POST", roomPath("/rolls"),
                             { text, visibility: $("roll-visibility").value }, state.key);
     addEntry(entry);
+    remember(text);
     return true;
   } catch (err) { showError($("roll-error"), err); return false; }
   finally { button.disabled = false; }
+}
+
+async function reveal(id) {
+  clear($("roll-error"));
+  try { addEntry(await api("POST", roomPath("/rolls/" + id + "/reveal"), {}, state.key)); }
+  catch (err) { showError($("roll-error"), err); }
 }
 
 function pct(p) { return (100 * p).toFixed(p > 0 && p < 0.001 ? 4 : 2) + "%"; }
@@ -301,7 +670,7 @@ async function showOdds(text, system, exact) {
   $("odds-of").textContent = odds.notation;
   const bars = $("odds-outcomes"); clear(bars);
   for (const [k, name, p] of odds.outcome_rows) {
-    const fill = el("span", { class: "fill outcome-" + k });
+    const fill = el("span", { class: "fill tone-" + ((odds.tones && odds.tones[k]) || "neutral") + " outcome-" + k });
     fill.style.width = (100 * p).toFixed(2) + "%";
     bars.append(el("div", { class: "bar-row" }, el("span", { class: "label" }, name),
                    el("span", { class: "bar" }, fill), el("span", { class: "num" }, pct(p))));
@@ -321,36 +690,216 @@ async function showOdds(text, system, exact) {
                     el("td", {}, pct(atMost))));
   }
   $("odds-text").textContent = odds.odds_text;
+  if (!wide.matches) $("odds-panel").scrollIntoView({ block: "start", behavior: "smooth" });
 }
 
 async function download(kind) {
-  const res = await fetch(roomPath("/export." + kind), { headers: { Authorization: "Bearer " + state.key } });
-  const blob = await res.blob();
-  const a = el("a", { href: URL.createObjectURL(blob), download: "astragal-" + state.room.id + "." + kind });
-  document.body.append(a); a.click(); a.remove();
+  try {
+    const res = await fetch(roomPath("/export." + kind), { headers: { Authorization: "Bearer " + state.key } });
+    if (!res.ok) throw new Error("the export failed (HTTP " + res.status + ")");
+    const blob = await res.blob();
+    const a = el("a", { href: URL.createObjectURL(blob), download: "astragal-" + state.room.id + "." + kind });
+    document.body.append(a); a.click(); a.remove();
+  } catch (err) {
+    showError($("members-error"), err.message.startsWith("the export") ? err :
+      new Error("The table's server cannot be reached: try again."));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The roll bar: history per room on this device, quick buttons, who sees the next roll
+
+function past() {
+  try { return JSON.parse(localStorage.getItem(historyName(state.room.id)) || "[]"); } catch (_) { return []; }
+}
+
+function remember(text) {
+  const list = past().filter((t) => t !== text);
+  list.push(text);
+  localStorage.setItem(historyName(state.room.id), JSON.stringify(list.slice(-50)));
+  state.back = 0;
+}
+
+function setRollText(text) {
+  const input = $("roll-text");
+  input.value = text;
+  checkLength();
+  input.focus();
+}
+
+// Advantage and disadvantage (general notation): the first d20 becomes two, keep one.
+function d20Twice(text, keep) {
+  const t = text.trim() || "d20";
+  const re = /(^|[^\dA-Za-z])(?:1|2)?d20(?:k[hl]1)?(?!\d)/i;
+  if (!re.test(t)) return "2d20" + keep + " " + t;
+  return t.replace(re, (m, pre) => pre + "2d20" + keep);
+}
+
+// Jadeclaw: one more Bonus (+Nb) or Penalty (-Np) on the actor's side (before 'vs').
+function jadeclawStep(text, letter) {
+  const t = text.trim();
+  const at = t.search(/\svs\s/i);
+  const actor = at < 0 ? t : t.slice(0, at), rest = at < 0 ? "" : t.slice(at);
+  const sign = letter === "b" ? "+" : "-";
+  const m = actor.match(new RegExp("(^|\\s)[+-]?(\\d*)" + letter + "(?=\\s|$)"));
+  const next = m ? actor.replace(m[0], m[1] + sign + (Number(m[2] || 1) + 1) + letter)
+                 : actor + (actor ? " " : "") + sign + "1" + letter;
+  return next + rest;
+}
+
+function renderQuick() {
+  const box = $("quick"); clear(box);
+  const sys = state.room.system;
+  const quick = (label, title, f) => box.append(el("button", { type: "button", class: "chip", title,
+    onclick: () => setRollText(f($("roll-text").value)) }, label));
+  if (sys === "dice") {
+    quick("adv", "advantage: roll the d20 twice, keep the higher", (t) => d20Twice(t, "kh1"));
+    quick("dis", "disadvantage: roll the d20 twice, keep the lower", (t) => d20Twice(t, "kl1"));
+  } else if (sys === "jadeclaw") {
+    quick("+1 Bonus", "one more Bonus on your side (+1b)", (t) => jadeclawStep(t, "b"));
+    quick("+1 Penalty", "one more Penalty on your side (-1p)", (t) => jadeclawStep(t, "p"));
+  }
+}
+
+function showVisibility() {
+  const v = $("roll-visibility").value;
+  const form = $("roll-form");
+  form.classList.toggle("vis-gm", v === "gm");
+  form.classList.toggle("vis-blind", v === "blind");
+  $("roll-button").textContent = v === "public" ? "Roll" : v === "gm" ? "Roll (GM + me)" : "Roll blind";
+  const note = $("roll-note");
+  note.hidden = v === "public";
+  note.textContent = v === "gm" ? "The next roll is seen by the GM and you only."
+    : v === "blind" ? "The next roll is blind: only the GM sees the result, not even you." : "";
+}
+
+function checkLength() {
+  const n = $("roll-text").value.length;
+  const w = $("roll-warning");
+  w.hidden = n <= MAX_ROLL;
+  w.textContent = n > MAX_ROLL ? "This is " + n + " characters; the table takes at most " + MAX_ROLL +
+    ". Nothing is cut: shorten it before rolling." : "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Turn order (any game) and the fight tracker (attack table)
+
+async function command(path, text, errorBox) {
+  clear(errorBox);
+  try { addEntry(await api("POST", roomPath(path), { text }, state.key)); return true; }
+  catch (err) { showError(errorBox, err); return false; }
+}
+
+function renderTurns() {
+  const t = state.turns || { order: [], current: 0, round: 1 };
+  const ol = $("turns"); clear(ol);
+  t.order.forEach((x, i) => {
+    ol.append(el("li", { class: i === t.current ? "current" : "", "aria-current": i === t.current ? "step" : null },
+      el("span", {}, x.name), el("span", { class: "init" }, String(x.init)),
+      el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
+                     onclick: () => command("/turns", "remove " + x.name, $("turns-error")) }, "×")));
+  });
+  $("turns-round").textContent = t.order.length ? "(round " + t.round + ")" : "";
+  const now = $("turn-now");
+  now.hidden = !t.order.length;
+  now.textContent = t.order.length ? "Round " + t.round + ": " + t.order[t.current].name + "'s turn" : "";
+}
+
+function renderFight() {
+  const f = state.fight || { combatants: [] };
+  const table = $("fighters"); clear(table);
+  if (!f.combatants.length) {
+    table.append(el("tr", {}, el("td", {}, "No fighters yet" + (state.member && state.member.role === "gm"
+      ? ": add them with the command below." : ": the GM adds them."))));
+    return;
+  }
+  table.append(el("tr", {}, ...["Fighter", "ATK/WPN", "Defence", "Luck", "Heal", "Ammo", "Damage", "State", ""].map(
+    (h) => el("th", { scope: "col" }, h))));
+  for (const c of f.combatants) {
+    const down = c.hp !== null && c.hp !== undefined && c.damage >= c.hp;
+    const stateWords = [down ? "down" : null, c.stunned ? "stunned" : null,
+                        ...(c.last_turn || []).map((x) => x === "whiffed" ? "whiffed last turn" : x + " last turn")].filter(Boolean);
+    const target = el("select", { "aria-label": c.name + " attacks whom" },
+      ...f.combatants.filter((o) => o.name !== c.name).map((o) => el("option", { value: o.name }, o.name)));
+    const stance = el("select", { "aria-label": c.name + "'s stance" },
+      el("option", { value: "" }, "normal"), el("option", { value: "berserk" }, "berserk"),
+      el("option", { value: "defensive" }, "defensive"));
+    const q = (s) => /\s/.test(s) ? '"' + s + '"' : s;
+    const actions = el("div", { class: "fighter-actions" }, target, stance,
+      el("button", { type: "button", onclick: () => command("/fight", ["attack", q(c.name), q(target.value), stance.value].filter(Boolean).join(" "), $("fight-error")) }, "attack"),
+      el("button", { type: "button", class: "secondary", onclick: () => command("/fight", "pass " + q(c.name), $("fight-error")) }, "pass"),
+      c.heal > 0 && c.damage > 0 ? el("button", { type: "button", class: "secondary",
+        onclick: () => command("/fight", "heal " + q(c.name), $("fight-error")) }, "heal") : null);
+    if (f.combatants.length < 2) { target.disabled = true; }
+    table.append(el("tr", {},
+      el("td", {}, c.name),
+      el("td", {}, c.attack + "/" + c.weapon + (c.class ? " " + c.class : "")),
+      el("td", {}, "A" + c.armor + " S" + c.shield + " P" + c.parry),
+      el("td", {}, String(c.luck)), el("td", {}, String(c.heal)),
+      el("td", {}, c.ammo === null || c.ammo === undefined ? "–" : String(c.ammo)),
+      el("td", { class: down ? "down" : "" }, c.damage + (c.hp !== null && c.hp !== undefined ? "/" + c.hp : "")),
+      el("td", {}, stateWords.join(", ") || "–"),
+      el("td", {}, actions)));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Start
 
 function wire() {
-  const past = []; let back = 0;
+  applyTheme();
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", applyTheme);
+  $("theme-toggle").addEventListener("click", toggleTheme);
   $("roll-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const text = $("roll-text").value;
-    if (await roll(text)) { past.push(text); back = 0; $("roll-text").value = ""; }
+    if (await roll(text)) { $("roll-text").value = ""; checkLength(); }
   });
   $("roll-text").addEventListener("keydown", (ev) => {
-    if (ev.key === "ArrowUp" && past.length) {
-      back = Math.min(back + 1, past.length); $("roll-text").value = past[past.length - back];
-      ev.preventDefault();
-    }
+    if (ev.key !== "ArrowUp" && ev.key !== "ArrowDown") return;
+    const list = past();
+    if (!list.length) return;
+    state.back = state.back || 0;
+    if (ev.key === "ArrowUp") state.back = Math.min(state.back + 1, list.length);
+    else state.back = Math.max(state.back - 1, 0);
+    $("roll-text").value = state.back ? list[list.length - state.back] : "";
+    ev.preventDefault();
   });
+  $("roll-text").addEventListener("input", checkLength);
+  $("roll-visibility").addEventListener("change", showVisibility);
   $("odds-button").addEventListener("click", () => showOdds($("roll-text").value, null, false));
+  $("odds-close").addEventListener("click", () => { $("odds-panel").hidden = true; });
   $("save-sheet").addEventListener("click", saveSheet);
   $("copy-join").addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText($("join-link").value));
   $("export-json").addEventListener("click", () => download("json"));
   $("export-md").addEventListener("click", () => download("md"));
+  $("new-rolls").addEventListener("click", toEnd);
+  $("log").addEventListener("scroll", () => { if (atEnd()) { state.fresh = 0; $("new-rolls").hidden = true; } });
+  window.addEventListener("scroll", () => { if (phone.matches && state.fresh && atEnd()) toEnd(); }, { passive: true });
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) { state.unread = 0; document.title = state.title; }
+  });
+  $("turns-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const text = ("add " + $("turns-name").value.trim() + " " + $("turns-init").value.trim()).trim();
+    if (await command("/turns", text, $("turns-error"))) { $("turns-name").value = ""; $("turns-init").value = ""; }
+  });
+  $("turns-next").addEventListener("click", () => command("/turns", "next", $("turns-error")));
+  $("fight-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    if (await command("/fight", $("fight-text").value, $("fight-error"))) $("fight-text").value = "";
+  });
+  // On phones the roll bar is fixed at the bottom: keep the page's end clear of it.
+  const bar = $("roll-form");
+  const fit = () => {
+    const h = phone.matches && !$("room").hidden ? bar.offsetHeight : 0;
+    document.body.style.paddingBottom = h ? h + 8 + "px" : "";
+    document.documentElement.style.setProperty("--bar-height", h + "px");
+  };
+  if (window.ResizeObserver) new ResizeObserver(fit).observe(bar);
+  phone.addEventListener("change", fit);
+  window.addEventListener("resize", fit);
+  state.fit = fit;
 }
 
 async function start() {
