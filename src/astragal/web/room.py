@@ -671,7 +671,8 @@ class Table:
             if as_json is not None:
                 body.update({"roll": as_json, "outcome": as_json["outcome"],
                              "system": "attack", "draws": source.draws,
-                             "headline": message.splitlines()[-1],
+                             "headline": headline(as_json["outcome"],
+                                                  as_json.get("transcript", ())),
                              "tone": outcome_kind(as_json["outcome"])})
             return self.store.append(member.room, body)
 

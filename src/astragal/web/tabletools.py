@@ -164,6 +164,7 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
     order: list[dict[str, Any]] = [dict(x) for x in (state or {}).get("order", [])]
     current = int((state or {}).get("current", 0))
     round_no = int((state or {}).get("round", 1))
+    started = bool((state or {}).get("started", False))  # the first 'next' starts round 1
     words = text.split()
     if not words:
         raise InputError("an empty command: add NAME [initiative], remove NAME, next, clear",
@@ -186,7 +187,8 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
         who = order[current]["name"] if order else None
         order.append({"name": name, "init": init})
         order.sort(key=lambda x: -x["init"])  # stable: ties keep the order they were added in
-        current = next(i for i, x in enumerate(order) if x["name"] == who) if who else 0
+        current = next(i for i, x in enumerate(order) if x["name"] == who) \
+            if who and started else 0
         message = f"{name} joins the turn order ({init})"
     elif command == "remove":
         if len(words) != 2:
@@ -196,21 +198,26 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
         if at is None:
             raise InputError(f"{words[1]} is not in the turn order", text, (7, len(text)))
         gone = order.pop(at)
-        if at < current or current >= len(order):
-            current = max(0, current - 1) if at < current else 0
+        if at < current:
+            current -= 1
+        elif current >= len(order):
+            current, round_no = 0, round_no + (1 if started and order else 0)
         message = f"{gone['name']} leaves the turn order"
     elif command == "next":
         if not order:
             raise InputError("nobody is in the turn order yet: add NAME [initiative]", text,
                              (0, len(text)))
-        current += 1
-        if current >= len(order):
-            current, round_no = 0, round_no + 1
+        if not started:
+            started, current = True, 0
+        else:
+            current += 1
+            if current >= len(order):
+                current, round_no = 0, round_no + 1
         message = f"Round {round_no}: {order[current]['name']}'s turn"
     elif command == "clear":
-        order, current, round_no = [], 0, 1
+        order, current, round_no, started = [], 0, 1, False
         message = "The turn order is cleared"
     else:
         raise InputError(f"unknown turn command '{words[0]}': add, remove, next, clear", text,
                          (0, len(words[0])))
-    return message, {"order": order, "current": current, "round": round_no}
+    return message, {"order": order, "current": current, "round": round_no, "started": started}

@@ -334,7 +334,6 @@ function connect() {
     if (state.ws !== ws) return;
     if (ev.code === 4401) {
       setLive("off", "signed out");
-      localStorage.removeItem(keyName(state.room.id));
       showError($("roll-error"), new Error("Your key no longer opens this room: the GM gave you " +
         "a new link or removed you. Open your new link, or reload to join again."));
       return;
@@ -794,7 +793,8 @@ function renderTurns() {
   const t = state.turns || { order: [], current: 0, round: 1 };
   const ol = $("turns"); clear(ol);
   t.order.forEach((x, i) => {
-    ol.append(el("li", { class: i === t.current ? "current" : "", "aria-current": i === t.current ? "step" : null },
+    const now = t.started && i === t.current;
+    ol.append(el("li", { class: now ? "current" : "", "aria-current": now ? "step" : null },
       el("span", {}, x.name), el("span", { class: "init" }, String(x.init)),
       el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
                      onclick: () => command("/turns", "remove " + x.name, $("turns-error")) }, "×")));
@@ -802,7 +802,9 @@ function renderTurns() {
   $("turns-round").textContent = t.order.length ? "(round " + t.round + ")" : "";
   const now = $("turn-now");
   now.hidden = !t.order.length;
-  now.textContent = t.order.length ? "Round " + t.round + ": " + t.order[t.current].name + "'s turn" : "";
+  now.textContent = !t.order.length ? "" : t.started
+    ? "Round " + t.round + ": " + t.order[t.current].name + "'s turn"
+    : "Turn order ready: " + t.order[0].name + " goes first; Next turn starts the first round";
 }
 
 function renderFight() {
@@ -831,7 +833,7 @@ function renderFight() {
       c.heal > 0 && c.damage > 0 ? el("button", { type: "button", class: "secondary",
         onclick: () => command("/fight", "heal " + q(c.name), $("fight-error")) }, "heal") : null);
     if (f.combatants.length < 2) { target.disabled = true; }
-    table.append(el("tr", {},
+    table.append(el("tr", { "data-name": c.name },
       el("td", {}, c.name),
       el("td", {}, c.attack + "/" + c.weapon + (c.class ? " " + c.class : "")),
       el("td", {}, "A" + c.armor + " S" + c.shield + " P" + c.parry),
@@ -853,7 +855,7 @@ function wire() {
   $("roll-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const text = $("roll-text").value;
-    if (await roll(text)) { $("roll-text").value = ""; checkLength(); }
+    if (await roll(text) && $("roll-text").value === text) { $("roll-text").value = ""; checkLength(); }
   });
   $("roll-text").addEventListener("keydown", (ev) => {
     if (ev.key !== "ArrowUp" && ev.key !== "ArrowDown") return;
@@ -887,7 +889,8 @@ function wire() {
   $("turns-next").addEventListener("click", () => command("/turns", "next", $("turns-error")));
   $("fight-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    if (await command("/fight", $("fight-text").value, $("fight-error"))) $("fight-text").value = "";
+    const text = $("fight-text").value;
+    if (await command("/fight", text, $("fight-error")) && $("fight-text").value === text) $("fight-text").value = "";
   });
   // On phones the roll bar is fixed at the bottom: keep the page's end clear of it.
   const bar = $("roll-form");
