@@ -218,7 +218,11 @@ async function enterRoom(roomId, key) {
   if (!phone.matches) $("roll-text").focus();
 }
 
+// A colour per member: hues a golden angle apart in joining order (well apart for a table's
+// few people); someone no longer in the room keeps a colour from their id.
 function hue(id) {
+  const at = state.members.findIndex((m) => m.id === id);
+  if (at >= 0) return Math.round((20 + at * 137.508) % 360);
   let h = 0;
   for (const c of String(id)) h = (h * 31 + c.charCodeAt(0)) >>> 0;
   return h % 360;
@@ -689,7 +693,8 @@ async function showOdds(text, system, exact) {
                     el("td", {}, pct(atMost))));
   }
   $("odds-text").textContent = odds.odds_text;
-  if (!wide.matches) $("odds-panel").scrollIntoView({ block: "start", behavior: "smooth" });
+  const panel = $("odds-panel"), r = panel.getBoundingClientRect();
+  if (r.top < 0 || r.top > innerHeight * 0.5) panel.scrollIntoView({ block: "start" });
 }
 
 async function download(kind) {
