@@ -491,11 +491,11 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         return seen
 
     @app.post("/api/rooms/{room_id}/rolls/{entry_id}/reveal", status_code=201, tags=["rolls"])
-    def reveal(room_id: str, entry_id: int = Path_(..., ge=1, le=MAX_ID),
+    def reveal(request: Request, room_id: str, entry_id: int = Path_(..., ge=1, le=MAX_ID),
                authorization: str | None = Header(None)) -> dict[str, Any]:
         """Show a hidden roll to everyone (the GM any, a player their own): a new entry."""
         member = table.member(room_id, _key(authorization))
-        entry = table.reveal(member, entry_id)
+        entry = table.reveal(member, entry_id, _client(request))
         hub.wake_threadsafe(room_id)
         return entry
 
@@ -518,21 +518,21 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         return {"removed": gone}
 
     @app.post("/api/rooms/{room_id}/fight", status_code=201, tags=["rolls"])
-    def fight(room_id: str, body: CommandIn,
+    def fight(request: Request, room_id: str, body: CommandIn,
               authorization: str | None = Header(None)) -> dict[str, Any]:
         """A fight-tracker command, run with the attack table's rules (``astragal fight``'s
         commands: add, set, remove, attack, pass, heal, spend, option; and new)."""
         member = table.member(room_id, _key(authorization))
-        entry = table.fight(member, body.text)
+        entry = table.fight(member, body.text, _client(request))
         hub.wake_threadsafe(room_id)
         return entry
 
     @app.post("/api/rooms/{room_id}/turns", status_code=201, tags=["rolls"])
-    def turns(room_id: str, body: CommandIn,
+    def turns(request: Request, room_id: str, body: CommandIn,
               authorization: str | None = Header(None)) -> dict[str, Any]:
         """The turn order, for any game: add NAME [initiative], remove NAME, next, clear."""
         member = table.member(room_id, _key(authorization))
-        entry = table.turns(member, body.text)
+        entry = table.turns(member, body.text, _client(request))
         hub.wake_threadsafe(room_id)
         return entry
 

@@ -436,17 +436,21 @@ class Table:
             "draws": source.draws,
             "nonce": secrets.token_hex(16),
         }
+        return self._append(room["id"], body, who)
+
+    def _append(self, room_id: str, body: dict[str, Any], who: str) -> dict[str, Any]:
+        """Store an entry within the caps of an entry, a room and an address."""
         size = len(canonical(body).encode("utf-8")) + 200  # + id, prev and hash
         if size > self.caps.entry_bytes:
             raise TableError(413, "EntryTooLarge", f"this roll's record would be {size:,} bytes; "
                              f"a room stores at most {self.caps.entry_bytes:,} bytes per roll "
                              "(roll fewer dice, or fewer re-rolls)")
-        self._check_room_space(room["id"], size)
-        entry = self.store.append(room["id"], body)
+        self._check_room_space(room_id, size)
+        entry = self.store.append(room_id, body)
         self.address_bytes.charge(f"ip:{who}", size)
         with self._caps_lock:
-            stored, when = self._log_bytes.get(room["id"], (0, 0.0))
-            self._log_bytes[room["id"]] = (stored + size, when)
+            stored, when = self._log_bytes.get(room_id, (0, 0.0))
+            self._log_bytes[room_id] = (stored + size, when)
         return entry
 
     def _check_room_space(self, room_id: str, size: int = 0) -> None:
@@ -589,7 +593,7 @@ class Table:
         return {"kind": kind, "room": member.room, "at": _now(), "member": member.id,
                 "who": member.name, "role": member.role, "visibility": "public"}
 
-    def reveal(self, member: Member, entry_id: object) -> dict[str, Any]:
+    def reveal(self, member: Member, entry_id: object, who: str = "") -> dict[str, Any]:
         """Show a GM-only or blind roll to the whole room, as a new public entry: the GM may
         reveal any, a player their own. The hidden entry itself never changes (the chain)."""
         entry = self._entry(member.room, entry_id)
@@ -603,7 +607,7 @@ class Table:
                 "verdict", "headline", "tone", "transcript_text", "roll")
         body = {**self._base(member, "reveal"), "reveals": entry["id"],
                 "of": {k: entry[k] for k in keep if k in entry}}
-        return self.store.append(member.room, body)
+        return self._append(member.room, body, who)
 
     def _gm_over(self, gm: Member, member_id: object) -> dict[str, Any]:
         if not gm.is_gm:
@@ -649,7 +653,7 @@ class Table:
             self._state_cache[room_id] = known
         return known
 
-    def fight(self, member: Member, text: object) -> dict[str, Any]:
+    def fight(self, member: Member, text: object, who: str = "") -> dict[str, Any]:
         """One fight-tracker command, run with the attack table's rules; a new log entry."""
         if not isinstance(text, str) or len(text) > 500:
             raise TableError(422, "RequestError", "a fight command is text of at most 500 "
@@ -659,6 +663,7 @@ class Table:
         if word in ("new", "add", "set", "remove", "option") and not member.is_gm:
             raise TableError(403, "Forbidden", f"only the GM may '{word}' in the fight")
         self.roll_limit.check(member.id, "rolls")
+        self.address_rolls.check(f"ip:{who}", "rolls from this address")
         with self._room_lock(member.room):
             state = self._states(member.room).get("fight")
             source = RecordingSource(self.source())
@@ -674,9 +679,9 @@ class Table:
                              "headline": headline(as_json["outcome"],
                                                   as_json.get("transcript", ())),
                              "tone": outcome_kind(as_json["outcome"])})
-            return self.store.append(member.room, body)
+            return self._append(member.room, body, who)
 
-    def turns(self, member: Member, text: object) -> dict[str, Any]:
+    def turns(self, member: Member, text: object, who: str = "") -> dict[str, Any]:
         """One turn-order command (any game): add NAME [initiative], remove NAME, next, clear."""
         if not isinstance(text, str) or len(text) > 200:
             raise TableError(422, "RequestError", "a turn command is text of at most 200 "
@@ -690,7 +695,7 @@ class Table:
                 raise RollError(exc, Expansion(text, text)) from None
             body = {**self._base(member, "turns"), "text": text, "message": message,
                     "state": new}
-            return self.store.append(member.room, body)
+            return self._append(member.room, body, who)
 
     def _room_lock(self, room_id: str) -> threading.Lock:
         with self._state_lock:
@@ -786,8 +791,7 @@ class Table:
                         else f"{e.get('kind')}: `{_code(e.get('text', ''))}`")
                 yield (f"| {e['id']} | {e['at'].replace('T', ' ').rstrip('Z')} | "
                        f"{_md(e['who'])} | {what} | | "
-                       f"{_md(e.get('message', e.get('of', {}).get('verdict', '')))} | all |
-")
+                       f"{_md(e.get('message', e.get('of', {}).get('verdict', '')))} | all |\n")
                 continue
             dice = " ".join(
                 f"d{d['size']}:{d['face']}" + ("" if d.get("kept", True) else "(dropped)")

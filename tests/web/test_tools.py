@@ -1,0 +1,175 @@
+"""The table's tools through the API: examples per game, headlines, sheets checked when saved,
+reveal, a new key, removing a member, the fight tracker and the turn order; on every store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import astragal
+from astragal.web.chain import verify_export
+from astragal.web.tabletools import EXAMPLES, headline, outcome_kind, turns_command
+
+from .conftest import WEB_EXTRA, Room, auth
+
+pytest.importorskip("fastapi", reason=WEB_EXTRA)
+pytest.importorskip("uvicorn", reason=WEB_EXTRA)
+
+
+@pytest.mark.parametrize("system", sorted(EXAMPLES))
+def test_every_example_rolls_in_its_game(system: str) -> None:
+    assert system in astragal.system_names()
+    for text in EXAMPLES[system]:
+        astragal.roll(text, default_system=system)  # no InputError
+
+
+def test_the_headline_is_the_verdict_in_the_games_words() -> None:
+    r = astragal.roll("od6: 4D+2 vs moderate", faces="6,3,1,5")
+    assert r.transcript[-1].strip().startswith("bonus:")  # the last line is not the verdict
+    assert headline(r.outcome, r.transcript) == "Result points +6: Good success (D10)"
+    r = astragal.roll("jc: d12 d8 vs 2d10", faces="12,5 / 7,3")
+    assert headline(r.outcome, r.transcript) == r.transcript[-1]
+    assert outcome_kind(r.outcome) == "critical"  # an Overwhelming Success
+    assert [outcome_kind(k) for k in ("success", "failure", "tie", "botch", "total",
+                                      "exceptional_success", "whiff", "superior")] == [
+        "good", "bad", "neutral", "bad", "neutral", "critical", "bad", "good"]
+
+
+def test_sheet_values_are_checked_in_the_rooms_game(client: Any) -> None:
+    room = Room(client)
+    put = lambda body: client.put(f"/api/rooms/{room.id}/sheet", json=body,  # noqa: E731
+                                  headers=auth(room.gm))
+    r = put({"stats": {"Speed": "d10", "Claws": "d7"}})
+    assert r.status_code == 422
+    body = r.json()
+    assert body["text"] == "Claws = d7" and body["span"] == [8, 10]
+    assert "d7 is not a Jadeclaw die" in body["message"]
+    r = put({"stats": {"Speed": "d10"}, "macros": {"run": "jc: Speed vs routine",
+                                                    "flee": "run"}})
+    assert r.status_code == 422 and "cannot roll another macro" in r.json()["message"]
+    assert r.json()["text"] == "flee = run" and r.json()["span"] == [7, 10]
+    r = put({"stats": {"Speed": "d10"}, "macros": {"run": "Speed vs rutine"}})
+    assert r.status_code == 422 and r.json()["text"] == "run = Speed vs rutine"
+    assert put({"stats": {"Speed": "d10", "Dexterity": "3"},
+                "macros": {"run": "Speed vs routine", "other": "cofd: 5"}}).status_code == 200
+    # a number is a number in any game; a d7 is fine in the general notation
+    dice = Room(client, system="dice")
+    assert client.put(f"/api/rooms/{dice.id}/sheet", json={"stats": {"Odd": "d7"}},
+                      headers=auth(dice.gm)).status_code == 200
+
+
+def test_reveal_a_hidden_roll(room: Room, client: Any) -> None:
+    wu, li = room.join("Wu"), room.join("Li")
+    assert room.roll(li, "d10 vs d8", "blind").status_code == 201
+    assert room.roll(wu, "d6 vs d6", "gm").status_code == 201
+    assert room.roll(wu, "d6 vs d4").status_code == 201
+    reveal = lambda key, n: client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal",  # noqa: E731
+                                        headers=auth(key))
+    assert reveal(wu, 1).status_code == 403  # not Wu's roll
+    assert reveal(wu, 3).status_code == 409  # public already
+    assert reveal(wu, 99).status_code == 404
+    r = reveal(li, 1)  # the roller reveals their own blind roll
+    assert r.status_code == 201
+    shown = r.json()
+    assert shown["kind"] == "reveal" and shown["reveals"] == 1 and shown["visibility"] == "public"
+    gm_view = room.log(room.gm).json()["entries"][0]
+    assert shown["of"]["roll"] == gm_view["roll"] and shown["of"]["verdict"] == gm_view["verdict"]
+    wu_log = room.log(wu).json()["entries"]
+    assert [e["id"] for e in wu_log] == [2, 3, 4]  # #1 itself stays hidden; #4 shows it
+    assert wu_log[-1]["of"]["roll"] == gm_view["roll"]
+    assert reveal(room.gm, 2).status_code == 201  # the GM reveals anyone's
+    export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(wu)).json()
+    assert verify_export(export).ok
+    md = client.get(f"/api/rooms/{room.id}/export.md", headers=auth(wu)).text
+    assert "reveals #1" in md
+
+
+def test_gm_reissues_a_key_and_removes_a_member(room: Room, client: Any) -> None:
+    wu, li = room.join("Wu"), room.join("Li")
+    members = client.get(f"/api/rooms/{room.id}/me", headers=auth(room.gm)).json()["members"]
+    ids = {m["name"]: m["id"] for m in members}
+    url = f"/api/rooms/{room.id}/members/{ids['Wu']}"
+    assert client.post(url + "/key", headers=auth(li)).status_code == 403  # players may not
+    r = client.post(url + "/key", headers=auth(room.gm))
+    assert r.status_code == 200
+    new = r.json()["key"]
+    assert r.json()["link"] == f"/r/{room.id}#key={new}" and new != wu
+    assert room.roll(wu, "d6").status_code == 401  # the old key is dead
+    assert room.roll(new, "d6").json()["who"] == "Wu"
+    assert client.delete(f"/api/rooms/{room.id}/members/{ids['Mei']}",
+                         headers=auth(room.gm)).status_code == 409  # not yourself
+    assert client.delete(f"/api/rooms/{room.id}/members/{ids['Li']}",
+                         headers=auth(new)).status_code == 403
+    assert client.delete(f"/api/rooms/{room.id}/members/{ids['Li']}",
+                         headers=auth(room.gm)).status_code == 200
+    assert room.roll(li, "d6").status_code == 401
+    assert client.delete(f"/api/rooms/{room.id}/members/nobody",
+                         headers=auth(room.gm)).status_code == 404
+    room.join("Li")  # the name is free again
+    assert [e["who"] for e in room.log(room.gm).json()["entries"]] == ["Wu"]
+
+
+def test_a_removed_members_live_connection_ends(room: Room, client: Any) -> None:
+    li = room.join("Li")
+    members = client.get(f"/api/rooms/{room.id}/me", headers=auth(room.gm)).json()["members"]
+    li_id = next(m["id"] for m in members if m["name"] == "Li")
+    with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+        ws.send_json({"key": li, "after": 0})
+        assert ws.receive_json()["type"] == "hello"
+        assert ws.receive_json()["type"] == "members"
+        ws.send_text("ping")
+        assert ws.receive_json() == {"type": "pong"}
+        client.delete(f"/api/rooms/{room.id}/members/{li_id}", headers=auth(room.gm))
+        last = ws.receive_json()
+        while last["type"] != "error":
+            last = ws.receive_json()
+        assert last["error"] == "Unauthorized"
+
+
+def test_fight_tracker_uses_the_attack_tables_rules(client: Any) -> None:
+    room = Room(client, system="attack", name="Arena")
+    wu = room.join("Wu")
+    fight = lambda key, text: client.post(f"/api/rooms/{room.id}/fight",  # noqa: E731
+                                          json={"text": text}, headers=auth(key))
+    assert fight(wu, "add Troll atk=9").status_code == 403  # the GM sets the fight up
+    assert fight(room.gm, "add Wu atk=4 wpn=3 luck=2 hp=8").status_code == 201
+    assert fight(room.gm, "add Orc atk=3 wpn=2 armor=2 shield=1 parry=1 hp=6").status_code == 201
+    r = fight(room.gm, "attack Wu Nobody")
+    assert r.status_code == 422 and r.json()["text"] == "attack Wu Nobody"
+    assert fight(wu, "attack Wu Orc faces=6,6,5,4").status_code == 422  # the table rolls
+    r = fight(wu, "attack Wu Orc berserk")
+    assert r.status_code == 201
+    entry = r.json()
+    assert entry["kind"] == "fight" and entry["roll"]["system"] == "attack"
+    orc = next(c for c in entry["state"]["combatants"] if c["name"] == "Orc")
+    assert orc["damage"] == entry["roll"]["result"]["damage"]
+    wu_c = next(c for c in entry["state"]["combatants"] if c["name"] == "Wu")
+    assert wu_c["last_turn"][:1] == ["berserk"]
+    # the tracker reads its state back from the room's log, as a new page would
+    r = fight(wu, "spend Wu luck 1")
+    assert r.status_code == 201
+    assert next(c for c in r.json()["state"]["combatants"] if c["name"] == "Wu")["luck"] == 1
+    assert fight(room.gm, "new").json()["state"]["combatants"] == []
+    export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(wu)).json()
+    assert verify_export(export).ok
+
+
+def test_turn_order() -> None:
+    _, s = turns_command(None, "add Wu 14")
+    _, s = turns_command(s, "add Orc 9")
+    _, s = turns_command(s, "add Li 17")
+    assert [x["name"] for x in s["order"]] == ["Li", "Wu", "Orc"] and not s["started"]
+    msg, s = turns_command(s, "next")
+    assert msg == "Round 1: Li's turn"
+    _, s = turns_command(s, "next")
+    _, s = turns_command(s, "add Ana 20")  # joins mid-round: it stays Wu's turn
+    assert s["order"][s["current"]]["name"] == "Wu"
+    _, s = turns_command(s, "remove Wu")
+    assert s["order"][s["current"]]["name"] == "Orc"
+    msg, s = turns_command(s, "next")
+    assert msg == "Round 2: Ana's turn"
+    with pytest.raises(astragal.InputError, match="initiative is a whole number"):
+        turns_command(s, "add Bo x")
+    with pytest.raises(astragal.InputError, match="already in the turn order"):
+        turns_command(s, "add li 3")
