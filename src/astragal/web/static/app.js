@@ -804,7 +804,7 @@ function renderTurns() {
       el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
                      onclick: () => command("/turns", "remove " + x.name, $("turns-error")) }, "×")));
   });
-  $("turns-round").textContent = t.order.length ? "(round " + t.round + ")" : "";
+  $("turns-round").textContent = t.order.length && t.started ? "(round " + t.round + ")" : "";
   const now = $("turn-now");
   now.hidden = !t.order.length;
   now.textContent = !t.order.length ? "" : t.started
