@@ -805,6 +805,8 @@ class _Parser:
                     raise self.error("one keep or drop per term (kh, kl, dh, dl, k>N, p<N)",
                                      start, self.pos)
                 mods[kind] = keep
+            elif rest[:2] == "!=" and self.reading["glued_compare"] == "total":
+                break  # d20: 1d20!=1 compares the total (there is no ! in its notation)
             elif rest[:2] in ("!!", "!p", "xo") or rest[:1] in ("!", "x", "e"):
                 if group:
                     raise self.error("explosions apply to dice, not to a group", start,
