@@ -102,3 +102,12 @@ def test_table_json_has_columns_and_numbers() -> None:
     data = json.loads(run("table", "jadeclaw", "levels", "--json").stdout)
     assert data["table"] == "levels" and isinstance(data["columns"], list)
     assert not any(row == data["columns"] for row in data["rows"])
+
+
+def test_a_fighter_who_is_down_gets_a_warning(tmp_path: Path) -> None:
+    f = str(tmp_path / "fight.json")
+    for words in (["new"], ["add", "Wolf", "atk=4", "wpn=3", "armor=1", "hp=1"],
+                  ["add", "Bear", "atk=5", "wpn=4", "armor=2"], ["set", "Wolf", "damage=3"]):
+        assert run("fight", "--file", f, *words).returncode == 0
+    p = run("fight", "--file", f, "attack", "Wolf", "Bear", "--seed", "1")
+    assert p.returncode == 0 and "warning: the attacker Wolf is down" in p.stdout

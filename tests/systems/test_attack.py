@@ -418,12 +418,12 @@ def test_odds_equal_icepool(n: int, d: int | None, cls: str | None, bonus: int,
 def test_categories_table_equals_icepool_and_the_whiff_formula(
         capsys: pytest.CaptureFixture[str]) -> None:
     assert cli_main(["table", "attack", "categories", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)["rows"]
-    header = rows[0]
-    assert [r[0] for r in rows[1:]] == [str(n) for n in range(1, 13)]
-    for row in rows[1:]:
+    data = json.loads(capsys.readouterr().out)  # {"columns": header, "rows": numbers}
+    header, rows = data["columns"], data["rows"]
+    assert [r[0] for r in rows] == list(range(1, 13))
+    for row in rows:
         n = int(row[0])
-        cells = {h: float(c.rstrip("%")) / 100 for h, c in zip(header[1:], row[1:])}
+        cells = dict(zip(header[1:], row[1:]))
         assert abs(cells["3 or less"] - 0.5 ** n) < 5e-5  # a Whiff: every die shows 3 or less
         top = icepool.d6.pool(n).highest_outcome_and_count()
         law: dict[str, float] = {}

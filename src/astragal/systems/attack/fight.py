@@ -546,6 +546,10 @@ def _cmd_attack(data: dict[str, Any], args: _Args) -> tuple[str, dict[str, Any]]
     ammo_text = args.pairs.pop("ammo", None)
     args.no_pairs("attack")
     notes: list[str] = []
+    for who, role in ((a, "attacker"), (b, "target")):  # the GM is told, the attack goes on
+        if who["hp"] is not None and who["damage"] >= who["hp"]:
+            notes.append(f"warning: the {role} {who['name']} is down ({who['damage']} damage "
+                         f"≥ {who['hp']} hp)")
     turn = data["turn"] + 1
     # A-A9: a stun lasts until the stunned combatant's own next turn (switch stun_duration)
     if a["stunned"] and rules.stun_duration == "until_next_turn":
