@@ -424,7 +424,7 @@ def test_categories_table_equals_icepool_and_the_whiff_formula(
     for row in rows:
         n = int(row[0])
         cells = dict(zip(header[1:], row[1:]))
-        assert abs(cells["3 or less"] - 0.5 ** n) < 5e-5  # a Whiff: every die shows 3 or less
+        assert abs(cells["3 or less"] - 0.5 ** n) <= 5e-5 + 1e-12  # a Whiff: every die shows 3 or less
         top = icepool.d6.pool(n).highest_outcome_and_count()
         law: dict[str, float] = {}
         for (h, m), q in top.items():
@@ -433,7 +433,7 @@ def test_categories_table_equals_icepool_and_the_whiff_formula(
         ours = X.column_chances(n)
         for name in R.COLUMNS:
             assert abs(ours[name] - law.get(name, 0.0)) < 1e-12
-            assert abs(cells[name] - law.get(name, 0.0)) < 5e-5
+            assert abs(cells[name] - law.get(name, 0.0)) <= 5e-5 + 1e-12
     assert cli_main(["table", "attack", "block"]) == 0
     assert "needs 6-6" in capsys.readouterr().out
 
