@@ -123,9 +123,10 @@ def program(prep: Prepared, rules: Rules) -> Pool | Marked:
     """What a prepared side rolls, as a program of the dice algebra."""
     reading = _Again(prep.again, prep.chance, rules.chance_reroll)
     label = "chance die re-roll" if prep.chance else f"{prep.again}-again re-roll"
-    unit: Chain | Reroll = Chain(R.FACES, reading, _Score(reading), label)
+    chain = Chain(R.FACES, reading, _Score(reading), label)
+    unit: Chain | Reroll = chain
     if prep.rote:
-        unit = Reroll(unit, _Rote(prep.chance, rules.dramatic_failure_on_chance_one),
+        unit = Reroll(chain, _Rote(prep.chance, rules.dramatic_failure_on_chance_one),
                       "rote re-roll")
     if prep.chance:
         return Marked(unit, _Dramatic(rules.dramatic_failure_on_chance_one))
@@ -369,8 +370,8 @@ def single_outcomes(law: SideLaw, rules: Rules) -> dict[str, float]:
     return out
 
 
-def _check_work(prep: Prepared, limits: Limits, text: str) -> None:
-    limits.check_work(exact.work(Pool(prep.dice, Chain(R.FACES, bool, int))), "this pool", text)
+def _check_work(prep: Prepared, rules: Rules, limits: Limits, text: str) -> None:
+    limits.check_work(exact.work(program(prep, rules)), "this pool", text)
 
 
 def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
@@ -381,7 +382,7 @@ def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) ->
     opp = prepare(spec.opposition, rules, True) if spec.opposition is not None else None
     for prep in (actor, opp):
         if prep is not None:
-            _check_work(prep, limits, text)
+            _check_work(prep, rules, limits, text)
     if spec.target is not None:
         return _extended_odds(spec, actor, opp, rules, limits, text)
     law_a = side_law(actor, rules)
