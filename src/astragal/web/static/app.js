@@ -313,7 +313,7 @@ function connect() {
   const ws = new WebSocket(proto + "//" + location.host + roomPath("/live"));
   state.ws = ws;
   let ping = null, pongDue = null;
-  setLive(state.everLive ? "wait" : "wait", state.everLive ? "reconnecting…" : "connecting…");
+  setLive("wait", state.everLive ? "reconnecting…" : "connecting…");
   ws.addEventListener("open", () => {
     ws.send(JSON.stringify({ key: state.key, after: state.last }));
     ping = setInterval(() => {
@@ -877,7 +877,13 @@ function wire() {
   $("odds-button").addEventListener("click", () => showOdds($("roll-text").value, null, false));
   $("odds-close").addEventListener("click", () => { $("odds-panel").hidden = true; });
   $("save-sheet").addEventListener("click", saveSheet);
-  $("copy-join").addEventListener("click", () => navigator.clipboard && navigator.clipboard.writeText($("join-link").value));
+  $("copy-join").addEventListener("click", async () => {
+    const input = $("join-link");
+    input.select();  // without the clipboard (plain http), the link is selected to copy by hand
+    try { await navigator.clipboard.writeText(input.value); $("copy-join").textContent = "Copied"; }
+    catch (_) { $("copy-join").textContent = "Selected"; }
+    setTimeout(() => { $("copy-join").textContent = "Copy"; }, 2000);
+  });
   $("export-json").addEventListener("click", () => download("json"));
   $("export-md").addEventListener("click", () => download("md"));
   $("new-rolls").addEventListener("click", toEnd);
