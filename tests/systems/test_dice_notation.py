@@ -309,3 +309,25 @@ def test_avrae_dialect_compares_totals_and_reads_d20_forms() -> None:
     assert roll("pow(2, d4)", faces=[3]).result["total"] == 8
     assert odds("d6//2").distribution.as_dict() == pytest.approx({0: 1 / 6, 1: 1 / 3,
                                                                   2: 1 / 3, 3: 1 / 6})
+
+
+def test_avrae_reroll_and_add() -> None:
+    r = roll("2d6ra6", faces=[6, 2, 6])
+    assert r.result["total"] == 14 and "6 (ra), 2, 6" in str(r)  # the added 6 adds no more
+    assert roll("2d6ra6", faces=[3, 2]).result["total"] == 5
+    assert odds("1d20ra1").mean == pytest.approx(10.5 + 10.5 / 20)
+    with pytest.raises(NotationError, match="ra"):
+        odds("4d6ra1kh3")
+
+
+@pytest.mark.parametrize("text", ["2d3ra3", "3d3ra<2", "2d4ro1ra1"])
+def test_reroll_and_add_odds_equal_the_enumerated_roller(text: str) -> None:
+    from fractions import Fraction
+
+    from tests.systems.test_dice import enumerate_roller
+
+    want, cut = enumerate_roller(text, Fraction(0))
+    got = odds(text).distribution.as_dict()
+    assert cut == 0
+    for k in set(got) | {int(v) for v in want}:
+        assert abs(got.get(k, 0.0) - float(want.get(Fraction(k), 0))) <= 1e-12

@@ -376,6 +376,29 @@ def _clamped_kept(d: Dice, w: Callable[[Any], int]) -> Callable[[Any], int]:
     return lambda v: w(clamp(d, v)) if keep.keeps(clamp(d, v)) else 0
 
 
+def _reroll_add_pmf(d: Dice, budget: Budget) -> Pmf:
+    """Avrae's ``ra``: if any die matches, one more die is rolled and added (once per term).
+    The sum where no die matches is the power of the faces that do not match; the rest of the
+    law of the sum gets one more die."""
+    what = str(d)
+    g = roll_pmf(d)
+    lo = min(g)
+    one = np.zeros(max(g) - lo + 1)
+    calm = np.zeros(len(one))
+    for f, p in g.items():
+        one[f - lo] = p
+        if not explodes(d, f):
+            calm[f - lo] = p
+    every = power(Pmf(lo, one), d.count, budget, what)
+    quiet = power(Pmf(lo, calm), d.count, budget, what)
+    assert every.p is not None and quiet.p is not None
+    some = every.p.copy()
+    some[quiet.off - every.off: quiet.off - every.off + len(quiet.p)] -= quiet.p
+    some[some < 0] = 0.0
+    added = Pmf(every.off + lo, convolve(some, one, budget, what))
+    return _merge(quiet, added)
+
+
 def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
     """Roll20's ``mt``: how many values show on at least ``match`` of the dice (plain dice,
     re-rolls allowed). Faces are placed one value at a time: given that the ``r`` dice not
@@ -443,6 +466,8 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
         return Pmf.point(0)
     if d.match_count:
         return _matches_pmf(d, budget)
+    if d.explode == "add":
+        return _reroll_add_pmf(d, budget)
     if d.minimum is not None or d.maximum is not None:  # mi/ma: on each die's value first
         w = _after_clamp(d, w)
     by_value = d.keep is not None and d.keep.by_value
@@ -961,6 +986,8 @@ def denominator(node: Node) -> int | None:
         size = n.size
         one = size * size if n.reroll_once else size - count_matching(n, n.reroll)
         out *= (one * one if n.explode == "once" else one) ** n.count
+        if n.explode == "add":
+            out *= one
     return out
 
 

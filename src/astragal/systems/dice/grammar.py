@@ -794,10 +794,16 @@ class _Parser:
             elif rest[:2] in ("cs", "cf"):
                 kind, mods_value = self.critical_or_count(rest[:2], mods, start, lo, hi)
                 mods[kind] = mods_value
-            elif rest[:2] == "ra":
-                raise self.error("Avrae's ra (re-roll and add) is not supported: write xo"
-                                 "N to add one die for each die showing N, or ro to re-roll "
-                                 "once", start, start + 2)
+            elif rest[:2] == "ra":  # Avrae: re-roll and add, one extra die for the term
+                if group:
+                    raise self.error("re-rolls apply to dice, not to a group", start, start + 2)
+                self.pos += 2
+                kind = "explode"
+                if kind in mods:
+                    raise self.error("one explosion per term (!, !!, !p, xo or ra)", start,
+                                     self.pos)
+                mods[kind] = "add"
+                mods["explode_on"] = self.compare_point(False, "ra", start)
             elif rest[:2] in ("kh", "kl", "dh", "dl", "ph", "pl") or rest[:1] in ("k", "d", "p"):
                 kind = "keep"
                 keep = self.keep(group)
@@ -990,10 +996,10 @@ def _check_dice(d: Dice, text: str, limits: Limits,
             q = (boom - boom_rerolled) / n + boom * rerolled / (n * n)
         else:
             q = (boom - boom_rerolled) / (n - rerolled)
-        if d.explode != "once" and q >= 1:
+        if d.explode not in ("once", "add") and q >= 1:
             raise NotationError(f"every face of a {name} explodes: the roll would never end",
                                 text, spans.get("explode", d.span))
-        if d.explode != "once" and _too_long(q, d.count, limits):
+        if d.explode not in ("once", "add") and _too_long(q, d.count, limits):
             raise LimitError(f"{name} explodes too often: a die could need more than "
                              f"{limits.max_explosions} explosions (the limit)", text,
                              spans.get("explode", d.span))
@@ -1006,6 +1012,11 @@ def _check_dice(d: Dice, text: str, limits: Limits,
                 bound <= lo if what == "minimum" else bound >= hi):
             raise NotationError(f"a {what} of {bound} changes no face of a {name} (faces "
                                 f"{lo} to {hi}): nothing to do", text, spans.get(what, d.span))
+    if d.explode == "add" and (d.keep is not None or d.success is not None or d.match
+                               or d.minimum is not None or d.maximum is not None):
+        raise NotationError("ra (re-roll and add, as in Avrae) works here on dice without "
+                            "keep/drop, min/max, matches or success counting", text,
+                            spans.get("explode", d.span))
     if d.match and (d.keep is not None or d.explode is not None or d.success is not None
                     or d.minimum is not None or d.maximum is not None) and d.match_count:
         raise NotationError("mt (count matches) works on plain dice (re-rolls allowed), not with "

@@ -141,7 +141,7 @@ class Keep:
                 "dl": "drop lowest"}[self.how] + f" {self.n}"
 
 
-EXPLODE_TEXT = {"explode": "!", "compound": "!!", "penetrate": "!p", "once": "xo"}
+EXPLODE_TEXT = {"explode": "!", "compound": "!!", "penetrate": "!p", "once": "xo", "add": "ra"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +155,7 @@ class Dice:
     sides: int  # FUDGE for dF
     reroll: tuple[Compare, ...] = ()
     reroll_once: bool = False
-    explode: str | None = None  # "explode" | "compound" | "penetrate" | "once"
+    explode: str | None = None  # "explode" | "compound" | "penetrate" | "once" | "add" (ra)
     explode_on: Compare | None = None
     keep: Keep | None = None
     success: Compare | None = None
@@ -188,7 +188,7 @@ class Dice:
         if self.explode is not None:
             out.append(EXPLODE_TEXT[self.explode])
             top = 1 if self.sides == FUDGE else self.sides
-            default = self.explode_on == Compare("=", top)
+            default = self.explode_on == Compare("=", top) and self.explode != "add"
             # a bare ``!`` followed by a success compare would read that compare as its own
             if self.explode_on is not None and not (default and (self.keep or not self.success)):
                 out.append(self.explode_on.text())

@@ -142,7 +142,7 @@ class _Roller:
     def chain(self, d: Dice, group: str, out: list[_Rolled]) -> None:
         """Rule 2: one die and everything its explosions add."""
         index, face, text = self.face(d, group, None)
-        if d.explode is None:
+        if d.explode is None or d.explode == "add":  # ra adds its die to the term, below
             out.append(_Rolled(index, text, face))
             return
         explosions = 0
@@ -193,6 +193,12 @@ class _Roller:
             pool: list[_Rolled] = []
             for _ in range(d.count):
                 self.chain(d, group, pool)
+            if d.explode == "add" and any(explodes(d, x.value) for x in pool):
+                # ra: the first die that matches is rolled again, and the new die is added
+                first = next(x for x in pool if explodes(d, x.value))
+                first.shown += " (ra)"
+                index, face, text = self.face(d, group, None, "re-roll and add")
+                pool.append(_Rolled(index, text, face))
             indices = [x.index for x in pool]
             values = [x.value for x in pool]
             shown = [x.shown for x in pool]
