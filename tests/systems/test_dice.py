@@ -621,3 +621,13 @@ def test_huge_dice_are_read_and_their_odds_refused() -> None:
 def test_explode_once_odds_sum_to_one() -> None:
     for text in ("2d6xo>5", "1d6xo>5"):
         assert odds(text).distribution.total() == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a_dropped_group_item_strikes_its_dice() -> None:
+    # the web table draws dropped dice from the record: a group's dropped item marks every die
+    r = astragal.roll("{d12,d8}kh1", faces="4,7")
+    assert r.result["total"] == 7
+    assert [(d.size, d.kept) for d in r.dice] == [(12, False), (8, True)]
+    r = astragal.roll("{2d6, d8+1}dl1", faces="1,2,5")
+    assert [(d.size, d.kept) for d in r.dice] == [(6, False), (6, False), (8, True)]
+    assert [d.kept for d in astragal.roll("{d6, d6}", faces="1,2").dice] == [True, True]

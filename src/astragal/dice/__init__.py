@@ -115,6 +115,10 @@ class Tray:
             die[3] = note
         return face
 
+    def __len__(self) -> int:
+        """How many dice are on the tray so far."""
+        return len(self._dice)
+
     def removed(self, size: int, group: str, note: str) -> None:
         """Record a die taken out before rolling."""
         self._dice.append([size, [], group, note, False, False, False])

@@ -287,14 +287,22 @@ class _Roller:
         outer = self.indent
         self.indent += "  "
         values: list[Value] = []
+        dice_of: list[range] = []  # the tray's dice each item rolled, to strike a dropped item's
         for i, item in enumerate(g.items):
+            first = len(self.tray)
             v, shown = self.value(item, label)
+            dice_of.append(range(first, len(self.tray)))
             values.append(v)
             self.lines.append(f"{self.indent}item {i + 1}: {shown} = {format_value(v)}"
                               if shown != format_value(v) else
                               f"{self.indent}item {i + 1}: {format_value(v)}")
         self.indent = outer
         kept = kept_flags(values, g.keep)
+        if g.keep is not None:
+            for dice, k in zip(dice_of, kept):
+                if not k:
+                    for index in dice:
+                        self.tray.drop(index, "dropped")
         total = term_value(g, values, kept)
         items = ", ".join(format_value(v) for v in values)
         self.lines.append(f"{self.indent}{name}: {items}{self.verdict(g, values, kept, total)}")
