@@ -127,7 +127,7 @@ def test_the_public_odds_endpoint_answers_the_attack_inputs_cleanly(tmp_path: Pa
                      "500d100!kh250"):
             caplog.clear()
             r = c.get("/api/odds", params={"text": text})
-            assert r.status_code in (200, 422, 500), (text, r.text)
+            assert r.status_code in (200, 422), (text, r.text)  # the engine answers or refuses
             assert r.headers["content-type"] == "application/json"
             if r.status_code != 200:
                 assert r.json()["error"] and r.json()["message"]

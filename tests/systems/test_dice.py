@@ -631,3 +631,15 @@ def test_a_dropped_group_item_strikes_its_dice() -> None:
     r = astragal.roll("{2d6, d8+1}dl1", faces="1,2,5")
     assert [(d.size, d.kept) for d in r.dice] == [(6, False), (6, False), (8, True)]
     assert [d.kept for d in astragal.roll("{d6, d6}", faces="1,2").dice] == [True, True]
+
+
+@pytest.mark.parametrize("text", ["100d2!kh1", "180d20!kh1", "500d100!kh250", "400d6!"])
+def test_big_exploding_pools_answer_or_are_refused_never_overflow(text: str) -> None:
+    # the explosion count is the shared negative binomial, walked out from its mode in logs
+    try:
+        o = astragal.odds(text)
+    except astragal.LimitError as exc:
+        assert "odds work limit" in str(exc)
+        return
+    assert abs(o.distribution.total() + o.distribution.truncated - 1.0) < 1e-9
+    assert o.distribution.truncated < 1e-13

@@ -515,20 +515,14 @@ def _binom(n: int, p: float) -> list[float]:
 
 
 def _negbin_upto(r: int, q: float, eps: float) -> list[float]:
-    """P(M = m), m = 0.. until the tail left is ≤ eps: explosions among r chains (rule 2)."""
-    if r == 0 or q == 0:
-        return [1.0]
-    out: list[float] = []
-    left = 1.0
-    m = 0
-    while left > eps:
-        pm = math.comb(r + m - 1, m) * q**m * (1 - q) ** r
-        out.append(pm)
-        left -= pm
-        m += 1
-        if m > 100_000:
-            break
-    return out
+    """P(M = m), m = 0.. until the tail left is ≤ eps: explosions among r chains (rule 2).
+
+    The shared negative binomial (odds/maths.py) walks out from the mode in logarithms, so a
+    large pool (100d2!, 500d100!) neither overflows nor loses its tail to cancellation.
+    """
+    from ...odds.maths import negative_binomial
+
+    return negative_binomial(r, q, eps)[0]
 
 
 Classes = list[tuple[int, dict[int, float]]]
