@@ -7,6 +7,8 @@ a player who rolled physical dice can type them per side, in the order they were
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,33 +27,48 @@ class Source:
         """Called after a roll: a scripted source checks that every face was used."""
 
 
+_BLOCK = 4096
+_lock = threading.Lock()
+_buffer = b""
+_pos = 0
+
+
+def _forget_buffer() -> None:
+    """After ``fork``: the child must not deal the bytes its parent will also deal."""
+    global _buffer, _pos, _lock
+    _buffer, _pos, _lock = b"", 0, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_buffer)
+
+
+def _random_bytes(n: int) -> bytes:
+    """``n`` bytes from the operating system, dealt from one block shared by every roll.
+
+    One system call per 4 KiB for the whole process (not per roll, not per die); a lock deals
+    each byte to exactly one caller across threads, and a forked child starts a fresh block.
+    """
+    global _buffer, _pos
+    with _lock:
+        if _pos + n > len(_buffer):
+            _buffer = os.urandom(max(_BLOCK, n))
+            _pos = 0
+        chunk = _buffer[_pos:_pos + n]
+        _pos += n
+    return chunk
+
+
 class SystemSource(Source):
-    """The operating system's randomness (``secrets``)."""
-
-    # Bytes are drawn from os.urandom a block at a time (one system call per 4 KiB instead of one
-    # per die) and turned into faces by rejection sampling, so every face stays exactly uniform.
-    _BLOCK = 4096
-
-    def __init__(self) -> None:
-        self._buffer = b""
-        self._pos = 0
-
-    def _bytes(self, n: int) -> bytes:
-        if self._pos + n > len(self._buffer):
-            import os
-
-            self._buffer = os.urandom(max(self._BLOCK, n))
-            self._pos = 0
-        chunk = self._buffer[self._pos:self._pos + n]
-        self._pos += n
-        return chunk
+    """The operating system's randomness (``os.urandom``), every face exactly uniform."""
 
     def face(self, size: int, stream: int = 0) -> int:
+        # rejection sampling: values at or above ``limit`` would favour the low faces
         width = max(1, (size.bit_length() + 7) // 8)
         span = 1 << (8 * width)
-        limit = span - span % size  # values at or above this would favour the low faces
+        limit = span - span % size
         while True:
-            value = int.from_bytes(self._bytes(width), "little")
+            value = int.from_bytes(_random_bytes(width), "little")
             if value < limit:
                 return value % size + 1
 
