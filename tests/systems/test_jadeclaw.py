@@ -202,7 +202,9 @@ def test_quality_from_level() -> None:
     got = [J.quality_of_level(level) for level in v["input"]["levels"]]
     assert [q.title() if q else None for q in got] == v["expected"]["quality"]
     # and through the notation: q=6 is a Level 6 Skill, Expert
-    assert str(astragal.parse("jc: d12 q=6 vs d12 q=5")) == "jc: d12 q=expert vs d12 q=basic"
+    # (the canonical form keeps the Skill Level: its band depends on quality_bands, J-A6)
+    assert str(astragal.parse("jc: d12 q=6 vs d12 q=5")) == "jc: d12 q=6 vs d12 q=5"
+    assert astragal.roll("jc: d12 q=6 vs d12 q=5", faces="7 / 7").outcome == "success"
 
 
 def test_level_table_reproduces_every_cell() -> None:

@@ -186,8 +186,14 @@ def damage_penalty(sizes: Sequence[int], penalties: int) -> tuple[int, ...]:
 
 
 def may_declare_success(actor: Sequence[int], difficulty: Sequence[int],
-                        dominance: str = "pairwise") -> bool:
-    """J48: at least as many dice as the Difficulty, each at least as large (J-A16)."""
+                        dominance: str = "pairwise", penalties: int = 0) -> bool:
+    """J48: at least as many dice as the Difficulty, each at least as large (J-A16).
+
+    Only "as long as things are nice and quiet (no rush jobs, no improvised materials)": a
+    Penalty ("lack of time, poor preparation", J20) means the task is not calm, so it is rolled.
+    """
+    if penalties:
+        return False
     a, d = sorted(actor, reverse=True), sorted(difficulty, reverse=True)
     if len(a) < len(d) or not d:
         return False
@@ -490,6 +496,16 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
             continue
         if allow_difficulty and not terms and (name := _read_difficulty(toks)) is not None:
             terms.append(name)
+            after = toks.peek()
+            if after is not None and after.lower not in _STOP and (
+                    "=" not in after.lower or after.lower.startswith("q=")):
+                if after.lower.startswith("q="):
+                    raise toks.error("Difficulty Dice have no Quality (J-A6)", after)
+                dice = " ".join(f"d{s}" for s in DIFFICULTIES[name])
+                raise toks.error(f"'{after.text}' after the Difficulty '{name}' would change the "
+                                 "GM's Difficulty Dice (J47): write your pool's modifiers before "
+                                 f"'vs', or write the Difficulty as dice ('vs {dice} ...')",
+                                 after)
             continue
         toks.next()
         if m := _DIE.match(w):
@@ -541,6 +557,8 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                     raise toks.error("a Bonus is written +Nb; a Penalty is -Np", tok)
                 bonuses += n
             else:
+                if m.group(1) == "+":
+                    raise toks.error(f"a Penalty is written -{n}p (a Bonus is +{n}b)", tok)
                 penalties += n
         elif w in ("fav", "favored", "favoured"):
             favored = True
@@ -562,10 +580,7 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
 
 def _quality(text: str, tok: Token, toks: Tokens) -> str:
     if text.isdigit() and len(text) < 4:
-        q = quality_of_level(int(text))
-        if q is None:
-            raise toks.error("Level 0 has no Quality", tok)
-        return q
+        return str(int(text))  # a Skill Level: its band is read with quality_bands (J-A6)
     if text in QUALITIES:
         return text
     raise toks.error(f"'{text}' is not a Quality: use basic, expert, heroic, legendary, mythic "
@@ -632,6 +647,13 @@ def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> 
     merged = {**DEFAULTS, **options, **opts}
     check_options(merged)
     _check_sizes(spec, limits, text)
+    for pool in (spec.actor, spec.opposition) if isinstance(spec, Simple) else (spec.resolve,):
+        q = pool.quality if pool is not None else None
+        if q is not None and q.isdigit() and quality_in_force(q, merged["quality_bands"]) is None:
+            at = text.find(f"q={q}")
+            raise NotationError(f"Skill Level {q} has no Quality under quality_bands="
+                                f"{merged['quality_bands']} (J-A6); with quality_bands=0-4 it "
+                                "is Basic", text, (at, at + 2 + len(q)) if at >= 0 else None)
     return spec
 
 
@@ -723,8 +745,10 @@ def prepare(pool: Pool, options: Mapping[str, Any], damage: bool) -> Prepared:
         sizes = after
     b, p = net(pool.bonuses, pool.penalties)  # J12
     if pool.bonuses and pool.penalties:
-        steps.append(f"{pool.bonuses} Bonus(es) and {pool.penalties} Penalty(ies) cancel → "
-                     f"net {'+' + str(b) + ' Bonus' if b else str(p) + ' Penalty' if p else 'none'}")
+        steps.append(f"{_n(pool.bonuses, 'Bonus', 'Bonuses')} and "
+                     f"{_n(pool.penalties, 'Penalty', 'Penalties')} cancel → net "
+                     + (f"+{_n(b, 'Bonus', 'Bonuses')}" if b else
+                        f"-{_n(p, 'Penalty', 'Penalties')}" if p else "none"))
     if b:  # 4. Bonuses (J13–J17)
         after = apply_bonuses(sizes, b, options["bonus_distribution"])
         n = max(1, len(sizes))
@@ -739,7 +763,19 @@ def prepare(pool: Pool, options: Mapping[str, Any], damage: bool) -> Prepared:
         steps.append(f"-{p} Penalty: remove the smallest die{' each' if p > 1 else ''} → "
                      f"{dice_text(after)}")
         sizes, p = after, 0
-    return Prepared(sizes, tuple(steps), p, pool.favored, pool.quality, pool.base)
+    return Prepared(sizes, tuple(steps), p, pool.favored,
+                    quality_in_force(pool.quality, options["quality_bands"]), pool.base)
+
+
+def _n(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def quality_in_force(quality: str | None, bands: str) -> str | None:
+    """J8, J-A6: a Quality by name, or a Skill Level (``q=7``) read with the bands in force."""
+    if quality is not None and quality.isdigit():
+        return quality_of_level(int(quality), bands)
+    return quality
 
 
 # --------------------------------------------------------------------------------------------
@@ -771,7 +807,8 @@ def _roll_simple_side(tray: Tray, prep: Prepared, name: str, stream: int,
         for step in prep.steps:
             lines.append(f"  {step}")
     lines.append(f"{name} rolls {dice_text(prep.sizes)}"
-                 + (f", {rolls} times ({prep.penalties} Penalty: keep the worst Score, J21)"
+                 + (f", {rolls} times ({_n(prep.penalties, 'Penalty', 'Penalties')}: keep the "
+                    "worst Score, J21)"
                     if rolls > 1 else ""))
     results: list[tuple[int, list[int]]] = []
     spans: list[tuple[int, int]] = []  # each roll's dice in the tray
@@ -816,13 +853,16 @@ def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
     lines.append(f"Jadeclaw Simple Roll: {str(spec)[4:]}")
     opp = prepare(spec.opposition, options, damage=False) if spec.opposition else None
     if spec.calm and opp is not None and may_declare_success(
-            actor.sizes, opp.sizes, options["auto_success_dominance"]):
+            actor.sizes, opp.sizes, options["auto_success_dominance"], spec.actor.penalties):
         lines.append(f"J48: {dice_text(actor.sizes)} matches {dice_text(opp.sizes)} die for die "
                      "and the task is calm: Success without rolling")
         return Roll("jadeclaw", text, "success",
                     {"auto_success": True, "actor_score": None, "opposition_score": None},
                     tray.freeze(), tuple(lines), spec)
-    if spec.calm:
+    if spec.calm and spec.actor.penalties:
+        lines.append("J48 does not apply: a Penalty (lack of time, poor preparation) means the "
+                     "task is not calm: roll")
+    elif spec.calm:
         lines.append("J48 does not apply (the pool does not match the Difficulty die for die): "
                      "roll")
     a_empty = _empty(actor, "actor", options)
@@ -996,7 +1036,8 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     notes.append(f"opposition: {dice_text(opp.sizes)}"
                  + (f", {opp.penalties + 1} rolls keep the worst" if opp.penalties else ""))
     if spec.calm and may_declare_success(actor.sizes, opp.sizes,
-                                         options["auto_success_dominance"]):
+                                         options["auto_success_dominance"],
+                                         spec.actor.penalties):
         notes.append("J48: calm task and the pool matches the Difficulty: Success without rolling")
         out = dict.fromkeys(CONTEST_OUTCOMES, 0.0)
         out["success"] = 1.0

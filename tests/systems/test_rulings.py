@@ -1,0 +1,84 @@
+"""The rulings of the independent audit of the five texts (RULES.md: each under its rule).
+
+Each ruling is checked through the API and through the command line, as a player would meet it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import astragal
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "astragal.cli", *args], capture_output=True,
+                          text=True, timeout=120)
+
+
+# J-A6: Difficulty Dice have no Quality, however it is written
+@pytest.mark.parametrize("text", ["jc: d12 q=basic vs difficult q=expert",
+                                  "jc: d12 q=basic vs difficult q=basic:expert"])
+def test_a_difficulty_has_no_quality(text: str) -> None:
+    with pytest.raises(astragal.NotationError, match=r"Difficulty Dice have no Quality \(J-A6\)"):
+        astragal.odds(text)
+    r = cli("odds", text)
+    assert r.returncode == 2 and "Difficulty Dice have no Quality" in r.stderr and "^" in r.stderr
+
+
+# J47: modifiers after a named Difficulty would silently change the GM's dice
+@pytest.mark.parametrize("mod", ["+1b", "fav", "-1p", "limit d6", "+d8", "d8"])
+def test_modifiers_after_a_named_difficulty_are_refused(mod: str) -> None:
+    text = f"jc: d12 vs routine {mod}"
+    with pytest.raises(astragal.NotationError, match="before 'vs'"):
+        astragal.roll(text, seed=1)
+    r = cli("roll", text)
+    assert r.returncode == 2 and "Difficulty as dice" in r.stderr
+    assert astragal.roll(f"jc: d12 {mod if mod != 'd8' else '+1b'} vs routine", seed=1)
+
+
+def test_a_penalty_written_with_a_plus_is_refused() -> None:
+    with pytest.raises(astragal.NotationError, match="a Penalty is written -1p"):
+        astragal.parse("jc: d12 +1p vs d8")
+    assert cli("roll", "jc: d12 +1p vs d8").returncode == 2
+
+
+# J48: a calm task with a Penalty is rolled
+def test_a_calm_task_with_a_penalty_is_rolled() -> None:
+    text = "jc: d10 d8 -1p vs intermediate calm"
+    r = astragal.roll(text, faces="3,2,5,2 / 8,8")
+    assert r.result["actor_score"] == 3 and r.outcome == "overwhelming_failure"
+    assert any("a Penalty (lack of time, poor preparation)" in line for line in r.transcript)
+    o = astragal.odds(text)
+    assert 0 < o.outcomes["success"] < 1 and o.outcomes["botch"] > 0
+    # without the Penalty the same task succeeds unrolled (the dice match die for die)
+    assert astragal.odds("jc: d10 d8 vs intermediate calm").outcomes["success"] == 1.0
+    out = cli("roll", text, "--faces", "3,2,5,2 / 8,8")
+    assert out.returncode == 0 and "not calm" in out.stdout
+
+
+# J-A6: quality_bands=0-4 reads q=N with the 0–4 bands
+def test_quality_bands_switch_reads_skill_levels() -> None:
+    with pytest.raises(astragal.NotationError, match="Skill Level 0 has no Quality"):
+        astragal.parse("jc: d12 q=0 vs d8")
+    assert str(astragal.parse("jc: d12 q=0 vs d8 quality_bands=0-4")).endswith(
+        "quality_bands=0-4")
+    # Levels 5 and 6: Basic and Expert under 1–5, both Expert under 0–4, so ties stay ties
+    ones = astragal.odds("jc: d8 q=5 vs d8 q=6")
+    zeros = astragal.odds("jc: d8 q=5 vs d8 q=6", options={"quality_bands": "0-4"})
+    assert ones.outcomes["tie"] == pytest.approx(1 / 64) and zeros.outcomes["tie"] == \
+        pytest.approx(8 / 64)
+    r = astragal.roll("jc: d8 q=5 vs d8 q=6", faces="4 / 4", options={"quality_bands": "0-4"})
+    assert r.outcome == "tie"
+    assert astragal.roll("jc: d8 q=5 vs d8 q=6", faces="4 / 4").outcome == "failure"
+    out = cli("roll", "jc: d8 q=5 vs d8 q=6", "--faces", "4 / 4", "-o", "quality_bands=0-4")
+    assert out.returncode == 0 and "Tie" in out.stdout
+
+
+def test_plurals_in_the_transcript() -> None:
+    text = "\n".join(astragal.roll("jc: d12 +1b -2p vs d8", seed=3).transcript)
+    assert "1 Bonus and 2 Penalties cancel → net -1 Penalty" in text
+    assert "(1 Penalty: keep the worst Score" in text
+    assert "Bonus(es)" not in text and "Penalty(ies)" not in text
