@@ -203,10 +203,22 @@ def test_damage_every_pool_up_to_3_against_up_to_3(kind: str, method: str) -> No
 
 
 def test_resolve_combination_odds_equal_enumeration() -> None:
-    """J35: the Resolve test against the damage faces' Score."""
-    got = astragal.odds("jc: dmg d8 d6 resolve d10 d6").extra["resolve_outcomes"]
-    exact = brute_contest((10, 6), (8, 6))
-    close(got, exact)
+    """J35: the Resolve test against the damage faces' Score, after a Wound (audit ruling)."""
+    import itertools
+
+    got = astragal.odds("jc: dmg d8 d6 resolve d10 d6")
+    joint: dict[object, Fraction] = {}
+    tested = Fraction(0)
+    for d in itertools.product(range(1, 9), range(1, 7)):
+        if J.damage_hits(list(d), []) == 0:
+            continue
+        for r in itertools.product(range(1, 11), range(1, 7)):
+            p = Fraction(1, 8 * 6 * 10 * 6)
+            tested += p
+            k = J.contest_outcome(J.score(r), J.score(d), None, None)
+            joint[k] = joint.get(k, Fraction(0)) + p
+    assert abs(got.extra["resolve_tested"] - float(tested)) < TOL
+    close(got.extra["resolve_outcomes"], {k: v / tested for k, v in joint.items()})
 
 
 def test_calm_auto_success_odds() -> None:

@@ -82,3 +82,53 @@ def test_plurals_in_the_transcript() -> None:
     assert "1 Bonus and 2 Penalties cancel → net -1 Penalty" in text
     assert "(1 Penalty: keep the worst Score" in text
     assert "Bonus(es)" not in text and "Penalty(ies)" not in text
+
+
+# J-A12 with the switch on: a soak Botch still hits when every damage die was removed
+def test_soak_botch_with_no_damage_dice_switch() -> None:
+    text = "jc: dmg d6 -1p vs soak d4"
+    assert astragal.odds(text).outcomes["hit"] == 0.0
+    on = {"soak_botch_with_no_damage_dice": True}
+    assert astragal.odds(text, options=on).outcomes["hit"] == pytest.approx(0.25)
+    r = astragal.roll(text, faces=" / 1", options=on)
+    assert r.outcome == "hit" and r.result == {"hits": 1, "pairs": [], "soak_botch": True}
+    assert astragal.roll(text, faces=" / 1").outcome == "nothing"
+    out = cli("odds", text, "-o", "soak_botch_with_no_damage_dice=true", "--json")
+    assert out.returncode == 0 and '"hit": 0.25' in out.stdout
+
+
+# J35: the Resolve test follows an injury
+def test_resolve_test_only_after_a_hit() -> None:
+    r = astragal.roll("jc: dmg d8 vs soak d8 resolve d10", faces="2 / 5")
+    assert r.result["resolve"] == {"tested": False} and len(r.dice) == 2
+    assert any("no Resolve test" in line for line in r.transcript)
+    r = astragal.roll("jc: dmg d8 vs soak d8 resolve d10", faces="7 / 5 / 9")
+    assert r.result["resolve"]["tested"] and r.result["resolve"]["outcome"] == "success"
+    o = astragal.odds("jc: dmg d8 d6 d4 vs soak d8 d6 resolve d10 d6")
+    assert o.extra["resolve_tested"] == pytest.approx(0.8002387152777778, abs=1e-12)
+    out = cli("odds", "jc: dmg d8 d6 d4 vs soak d8 d6 resolve d10 d6", "--json")
+    assert out.returncode == 0 and '"resolve_tested": 0.80023871527' in out.stdout
+
+
+def test_resolve_odds_are_given_a_hit_by_enumeration() -> None:
+    import itertools
+    from collections import defaultdict
+    from fractions import Fraction
+
+    from astragal.systems import jadeclaw as J
+
+    dmg, soak, res = (6, 4), (6,), (8,)
+    joint: dict[str, Fraction] = defaultdict(Fraction)
+    tested = Fraction(0)
+    total = 6 * 4 * 6 * 8
+    for d in itertools.product(*(range(1, s + 1) for s in dmg)):
+        for s in itertools.product(*(range(1, x + 1) for x in soak)):
+            if not J.resolve_tested(J.damage_hits(list(d), list(s))):
+                continue
+            for r in itertools.product(*(range(1, x + 1) for x in res)):
+                tested += Fraction(1, total)
+                joint[J.contest_outcome(J.score(r), J.score(d), None, None)] += Fraction(1, total)
+    o = astragal.odds("jc: dmg d6 d4 vs soak d6 resolve d8")
+    assert o.extra["resolve_tested"] == pytest.approx(float(tested), abs=1e-12)
+    for name, p in o.extra["resolve_outcomes"].items():
+        assert p == pytest.approx(float(joint[name] / tested), abs=1e-12)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
-from .._errors import InputError, NotationError, OptionError
+from .._errors import InputError, LimitError, NotationError, OptionError
 from .._limits import Limits
 from .._rng import Source
 from ..dice import STEP_SIZES, Roll, Tray
@@ -304,6 +304,12 @@ def soak_botched(damage: Sequence[int], soak: Sequence[int],
     if not soak or not all(f == 1 for f in soak):
         return False
     return bool(damage) or bool(options["soak_botch_with_no_damage_dice"])
+
+
+def resolve_tested(hits: int) -> bool:
+    """J35: "A Damage Roll that scores a Wound becomes a Simple Roll to be defeated in a Resolve
+    Test": the test follows an injury, so a roll without a hit has none."""
+    return hits > 0
 
 
 def damage_hits(damage: Sequence[int], soak: Sequence[int], kind: str = NORMAL,
@@ -930,9 +936,12 @@ def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str
         faces[name] = f
     result: dict[str, Any]
     if not faces["Damage"]:
-        lines.append("No damage dice: nothing (J-A12)")
-        hits = 0
-        result = {"hits": 0, "pairs": [], "soak_botch": False}
+        botch = soak_botched([], faces["Soak"], options)
+        hits = 1 if botch else 0
+        lines.append("No damage dice: no pairs (J-A12)" + (
+            "; the Soak Botch still gives +1 hit (soak_botch_with_no_damage_dice=true, J28)"
+            if botch else ""))
+        result = {"hits": hits, "pairs": [], "soak_botch": botch}
     else:
         pairs = damage_pairs(faces["Damage"], faces["Soak"], kind)
         for d, s, h in pairs:
@@ -948,7 +957,11 @@ def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str
                   "soak_botch": botch}
     outcome = "nothing" if hits == 0 else "hit"
     lines.append(f"{hits} hit{'s' if hits != 1 else ''}" if hits else "No hits: nothing")
-    if spec.resolve is not None:
+    if spec.resolve is not None and not resolve_tested(hits):
+        lines.append("No Wound, so no Resolve test (J35: a Damage Roll that scores a Wound "
+                     "becomes a Simple Roll in a Resolve Test)")
+        result["resolve"] = {"tested": False}
+    elif spec.resolve is not None:
         res = prepare(spec.resolve, options, damage=False)
         lines.append("Resolve test against the damage faces (J35):")
         if not faces["Damage"]:
@@ -957,7 +970,7 @@ def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str
         a, _ = _roll_simple_side(tray, res, "Resolve", 2, options, lines)
         r_out = contest_outcome(a, b, res.quality, None, options)
         lines.append(_verdict_line(a, b, res.quality, None, r_out))
-        result["resolve"] = {"score": a, "damage_score": b, "outcome": r_out}
+        result["resolve"] = {"tested": True, "score": a, "damage_score": b, "outcome": r_out}
     tray.source.finish()
     return Roll("jadeclaw", text, outcome, result, tray.freeze(), tuple(lines), spec)
 
@@ -1063,26 +1076,58 @@ def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text:
     soak = prepare(spec.soak, options, damage=True)
     fav_soak = soak.favored and options["favored_on_soak"] and options["favored_auto"]
     fav_dmg = dmg.favored and options["favored_auto"]
-    hits = damage_hits_distribution(dmg.sizes, soak.sizes, kind, fav_dmg, fav_soak, options,
-                                    limits, text)
+    if dmg.sizes:
+        hits = damage_hits_distribution(dmg.sizes, soak.sizes, kind, fav_dmg, fav_soak, options,
+                                        limits, text)
+    else:  # J-A12: no pairs; a Soak Botch (every soak die a 1, i.e. Score 1) may still hit
+        botch = score_cdf(soak.sizes, fav_soak)[1] if soak_botched(
+            [], [1] * len(soak.sizes), options) else 0.0
+        hits = [1.0 - botch, botch] if botch else [1.0]
     dist = Distribution.from_mapping({h: p for h, p in enumerate(hits) if p > 0})
     notes = [f"damage: {dice_text(dmg.sizes)}", f"soak: {dice_text(soak.sizes)}"]
     outcomes: dict[str, float] = {"nothing": hits[0], "hit": 1 - hits[0]}
     order: tuple[str, ...] = ("nothing", "hit")
     extra: dict[str, Any] = {}
     if spec.resolve is not None:
-        if not dmg.sizes:
-            raise InputError("a Resolve test needs damage faces, but no damage dice are rolled")
+        tested = math.fsum(p for h, p in enumerate(hits) if resolve_tested(h))
+        extra["resolve_tested"] = tested
         res = prepare(spec.resolve, options, damage=False)
-        pr = final_score_pmf(res, options)
-        cdf = score_cdf(dmg.sizes, fav_dmg)
-        pd = [0.0] + [cdf[k] - cdf[k - 1] for k in range(1, TOP + 1)]
-        r_out = contest_distribution(pr, pd, res.quality, None, options)
-        extra["resolve_outcomes"] = Distribution.from_mapping(
-            r_out, order=CONTEST_OUTCOMES).to_json()
-        notes.append(f"resolve: {dice_text(res.sizes)} against the damage dice's Score (J35)")
+        if tested > 0:
+            pr = final_score_pmf(res, options)
+            pd = _damage_score_given_a_hit(dmg.sizes, soak.sizes, kind, fav_dmg, fav_soak,
+                                           options, hits[0], limits, text)
+            r_out = contest_distribution(pr, pd, res.quality, None, options)
+            extra["resolve_outcomes"] = Distribution.from_mapping(
+                r_out, order=CONTEST_OUTCOMES).to_json()
+        notes.append(f"resolve: {dice_text(res.sizes)} against the damage dice's Score, only "
+                     f"after a hit ({tested:.4%} of rolls, J35); resolve_outcomes are given a hit")
     return Odds("jadeclaw", text, Distribution.from_mapping(outcomes, order=order), dist, "hits",
                 tuple(notes), extra)
+
+
+def _damage_score_given_a_hit(damage: Sequence[int], soak: Sequence[int], kind: str,
+                              fav_dmg: bool, fav_soak: bool, options: Mapping[str, Any],
+                              nothing: float, limits: Limits, text: str) -> list[float]:
+    """P(damage Score = b | at least one hit), b = 0..12 (J35: the Resolve test's opposition).
+
+    P(no hit, every damage face ≤ b) is the damage pool with each die cut to its faces ≤ b
+    (uniform on 1..min(b, size)) times the chance of that cut; differences over b give
+    P(no hit, Score = b), which is taken out of P(Score = b).
+    """
+    if fav_dmg:
+        raise LimitError("the odds of a Resolve test after a Favored Damage Roll are not computed "
+                         "(the Favored re-roll ties the damage Score to the hits); roll it, or "
+                         "ask the odds without 'resolve'", text, (0, len(text)) if text else None)
+    cdf = score_cdf(damage, False)
+    quiet = [0.0] * (TOP + 1)  # P(no hit, every damage face ≤ b)
+    for b in range(1, TOP + 1):
+        cut = [min(b, d) for d in damage]
+        share = math.prod(c / d for c, d in zip(cut, damage))
+        quiet[b] = share * damage_hits_distribution(cut, soak, kind, False, fav_soak, options,
+                                                    limits, text)[0]
+    hit = 1.0 - nothing
+    return [0.0] + [max(0.0, (cdf[b] - cdf[b - 1]) - (quiet[b] - quiet[b - 1])) / hit
+                    for b in range(1, TOP + 1)]
 
 
 def _hit_steps(kind: str) -> list[int]:
