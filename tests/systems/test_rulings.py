@@ -132,3 +132,41 @@ def test_resolve_odds_are_given_a_hit_by_enumeration() -> None:
     assert o.extra["resolve_tested"] == pytest.approx(float(tested), abs=1e-12)
     for name, p in o.extra["resolve_outcomes"].items():
         assert p == pytest.approx(float(joint[name] / tested), abs=1e-12)
+
+
+# D6 System (D-X2, D-A4): a penalty never makes a roll better
+@pytest.mark.parametrize("text, code", [
+    ("od6: 1D -1 pip", "1D-1"), ("od6: 1D -4 pips", "1D-4"), ("od6: 1D+1 -2 pips", "1D-1"),
+    ("od6: 2D -4 pips", "1D-1"), ("od6: 2D -5 pips", "1D-2"), ("od6: 2D -1D -2 pips", "1D-2"),
+    ("od6: 1D -1D min_dice_after_penalty=2", "1D"), ("od6: 3D+2 +2 pips", "4D+1"),
+])
+def test_d6_penalties_borrow_dice_only_above_the_floor(text: str, code: str) -> None:
+    r = astragal.roll(text, seed=5)
+    assert f"rolls {code}" in r.transcript[1], r.transcript
+    out = cli("roll", text, "--seed", "5")
+    assert out.returncode == 0 and f"rolls {code}" in out.stdout
+
+
+def test_d6_one_die_less_one_pip_is_worse_than_one_die() -> None:
+    assert astragal.odds("od6: 1D -1 pip").mean == pytest.approx(2.5)
+    assert astragal.odds("od6: 1D").mean == pytest.approx(3.5)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 2), st.integers(0, 3), st.integers(0, 7),
+       st.integers(1, 3), st.booleans())
+def test_d6_a_penalty_never_raises_the_odds(dice: int, pips: int, minus_dice: int,
+                                            minus_pips: int, low: int, wild: bool) -> None:
+    base = f"od6: {dice}D{f'+{pips}' if pips else ''}" + (" wild" if wild else "")
+    worse = base + (f" -{minus_dice}D" if minus_dice else "") + (
+        f" -{minus_pips} pips" if minus_pips else "")
+    opts = {"min_dice_after_penalty": low}
+    a, b = astragal.odds(base, options=opts).distribution, astragal.odds(
+        worse, options=opts).distribution
+    assert b.mean() <= a.mean() + 1e-9
+    for x in set(a.outcomes()) | set(b.outcomes()):
+        assert b.at_least(x) <= a.at_least(x) + 1e-9, (base, worse, x)

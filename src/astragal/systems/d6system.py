@@ -575,11 +575,13 @@ class Prepared:
 def prepare(side: Side, options: Mapping[str, Any]) -> Prepared:
     """D2–D5, D-X2, D-A3, D-A4: the dice to roll and what is added, from a side as written."""
     dice, pips, number = side.code.dice, side.code.pips, 0
+    written = side.code.dice  # the dice before any penalty
     steps: list[str] = []
     for term in side.terms:
         if term.kind == "dice":  # D2: a dice bonus adds dice to the roll
             dice += term.value
             pips += term.pips
+            written += max(0, term.value)
         elif term.kind == "pips":
             pips += term.value
         elif term.kind == "number":  # D3: a number adds to the total
@@ -588,16 +590,15 @@ def prepare(side: Side, options: Mapping[str, Any]) -> Prepared:
             value, in_dice = MODIFIERS[term.name]
             if options["modifier_form"] == "dice" and in_dice is not None:  # D-A3
                 dice += in_dice
+                written += max(0, in_dice)
                 steps.append(f"{term.name.capitalize()}: {in_dice:+d}D (D5)")
             else:
                 number += value
                 steps.append(f"{term.name.capitalize()}: {value:+d} (D5)")
-    if options["pips_carry"] and not 0 <= pips <= 2:  # D-X2: 3 pips = 1D
-        before = f"{dice}D{pips:+d}"
-        dice, pips = dice + pips // 3, pips % 3
-        steps.append(f"{before} → {DieCode(dice, pips)} (3 pips = 1D)")
-    low = options["min_dice_after_penalty"]
-    if dice < low:  # D-A4: a penalty never takes the last die
+    # D-A4 and the audit's ruling: a penalty never takes the last die(s) and never makes a roll
+    # better: the floor is the minimum, but never more dice than were there before penalties
+    low = min(options["min_dice_after_penalty"], written)
+    if dice < low:
         short = low - dice
         dice = low
         if options["penalty_below_min"] == "minus_three":
@@ -606,6 +607,18 @@ def prepare(side: Side, options: Mapping[str, Any]) -> Prepared:
                          f"{-3 * short:+d} (D-A4)")
         else:
             steps.append(f"at least {low}D is rolled (D-A4)")
+    if options["pips_carry"] and not 0 <= pips <= 2:  # D-X2: 3 pips = 1D
+        before = f"{dice}D{pips:+d}"
+        if pips > 2:
+            dice, pips = dice + pips // 3, pips % 3
+        while pips < 0 and dice > low:  # negative pips borrow a die only above the floor
+            dice, pips = dice - 1, pips + 3
+        if before != f"{dice}D{pips:+d}":
+            steps.append(f"{before} → {DieCode(dice, pips)} (3 pips = 1D)")
+        if pips < 0:
+            steps.append(f"{-pips} pip{'s' if pips < -1 else ''} cannot borrow a die below "
+                         f"{low}D, so {'they count' if pips < -1 else 'it counts'} {pips:+d} on "
+                         "the total (a penalty never makes a roll better)")
     return Prepared(dice, pips, number, tuple(steps))
 
 
