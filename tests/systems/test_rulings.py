@@ -170,3 +170,23 @@ def test_d6_a_penalty_never_raises_the_odds(dice: int, pips: int, minus_dice: in
     assert b.mean() <= a.mean() + 1e-9
     for x in set(a.outcomes()) | set(b.outcomes()):
         assert b.at_least(x) <= a.at_least(x) + 1e-9, (base, worse, x)
+
+
+# d6 + skill (S7): a rolled DMG gets the botch check, switchable like every roll kind
+def test_rolled_dmg_is_checked_for_a_botch() -> None:
+    r = astragal.roll("ds: dmg d6+2", faces="1,1")
+    assert r.outcome == "botch" and r.result["botch"]
+    assert astragal.odds("ds: dmg d6+2").outcomes["botch"] == pytest.approx(1 / 36)
+    off = {"botch_on": "skill+trait+atk+def+loot"}
+    assert astragal.roll("ds: dmg d6+2", faces="1", options=off).result["botch"] is False
+    assert astragal.odds("ds: dmg d6+2", options=off).outcomes["botch"] == 0.0
+    out = cli("roll", "ds: dmg d6+2", "--faces", "1,1")
+    assert out.returncode == 0 and "Botch" in out.stdout
+    r = astragal.roll("ds: atk d6+6 vs def d6+3 dmg d6+2", faces="5,1,1 / 2")
+    assert r.result["dmg_roll"]["botch"] and any("DMG roll" in x and "Botch" in x
+                                                   for x in r.transcript)
+
+
+def test_a_botched_defence_says_so() -> None:
+    r = astragal.roll("ds: atk d6+3 vs def d6+5 dmg 2", faces="3 / 1,1")
+    assert r.result["opposition_botch"] and "DEF botched" in "\n".join(r.transcript)

@@ -46,7 +46,7 @@ KIND_TITLES = {"skill": "Skill", "trait": "Trait", "atk": "ATK", "def": "DEF", "
                "loot": "Loot"}
 _KIND_WORDS = {"skill": "skill", "trait": "trait", "atk": "atk", "attack": "atk", "def": "def",
                "defense": "def", "defence": "def", "dmg": "dmg", "damage": "dmg", "loot": "loot"}
-BOTCH_KINDS = ("skill", "trait", "atk", "def", "loot")  # a DMG roll never botches (see below)
+BOTCH_KINDS = KINDS  # S7: any roll may be checked for a Botch; botch_on says which are
 
 TIE_RULES = ("reroll", "actor", "opposition", "stand")
 BOTCH_ORDERS = ("before_ties", "after_ties")
@@ -55,9 +55,9 @@ DEFAULTS: dict[str, Any] = {
     # S9, S-A2, S-A6: 6s explode on Trait, Skill, DMG and Loot rolls; ATK and DEF are Skill or
     # Trait rolls, so they explode too. Kinds are joined with '+' ("skill+trait"), or "none".
     "explode_on": "skill+trait+atk+def+dmg+loot",
-    # S7, S-A2: the botch check on every action roll. A DMG roll is not an attempt that can fail,
-    # so it has no botch check (chosen; the seed is silent).
-    "botch_on": "skill+trait+atk+def+loot",
+    # S7, S-A2, S10: "If you roll 1, re-roll to check for a Botch" exempts only the re-rolls of a
+    # Critical chain, so every roll is checked by default, rolled DMG included (audit ruling).
+    "botch_on": "skill+trait+atk+def+dmg+loot",
     # §5.3: the seed puts no cap on a Critical chain; a number caps the explosions per die.
     "max_explosions": "none",
     # S3: opposed ties are rolled again (the seed); house rules: actor or opposition wins ties,
