@@ -82,6 +82,8 @@ def test_plurals_in_the_transcript() -> None:
     assert "1 Bonus and 2 Penalties cancel → net -1 Penalty" in text
     assert "(1 Penalty: keep the worst Score" in text
     assert "Bonus(es)" not in text and "Penalty(ies)" not in text
+    out = cli("roll", "jc: d12 +1b -2p vs d8", "--seed", "3")
+    assert out.returncode == 0 and "1 Bonus and 2 Penalties cancel" in out.stdout
 
 
 # J-A12 with the switch on: a soak Botch still hits when every damage die was removed
@@ -190,3 +192,5 @@ def test_rolled_dmg_is_checked_for_a_botch() -> None:
 def test_a_botched_defence_says_so() -> None:
     r = astragal.roll("ds: atk d6+3 vs def d6+5 dmg 2", faces="3 / 1,1")
     assert r.result["opposition_botch"] and "DEF botched" in "\n".join(r.transcript)
+    out = cli("roll", "ds: atk d6+3 vs def d6+5 dmg 2", "--faces", "3 / 1,1")
+    assert out.returncode == 0 and "DEF botched" in out.stdout
