@@ -41,7 +41,7 @@ def test_plus_stays_plus_outside_jadeclaw() -> None:
 
 
 def test_expanded_rolls_equal_the_same_roll_typed_out() -> None:
-    for typed in ("sneak", "Fast-Talk & Will vs 2d10", "Speed + Stealth vs routine +1b"):
+    for typed in ("sneak", "Fast-Talk & Will vs 2d10", "Speed + Stealth +1b vs routine"):
         exp = expand(typed, WU, "jadeclaw", ALIASES)
         a = astragal.roll(exp.text, seed=5, default_system="jadeclaw")
         b = astragal.roll(exp.text.replace("jc:", "").strip(), seed=5, default_system="jadeclaw")
