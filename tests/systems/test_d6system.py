@@ -195,8 +195,11 @@ def test_pips_carry_to_a_die() -> None:
     assert any("3 pips = 1D" in line for line in r.transcript)
     off = astragal.roll("od6: 3D+2 +2 pips", faces="1,2,3", options={"pips_carry": "off"})
     assert off.result["code"] == "3D+4" and off.result["total"] == 10
-    minus = astragal.roll("od6: 3D -1 pip", faces="2,2")
-    assert minus.result["code"] == "2D+2" and minus.result["total"] == 6
+    # negative pips take whole dice only (audit ruling: a penalty never makes a total likelier)
+    minus = astragal.roll("od6: 3D -1 pip", faces="2,2,2")
+    assert minus.result["code"] == "3D-1" and minus.result["total"] == 5
+    minus = astragal.roll("od6: 3D -4 pips", faces="2,2")
+    assert minus.result["code"] == "2D-1" and minus.result["total"] == 3
 
 
 def test_wild_die_explodes_and_is_marked(capsys: pytest.CaptureFixture[str]) -> None:

@@ -611,7 +611,10 @@ def prepare(side: Side, options: Mapping[str, Any]) -> Prepared:
         before = f"{dice}D{pips:+d}"
         if pips > 2:
             dice, pips = dice + pips // 3, pips % 3
-        while pips < 0 and dice > low:  # negative pips borrow a die only above the floor
+        # negative pips take whole dice (3 pips each) while a die above the floor is left; a
+        # remainder of 1 or 2 stays on the total (2D−1 is 2D−1, not 1D+2, which could roll 3
+        # where 2D rolls 2: a penalty never makes any total more likely)
+        while pips <= -3 and dice > low:
             dice, pips = dice - 1, pips + 3
         if before != f"{dice}D{pips:+d}":
             steps.append(f"{before} → {DieCode(dice, pips)} (3 pips = 1D)")
