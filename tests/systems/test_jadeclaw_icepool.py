@@ -42,7 +42,7 @@ def test_quality_tie_break_equals_icepool() -> None:
     close(ours, theirs)
 
 
-@pytest.mark.parametrize("method", ["auto", "dp"])
+@pytest.mark.parametrize("method", ["auto", "exact", "numpy"])
 @pytest.mark.parametrize("d,s,kind", [
     ((12, 12, 12, 12), (12, 12, 12), J.NORMAL),
     ((12, 10, 8, 6, 4), (12, 8, 4), J.NORMAL),

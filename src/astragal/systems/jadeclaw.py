@@ -19,7 +19,7 @@ from .._limits import Limits
 from .._rng import Source
 from ..dice import STEP_SIZES, Roll, Tray
 from ..notation import Token, Tokens, tokenize
-from ..odds import Distribution
+from ..odds import Distribution, pairing
 from . import Odds
 
 # --------------------------------------------------------------------------------------------
@@ -1158,43 +1158,47 @@ def damage_hits_distribution(damage: Sequence[int], soak: Sequence[int], kind: s
                              method: str = "auto") -> list[float]:
     """P(hits = h) for h = 0..max of a Damage Roll (J23–J34), computed exactly.
 
-    Small pools: every sorted face vector of each side with its probability, paired in one
-    table (``_damage_enumerate``). Larger pools: dynamic programming over faces from 12 down to 1
-    (``_damage_dp``). Favored pools are mixtures of independent dice (``_favored_mixture``).
+    The sorted-pool evaluator of ``astragal.odds.pairing`` steps through the faces from 12 down
+    to 1 (J23 pairing by rank, J25/J26 surplus dice, J28 Soak Botch, J39 Favored); ``pair_hits``
+    gives it the hits of a pair as steps of ``d − s``. ``method="enumerate"`` pairs every sorted
+    face vector of each side instead (``_damage_enumerate``, small pools: a cross-check).
     """
-    n_d, n_s = len(damage), len(soak)
-    size = 2 * n_d + 2
-    if n_d == 0:
+    if not damage:
         return [1.0]
-    d_comps = _favored_mixture(damage) if damage_favored else [(1.0, [(s, 1) for s in damage])]
-    s_comps = _favored_mixture(soak) if soak_favored else [(1.0, [(s, 1) for s in soak])]
-    h = _hit_steps(kind)
-    botch_ok = n_s > 0
-    cells = _sorted_count(damage) * _sorted_count(soak)
-    grid = math.prod(damage) + math.prod(soak)  # the face combinations enumerated per side
-    exact_sums = math.prod(damage) * math.prod(soak) * math.lcm(*damage) * math.lcm(*soak)
-    if method == "enumerate" or (method == "auto" and cells <= _ENUMERATE_CELLS
-                                 and grid <= _ENUMERATE_GRID and exact_sums < 2**53):
+    if method == "enumerate":
+        d_comps = _favored_mixture(damage) if damage_favored else [(1.0, [(s, 1) for s in damage])]
+        s_comps = _favored_mixture(soak) if soak_favored else [(1.0, [(s, 1) for s in soak])]
         if limits is not None:
+            cells = _sorted_count(damage) * _sorted_count(soak)
+            grid = math.prod(damage) + math.prod(soak)
             limits.check_work(cells + grid * (len(d_comps) + len(s_comps)), "this Damage Roll",
                               text)
         return _damage_enumerate(d_comps, s_comps, kind)
-    work = len(d_comps) * len(s_comps) * _dp_work(n_d, n_s)
+    attack = pairing.Pool(tuple(damage), damage_favored)
+    defence = pairing.Pool(tuple(soak), soak_favored)
+    steps = _pair_steps(kind)
     if limits is not None:
-        limits.check_work(work, "this Damage Roll", text)
-    total = [0.0] * size
-    for wd, dc in d_comps:
-        for ws, sc in s_comps:
-            part = _damage_dp(tuple(dc), tuple(sc), tuple(h), botch_ok)
-            for i, p in enumerate(part):
-                total[i] += wd * ws * p
-    while len(total) > 1 and total[-1] == 0.0:
-        total.pop()
-    return total
+        damage_work(damage, soak, kind, damage_favored, soak_favored, limits, text)
+    kernel = method if method in ("exact", "numpy") else "auto"
+    return pairing.distribution(attack, defence, steps, 1, kernel)
 
 
-_ENUMERATE_CELLS = 150_000
-_ENUMERATE_GRID = 400_000  # face combinations of one side: 12^5 rows stays well under 100 MiB
+def _pair_steps(kind: str) -> tuple[tuple[int, int], ...]:
+    """``pair_hits`` as steps of the face difference: (t, extra hits once d − s ≥ t)."""
+    h = _hit_steps(kind)
+    return tuple((t, h[t] - h[t - 1]) for t in range(1, TOP) if h[t] != h[t - 1])
+
+
+def damage_work(damage: Sequence[int], soak: Sequence[int], kind: str = NORMAL,
+                damage_favored: bool = False, soak_favored: bool = False,
+                limits: Limits | None = None, text: str = "") -> pairing.Work:
+    """The work of a Damage Roll's exact odds, estimated before any of it is done; past the
+    limits (steps, bytes) a LimitError."""
+    work = pairing.estimate(pairing.Pool(tuple(damage), damage_favored),
+                            pairing.Pool(tuple(soak), soak_favored), _pair_steps(kind), 1)
+    if limits is not None:
+        limits.check_work(work.steps, "this Damage Roll", text)
+    return work
 
 
 def _sorted_count(sizes: Sequence[int]) -> int:
@@ -1265,136 +1269,6 @@ def _damage_enumerate(d_comps: list[tuple[float, list[tuple[int, int]]]],
     while len(result) > 1 and result[-1] == 0.0:
         result.pop()
     return result
-
-
-def _dp_work(n_d: int, n_s: int) -> int:
-    """A rough count of the DP's state updates (about 2.5 µs each here)."""
-    window = min(n_d, 4)
-    return 12 * (n_d + 1) * (n_s + 1) * math.comb(n_d + window, window)
-
-
-@lru_cache(maxsize=256)
-def _damage_dp(damage: tuple[tuple[int, int], ...], soak: tuple[tuple[int, int], ...],
-               h: tuple[int, ...], botch_ok: bool) -> list[float]:
-    """Exact hits distribution for independent uniform dice given as (size, lowest face).
-
-    Faces are placed from 12 down to 1. Given that every unplaced die of a class (same lowest
-    face) shows at most v, the number showing exactly v is binomial with p = 1/(v − lo + 1), so
-    a class needs only its placed count. Pairing is by rank (J23): soak dice placed at v meet the
-    damage ranks already placed (faces above v) that are still unmatched; their hits depend on
-    how far above v each face is, so the state keeps c_k = damage dice with face ≥ v + k for
-    k = 2..W, W being where ``h`` stops changing. Imaginary 1s (J26) are soak d1s; the Soak Botch
-    (J28) is no real soak die placed above 1.
-    """
-    import numpy as np
-
-    n_d = len(damage)
-    phantoms = max(0, n_d - len(soak))
-    soak_all = soak + ((1, 1),) * phantoms
-    d_classes = sorted({lo for _, lo in damage})
-    s_classes = sorted({lo for _, lo in soak_all})
-    W = next(k for k in range(1, TOP) if all(h[j] == h[k] for j in range(k, TOP)))
-    n_dc, n_sc = len(d_classes), len(s_classes)
-    n_c = W - 1  # c_2..c_W
-    F = n_dc + n_sc + n_c
-    H = 2 * n_d + 2
-    radix = max(n_d, len(soak_all)) + 1
-    weights_radix = np.array([radix ** i for i in range(F)], dtype=np.int64)
-
-    def active(dice: tuple[tuple[int, int], ...], lo: int, v: int) -> int:
-        return sum(1 for s, l in dice if l == lo and l <= v <= s)
-
-    states = np.zeros((1, F), dtype=np.int64)
-    probs = np.zeros((1, H))
-    probs[0, 0] = 1.0
-    d_idx = list(range(n_dc))
-    s_idx = list(range(n_dc, n_dc + n_sc))
-    c_idx = list(range(n_dc + n_sc, F))
-    h_arr = np.array(h)
-    real_soak_lo = {lo for _, lo in soak}
-
-    def merge(cands: list[tuple[Any, Any, Any, Any]]) -> tuple[Any, Any]:
-        # Sum the candidates that reached the same state; shift each row's hits by its new hits.
-        all_states = np.concatenate([c[0] for c in cands]) if len(cands) > 1 else cands[0][0]
-        keys = all_states @ weights_radix
-        order = np.argsort(keys, kind="stable")
-        sorted_keys = keys[order]
-        starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
-        position = np.empty_like(order)
-        position[order] = np.arange(len(order))
-        table = np.zeros((len(order), H))
-        offset = 0
-        for _, p, shift, _ in cands:
-            rows = position[offset:offset + len(p)]
-            offset += len(p)
-            if not shift.any():
-                table[rows] = p
-                continue
-            for sh in np.unique(shift):
-                sel = shift == sh
-                table[rows[sel], sh:] = p[sel, :H - sh]
-        return all_states[order[starts]], np.add.reduceat(table, starts, axis=0)
-
-    def place(states: Any, probs: Any, col: int, lo: int, dice: tuple[tuple[int, int], ...],
-              v: int, is_soak: bool, bump: Any = None) -> tuple[Any, Any]:
-        # every state → one candidate per count k of this class's unplaced dice showing v
-        total_active = active(dice, lo, v)
-        if total_active == 0:
-            if bump is None:
-                return states, probs
-            return merge([(states, probs, bump, None)])
-        remaining = total_active - states[:, col]
-        counts = remaining + 1
-        rep = np.repeat(np.arange(len(states)), counts)
-        k = np.arange(len(rep)) - np.repeat(np.cumsum(counts) - counts, counts)
-        pmf = _binom_table(int(remaining.max()), 1.0 / (v - lo + 1))
-        st = states[rep]
-        st[:, col] += k
-        w = pmf[remaining[rep], k]
-        shift = np.zeros(len(st), dtype=np.int64) if bump is None else bump[rep]
-        if is_soak:
-            ns_a = st[:, s_idx].sum(axis=1)
-            ns_b = ns_a - k
-            nd = st[:, d_idx].sum(axis=1)
-            shift = shift + (h_arr[1] - h_arr[0]) * np.maximum(0, np.minimum(nd, ns_a) - ns_b)
-            for j, ci in enumerate(c_idx):
-                kk = j + 2
-                shift += (h_arr[kk] - h_arr[kk - 1]) * np.maximum(
-                    0, np.minimum(st[:, ci], ns_a) - ns_b)
-                st[:, ci] = np.maximum(st[:, ci], ns_a)
-        return merge([(st, probs[rep] * w[:, None], shift, None)])
-
-    for v in range(TOP, 0, -1):
-        bump = None
-        if v == 1 and botch_ok and 1 in real_soak_lo:  # J28: no real soak die above 1
-            bump = (states[:, s_idx].sum(axis=1) == 0).astype(np.int64)
-        for j, lo in enumerate(s_classes):
-            states, probs = place(states, probs, s_idx[j], lo, soak_all, v, True, bump)
-            bump = None
-        if bump is not None:
-            states, probs = merge([(states, probs, bump, None)])
-        if c_idx:  # one face lower: c_k ← c_{k−1}, c_2 ← damage dice placed so far
-            nd = states[:, d_idx].sum(axis=1)
-            ns = states[:, s_idx].sum(axis=1)
-            states = states.copy()
-            for a in range(len(c_idx) - 1, 0, -1):
-                states[:, c_idx[a]] = states[:, c_idx[a - 1]]
-            states[:, c_idx[0]] = np.maximum(nd, ns)
-        for j, lo in enumerate(d_classes):
-            states, probs = place(states, probs, d_idx[j], lo, damage, v, False)
-    return [float(x) for x in probs.sum(axis=0)]
-
-
-@lru_cache(maxsize=512)
-def _binom_table(mmax: int, q: float) -> Any:
-    """pmf[m, k] of Binomial(m, q) for m, k ≤ mmax."""
-    import numpy as np
-
-    table = np.zeros((mmax + 1, mmax + 1))
-    for m in range(mmax + 1):
-        for k in range(m + 1):
-            table[m, k] = math.comb(m, k) * q**k * (1 - q) ** (m - k)
-    return table
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,475 @@
+"""Exact odds of two dice pools sorted high→low and paired by rank (a sorted-pool evaluator).
+
+The mechanic, game-agnostic: an *attack* pool and a *defence* pool are rolled, both sorted high →
+low, and attack die ``i`` meets defence die ``i``. A pair scores by the difference ``d − s`` of its
+faces through a step function: ``sum(w for t, w in steps if d − s ≥ t)`` (every ``t ≥ 1``, so a
+pair scores nothing unless ``d > s``). Surplus attack dice meet an imaginary defence face 1;
+surplus defence dice are ignored. ``all_ones_bonus`` is added when both pools have dice and every
+defence die shows 1. A pool may be *favoured*: after rolling, if any die shows 1, one of the
+largest dice showing 1 is re-rolled once. (Jadeclaw's Damage Roll is this mechanic: J23–J34.)
+
+The evaluator steps through the faces from the highest down to 1 with a small state instead of
+enumerating faces. Write ``D(x)`` and ``S(x)`` for the number of attack and defence dice showing at
+least ``x``. Rank ``i`` (0-based) shows at least ``x`` on a side exactly when ``D(x) > i``, so
+
+* attack die ``i`` placed at face ``x`` beats its partner (``d > s``) iff ``S(x) ≤ i``: known as
+  soon as the defence dice at ``x`` are placed, and a rank ``i ≥ len(defence)`` meets the
+  imaginary 1 — it scores from its own face alone;
+* defence die ``i`` placed at face ``y`` is beaten by ``t`` or more iff ``D(y + t) > i``: known
+  from the attack counts of the last few faces, kept in the state clipped to the ranks that can
+  still meet a defence die.
+
+The state at face ``v`` is (attack dice placed per class, defence dice placed per class,
+``D(v+2) … D(v+T)`` clipped). The number of dice of a class showing ``v``, given that its unplaced
+dice show at most ``v``, is binomial with ``p = 1/v`` whatever their sizes (each is uniform on
+``1..min(size, v)``), so a plain pool is one class and the state needs no per-die detail.
+
+A favoured pool's face vector ``F`` has probability ``∏ 1/size × W(F)``, where ``W`` depends only
+on which dice show 1 (below), so it is a plain pool whose final weights are corrected at face 1:
+with the dice ordered largest first, ``W = 1 + Σ 1/size`` when no die shows 1, else
+``Σ_{j ≤ first 1} 1/size_j``. Averaged over which dice of a size show the 1s that is a function
+of the number of 1s per size, so a favoured pool is tracked per size (one class per size) and
+costs about what a plain pool does, not one evaluation per re-roll case.
+
+Two kernels run the same steps: ``exact`` (pure Python, integer counts, a hits polynomial packed
+into one integer — no numpy import, fast for small pools) and ``numpy`` (float64, the states of a
+face in arrays, aggregated through a dense index). ``estimate`` counts the work of either before
+any of it is done; ``last_work`` reports what a run really did, in the same units.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+__all__ = ["Pool", "Work", "distribution", "estimate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """One side: its die sizes and whether it is favoured (one 1 re-rolled, largest die first)."""
+
+    sizes: tuple[int, ...]
+    favored: bool = False
+
+    def classes(self) -> tuple[tuple[int, ...], ...]:
+        """The dice as classes the state counts separately: one class for a plain pool (its
+        dice need no per-size detail), one class per size for a favoured pool (largest first)."""
+        if not self.sizes:
+            return ()
+        if not self.favored:
+            return (tuple(sorted(self.sizes, reverse=True)),)
+        return tuple((s,) * self.sizes.count(s) for s in sorted(set(self.sizes), reverse=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """Work of one evaluation: ``steps`` = state transitions × hit counts carried (the unit
+    both kernels spend their time on), ``peak_bytes`` = the largest working set of one face."""
+
+    steps: int
+    peak_bytes: int
+    kernel: str
+
+
+# -------------------------------------------------------------------------------------------
+# The rule, written once: hits of a placement step, for ints or numpy arrays alike
+
+
+def _defence_hits(k: Any, hist: Sequence[Any], reads: Sequence[tuple[int, int]],
+                  lo: Callable[[Any, Any], Any]) -> Any:
+    """Defence ranks ``b .. b+k−1`` placed at ``v``: each step ``t ≥ 2`` scores for the ranks
+    below ``D(v+t)``; ``reads`` = (history slot holding ``D(v+t) − b``, clipped at 0; weight)."""
+    hits: Any = 0
+    for slot, w in reads:
+        hits = hits + w * lo(k, hist[slot])
+    return hits
+
+
+def _attack_hits(a: Any, k: Any, b: Any, m: int, first: int, surplus: int,
+                 lo: Callable[[Any, Any], Any], hi: Callable[[Any, Any], Any]) -> Any:
+    """Attack ranks ``a .. a+k−1`` placed at ``v ≥ 2`` after the defence dice at ``v`` (``b`` of
+    them show ≥ v): ranks in ``[b, m)`` beat their partner (step 1); ranks ``≥ m`` meet the
+    imaginary 1 and score ``surplus`` (the step function at ``v − 1``) each."""
+    return first * hi(0, lo(a + k, m) - hi(a, b)) + surplus * hi(0, a + k - hi(a, m))
+
+
+def _favored_weight(pool: Pool, ones: Sequence[int]) -> Fraction:
+    """``W`` averaged over which dice of each size show the 1s: ``ones[c]`` of class ``c``."""
+    classes = pool.classes()
+    before = Fraction(0)
+    for cls, r in zip(classes, ones):
+        n_c, size = len(cls), cls[0]
+        if r:  # the first 1 sits after (n_c − r)/(r + 1) dice of this size, on average
+            return before + Fraction(n_c + 1, (r + 1) * size)
+        before += Fraction(n_c, size)
+    return 1 + before
+
+
+# -------------------------------------------------------------------------------------------
+# Shape of one evaluation
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    attack: Pool
+    defence: Pool
+    steps: tuple[tuple[int, int], ...]
+    bonus: int
+    top: int
+    depth: int  # attack-count history kept: D(v+2) .. D(v+depth+1)
+    max_hits: int
+
+    @property
+    def n(self) -> int:
+        return len(self.attack.sizes)
+
+    @property
+    def m(self) -> int:
+        return len(self.defence.sizes)
+
+    def step_at(self, diff: int) -> int:
+        return sum(w for t, w in self.steps if diff >= t)
+
+
+def _shape(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]], bonus: int) -> _Shape:
+    clean = tuple(sorted((int(t), int(w)) for t, w in steps if w))
+    if any(t < 1 or w < 0 for t, w in clean) or bonus < 0:
+        raise ValueError("steps need thresholds ≥ 1 and weights ≥ 0")
+    for s in attack.sizes + defence.sizes:
+        if s < 1:
+            raise ValueError(f"a die needs at least one face, not {s}")
+    top = max(attack.sizes + defence.sizes, default=1)
+    depth = max((t for t, _ in clean), default=1) - 1
+    n = len(attack.sizes)
+    per_pair = sum(w for _, w in clean)
+    max_hits = n * per_pair + (bonus if n and defence.sizes else 0)
+    return _Shape(attack, defence, clean, bonus if defence.sizes and n else 0, top, depth,
+                  max_hits)
+
+
+def _eligible(classes: tuple[tuple[int, ...], ...], v: int) -> list[int]:
+    return [sum(1 for s in cls if s >= v) for cls in classes]
+
+
+# -------------------------------------------------------------------------------------------
+# The exact kernel: integers, a hits polynomial packed into one Python int
+
+
+def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
+    a_cls, d_cls = shape.attack.classes(), shape.defence.classes()
+    ka, kd, depth, m = len(a_cls), len(d_cls), shape.depth, shape.m
+    steps2 = [(t, w) for t, w in shape.steps if t >= 2]
+    first = shape.step_at(1)
+    fav_a, fav_d = shape.attack.favored, shape.defence.favored
+    total = math.prod(shape.attack.sizes) * math.prod(shape.defence.sizes)
+    # favoured weights are fractions: bring them over one denominator
+    den = 1
+    for pool in (shape.attack, shape.defence):
+        if pool.favored:
+            den *= math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
+    bits = (total * den).bit_length() + 2
+    states: dict[tuple[int, ...], int] = {(0,) * (ka + kd + depth): 1}
+    work = 0
+    out = 0
+    combs = [[math.comb(r, k) for k in range(r + 1)] for r in range(max(shape.n, m) + 1)]
+    # the history slot each step t ≥ 2 reads at face v: D(v+t) sits at depth + 1 − t
+    reads = [(depth + 1 - t, w) for t, w in steps2]
+    first_read = min((t for t, _ in steps2), default=0)
+    nd = ka + kd  # where the history starts in a state tuple
+    # A state's moves depend on the state and a few numbers of the face, which repeat from face
+    # to face: each list of moves is built once.
+    moves: dict[tuple[Any, ...], list[tuple[tuple[int, ...], int, int]]] = {}
+
+    lowered: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+
+    def defence_moves(st: tuple[int, ...], col: int, r: int) -> list[tuple[tuple[int, ...],
+                                                                              int, int]]:
+        head, placed, tail, hist = st[:col], st[col], st[col + 1:nd], st[nd:]
+        row = combs[r]
+        caps = [(hist[slot], w) for slot, w in reads]
+        out = []
+        for k in range(r + 1):
+            shift = 0  # _defence_hits, inlined
+            for cap, w in caps:
+                shift += w * (min(cap, k))
+            low = lowered.get((hist, k))
+            if low is None:
+                low = lowered[hist, k] = tuple([h - k if h > k else 0 for h in hist])
+            out.append((head + (placed + k,) + tail + low, row[k], bits * shift))
+        return out
+
+    def attack_moves(st: tuple[int, ...], c: int, r: int, surplus: int,
+                     enter: int) -> list[tuple[tuple[int, ...], int, int]]:
+        a = st[0] if ka == 1 else sum(st[:ka])
+        b = st[ka] if kd == 1 else sum(st[ka:nd])
+        if enter:  # one face lower: D(v+1) enters the history, clipped to the ranks ≥ b that
+            # can still meet a defence die (0 once no step reads it any more)
+            st = st[:nd] + st[nd + 1:] + ((max(0, min(a, m) - b) if enter > 1 else 0),)
+        head, placed, tail = st[:c], st[c], st[c + 1:]
+        row = combs[r]
+        lo_first = max(b, a)  # _attack_hits, inlined
+        lo_surplus = max(m, a)
+        out = []
+        for k in range(r + 1):
+            ak = a + k
+            shift = first * max(0, (min(m, ak)) - lo_first) + \
+                surplus * max(0, ak - lo_surplus)
+            out.append((head + (placed + k,) + tail, row[k], bits * shift))
+        return out
+
+    for v in range(shape.top, 1, -1):
+        # defence dice showing v, class by class
+        for c, elig in enumerate(_eligible(d_cls, v)):
+            col = ka + c
+            new: dict[tuple[int, ...], int] = {}
+            get = new.get
+            for st, poly in states.items():
+                r = elig - st[col]
+                if r <= 0:
+                    new[st] = get(st, 0) + poly
+                    continue
+                mk: tuple[Any, ...] = (st, 0, col, r)
+                todo = moves.get(mk)
+                if todo is None:
+                    todo = moves[mk] = defence_moves(st, col, r)
+                for key, mult, sb in todo:
+                    new[key] = get(key, 0) + ((poly * mult) << sb)
+                work += r + 1
+            states = new
+        # then the attack dice showing v, class by class
+        surplus = shape.step_at(v - 1)
+        enter = 0 if not depth else 2 if v >= first_read else 1
+        for c, elig in enumerate(_eligible(a_cls, v)):
+            new = {}
+            get = new.get
+            for st, poly in states.items():
+                r = elig - st[c]
+                mk = (st, 1, c, r, surplus, enter)
+                todo = moves.get(mk)
+                if todo is None:
+                    todo = moves[mk] = attack_moves(st, c, max(r, 0), surplus, enter)
+                for key, mult, sb in todo:
+                    new[key] = get(key, 0) + ((poly * mult) << sb)
+                work += r + 1
+            enter = 0
+            states = new
+    # face 1: every unplaced die shows 1 (an attack 1 never scores); favoured pools take their
+    # weight W from how many 1s each size shows; the all-ones bonus when no defence die is above 1
+    for st, poly in states.items():
+        b = sum(st[ka:ka + kd])
+        weight = Fraction(den)
+        if fav_a:
+            weight *= _favored_weight(shape.attack, [len(cls) - st[c]
+                                                     for c, cls in enumerate(a_cls)])
+        if fav_d:
+            weight *= _favored_weight(shape.defence, [len(cls) - st[ka + c]
+                                                      for c, cls in enumerate(d_cls)])
+        assert weight.denominator == 1
+        shift = _defence_hits(m - b, st[nd:], reads, min) if reads else 0
+        if b == 0 and shape.bonus:
+            shift += shape.bonus
+        out += (poly * weight.numerator) << (bits * shift)
+        work += 1
+    mask = (1 << bits) - 1
+    denominator = total * den
+    return [Fraction((out >> (bits * h)) & mask, denominator)
+            for h in range(shape.max_hits + 1)], work * (shape.max_hits + 1)
+
+
+# -------------------------------------------------------------------------------------------
+# The numpy kernel: float64, a face's states in arrays, duplicates summed through a dense index
+
+_DENSE_KEYS = 1 << 23  # a key table of up to 8 M entries (32 MiB); sort the keys above that
+
+
+def _numpy(shape: _Shape) -> tuple[list[float], int, int]:
+    import numpy as np
+
+    a_cls, d_cls = shape.attack.classes(), shape.defence.classes()
+    ka, kd, depth, m = len(a_cls), len(d_cls), shape.depth, shape.m
+    nd = ka + kd
+    steps2 = [(t, w) for t, w in shape.steps if t >= 2]
+    reads = [(depth + 1 - t, w) for t, w in steps2]
+    first_read = min((t for t, _ in steps2), default=0)
+    first = shape.step_at(1)
+    width = shape.max_hits + 1
+    cols = np.arange(width)
+    radix = [len(c) + 1 for c in a_cls] + [len(c) + 1 for c in d_cls] + \
+        [min(shape.n, m) + 1] * depth
+    space = math.prod(radix)
+    place = np.array([math.prod(radix[:i]) for i in range(len(radix))], dtype=np.int64)
+    table = np.empty(space, dtype=np.int64) if space <= _DENSE_KEYS else None
+    rmax = max(shape.n, m)
+    states = np.zeros((1, nd + depth), dtype=np.int64)
+    probs = np.zeros((1, width))
+    probs[0, 0] = 1.0
+    work = 0
+    peak = 0
+
+    def merge(new: Any, rows: Any, shift: Any) -> tuple[Any, Any]:
+        nonlocal peak
+        keys = new @ place
+        if table is not None:
+            table[keys] = np.arange(len(keys))
+            winner = table[keys]
+            firsts = np.flatnonzero(winner == np.arange(len(keys)))
+            compact = np.zeros(len(keys), dtype=np.int64)
+            compact[firsts] = np.arange(len(firsts))
+            ids = compact[winner]
+        else:
+            _, firsts, ids = np.unique(keys, return_index=True, return_inverse=True)
+        flat = (ids * width + shift)[:, None] + cols
+        out = np.bincount(flat.ravel(), weights=rows.ravel(),
+                          minlength=len(firsts) * width)[:len(firsts) * width]
+        peak = max(peak, rows.nbytes * 3 + flat.nbytes)
+        return new[firsts], out.reshape(len(firsts), width)
+
+    def expand(r: Any) -> tuple[Any, Any]:
+        counts = r + 1
+        rep = np.repeat(np.arange(len(r)), counts)
+        k = np.arange(len(rep)) - np.repeat(np.cumsum(counts) - counts, counts)
+        return rep, k
+
+    for v in range(shape.top, 1, -1):
+        q = 1.0 / v
+        pmf = np.zeros((rmax + 1, rmax + 1))
+        for total in range(rmax + 1):
+            for j in range(total + 1):
+                pmf[total, j] = math.comb(total, j) * q ** j * (1 - q) ** (total - j)
+        for c, elig in enumerate(_eligible(d_cls, v)):
+            col = ka + c
+            r = np.maximum(elig - states[:, col], 0)
+            if not r.any():
+                continue
+            rep, k = expand(r)
+            new = states[rep]
+            new[:, col] += k
+            hist = [new[:, nd + j] for j in range(depth)]
+            shift = _defence_hits(k, hist, reads, np.minimum) if reads else np.zeros_like(k)
+            for j in range(depth):
+                new[:, nd + j] = np.maximum(0, hist[j] - k)
+            work += len(rep) * width
+            states, probs = merge(new, probs[rep] * pmf[r[rep], k][:, None], shift)
+        surplus = shape.step_at(v - 1)
+        if depth:  # one face lower: D(v+1) enters the history (0 once no step reads it)
+            a, b = states[:, :ka].sum(axis=1), states[:, ka:nd].sum(axis=1)
+            enter = np.maximum(0, np.minimum(a, m) - b) if v >= first_read else 0 * a
+            states = np.concatenate([states[:, :nd], states[:, nd + 1:], enter[:, None]], axis=1)
+        for c, elig in enumerate(_eligible(a_cls, v)):
+            r = np.maximum(elig - states[:, c], 0)
+            if not r.any():
+                continue
+            rep, k = expand(r)
+            new = states[rep]
+            a, b = new[:, :ka].sum(axis=1), new[:, ka:nd].sum(axis=1)
+            new[:, c] += k
+            shift = _attack_hits(a, k, b, m, first, surplus, np.minimum, np.maximum)
+            work += len(rep) * width
+            states, probs = merge(new, probs[rep] * pmf[r[rep], k][:, None], shift)
+    # face 1, as in the exact kernel
+    b = states[:, ka:nd].sum(axis=1)
+    weight = np.ones(len(states))
+    for pool, lo, hi in ((shape.attack, 0, ka), (shape.defence, ka, nd)):
+        if pool.favored:
+            sizes = np.array([len(c) for c in pool.classes()], dtype=np.int64)
+            ones = sizes[None, :] - states[:, lo:hi]
+            seen: dict[tuple[int, ...], float] = {}
+            for i, row in enumerate(map(tuple, ones.tolist())):
+                if row not in seen:
+                    seen[row] = float(_favored_weight(pool, row))
+                weight[i] *= seen[row]
+    hist = [states[:, nd + j] for j in range(depth)]
+    shift = _defence_hits(m - b, hist, reads, np.minimum) if reads else np.zeros_like(b)
+    shift = shift + shape.bonus * (b == 0)
+    flat = shift[:, None] + cols
+    out = np.bincount(flat.ravel(), weights=(probs * weight[:, None]).ravel(),
+                      minlength=width)
+    work += len(states) * width
+    return [float(x) for x in out[:width]], work, peak
+
+
+# -------------------------------------------------------------------------------------------
+# The work, counted before any of it is done
+
+
+_EXACT_MOVES = 12_000  # the pure-Python kernel up to here (tens of ms); numpy above
+
+
+def _count_moves(shape: _Shape) -> tuple[int, int]:
+    """(moves, most moves of one step), counted from the shape: at each face, every (a, b) the
+    pools can have reached times the history values it can carry, times the choices of k."""
+    m, depth = shape.m, shape.depth
+    a_sizes, d_sizes = shape.attack.sizes, shape.defence.sizes
+    # a favoured pool with several sizes counts its dice per size: more states per (a, b)
+    extra = 1.0
+    for pool in (shape.attack, shape.defence):
+        if pool.favored:
+            classes = pool.classes()
+            extra *= math.prod(len(c) + 1 for c in classes) / (len(pool.sizes) + 1)
+    steps2 = [t for t, _ in shape.steps if t >= 2]
+    first_read = min(steps2, default=0)
+    total = 0
+    widest = 0
+    for v in range(shape.top, 1, -1):
+        na = sum(1 for s in a_sizes if s > v)  # dice that can be above v
+        ns = sum(1 for s in d_sizes if s > v)
+        ea = sum(1 for s in a_sizes if s >= v)
+        es = sum(1 for s in d_sizes if s >= v)
+        # live history slots: D(v+j) for j = 2..depth+1, nonzero only when v + j ≤ top and read
+        live = sum(1 for j in range(2, depth + 2) if v + j <= shape.top and
+                   v + j - first_read >= 1) if depth else 0
+        d_moves = a_moves = 0
+        for a in range(na + 1):
+            for b in range(ns + 1):
+                w = max(0, min(a, m) - b)
+                hist = math.comb(w + live, live) if live else 1
+                d_moves += hist * (es - b + 1)
+                # after the defence step b' ≥ b: the attack step sees about as many states
+                a_moves += hist * (ea - a + 1)
+        d_moves, a_moves = int(d_moves * extra), int(a_moves * extra)
+        total += d_moves + a_moves
+        widest = max(widest, d_moves, a_moves)
+    return total, widest
+
+
+def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
+             all_ones_bonus: int = 0) -> Work:
+    """The work of ``distribution`` before doing it: which kernel, how many steps (moves × the
+    hit counts each carries), and the peak bytes of its largest face."""
+    if not attack.sizes:
+        return Work(1, 0, "exact")
+    shape = _shape(attack, defence, steps, all_ones_bonus)
+    moves, widest = _count_moves(shape)
+    width = shape.max_hits + 1
+    if moves <= _EXACT_MOVES:
+        # states are dicts of packed integers: ~200 bytes a state, a few bits per hit count
+        return Work(moves * width, widest * (200 + width), "exact")
+    # numpy: the candidate rows of a step (width floats, state ints, the flat index), ×2 for
+    # the old and new arrays alive at once, plus the dense key table
+    radix = [len(c) + 1 for c in shape.attack.classes() + shape.defence.classes()] + \
+        [min(shape.n, shape.m) + 1] * shape.depth
+    space = math.prod(radix)
+    table = 8 * space if space <= _DENSE_KEYS else 0
+    return Work(moves * width, widest * (3 * 8 * width + 8 * len(radix)) * 2 + table, "numpy")
+
+
+def distribution(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
+                 all_ones_bonus: int = 0, kernel: str = "auto") -> list[float]:
+    """P(score = h) for h = 0..max, exactly (see the module docstring). ``kernel``: "auto"
+    (by ``estimate``), "exact" or "numpy"."""
+    if not attack.sizes:
+        return [1.0]
+    shape = _shape(attack, defence, steps, all_ones_bonus)
+    if kernel == "auto":
+        kernel = estimate(attack, defence, steps, all_ones_bonus).kernel
+    if kernel == "numpy":
+        result = _numpy(shape)[0]
+    else:
+        result = [float(p) for p in _exact(shape)[0]]
+    while len(result) > 1 and result[-1] == 0.0:
+        result.pop()
+    return result

@@ -1,0 +1,69 @@
+"""The sorted-pool evaluator (astragal.odds.pairing): its two kernels agree, its work estimate
+measures its work.
+
+Exactness against the rules is tested per game (tests/systems/test_jadeclaw_odds.py enumerates
+``damage_hits`` over every face combination); here the pure-Python exact kernel and the numpy
+kernel are checked against each other on pools too big to enumerate, and ``estimate`` against
+the work each kernel reports having done (a deterministic count, not a clock).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from astragal.odds import pairing as P
+
+KINDS = [((1, 1), (5, 1)), ((1, 2),), ((5, 1),), ((1, 1), (3, 1), (7, 2))]
+pools = st.lists(st.sampled_from([4, 6, 8, 10, 12]), min_size=0, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pools.filter(bool), pools, st.booleans(), st.booleans(), st.sampled_from(KINDS),
+       st.integers(0, 2))
+def test_exact_and_numpy_kernels_agree(a: list[int], d: list[int], fa: bool, fd: bool,
+                                       steps: tuple[tuple[int, int], ...], bonus: int) -> None:
+    att, dfn = P.Pool(tuple(a), fa), P.Pool(tuple(d), fd)
+    one = P.distribution(att, dfn, steps, bonus, kernel="exact")
+    two = P.distribution(att, dfn, steps, bonus, kernel="numpy")
+    assert len(one) == len(two)
+    assert max(abs(x - y) for x, y in zip(one, two)) < 1e-12
+    assert abs(sum(one) - 1) < 1e-12
+
+
+def test_no_attack_dice_score_nothing() -> None:
+    assert P.distribution(P.Pool(()), P.Pool((12, 12)), ((1, 1),), 1) == [1.0]
+
+
+def test_bad_steps_are_refused() -> None:
+    with pytest.raises(ValueError):
+        P.distribution(P.Pool((6,)), P.Pool((6,)), ((0, 1),))
+
+
+GRID = [(n, m, fa, fd, steps, sizes)
+        for n, m in [(1, 0), (2, 1), (3, 3), (5, 2), (4, 6), (8, 3), (12, 0), (6, 6)]
+        for fa, fd in [(False, False), (True, True)]
+        for steps in KINDS[:3]
+        for sizes in [(12,), (12, 10, 8, 6, 4), (8, 8, 4)]]
+
+
+def _pools(n: int, m: int, fa: bool, fd: bool, sizes: tuple[int, ...]) -> tuple[P.Pool, P.Pool]:
+    return (P.Pool(tuple(itertools.islice(itertools.cycle(sizes), n)), fa),
+            P.Pool(tuple(itertools.islice(itertools.cycle(sizes[::-1]), m)), fd))
+
+
+@pytest.mark.parametrize("n,m,fa,fd,steps,sizes", GRID)
+def test_estimate_is_within_4x_of_the_work_done(n: int, m: int, fa: bool, fd: bool,
+                                                steps: tuple[tuple[int, int], ...],
+                                                sizes: tuple[int, ...]) -> None:
+    """``estimate`` (before any work) within a factor of 4 of the steps each kernel counts."""
+    att, dfn = _pools(n, m, fa, fd, sizes)
+    guess = P.estimate(att, dfn, steps, 1)
+    shape = P._shape(att, dfn, steps, 1)
+    _, exact_steps = P._exact(shape)
+    _, numpy_steps, _ = P._numpy(shape)
+    for done in (exact_steps, numpy_steps):
+        assert done / 4 <= guess.steps <= done * 4, (guess, done)
