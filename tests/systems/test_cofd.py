@@ -349,32 +349,10 @@ def test_rolls_within_bounds(side: cofd.Side, seed: int, exceptional: int | None
 # Layer 3a: the fast odds against the rule enumerated over every face sequence
 
 
-class _Need(Exception):
-    """A probe ran out of faces: the enumeration branches here."""
-
-
-class _Probe:
-    """Faces typed in rolling order, handed to the roller's own procedure (``roll_side``)."""
-
-    def __init__(self, faces: tuple[int, ...]) -> None:
-        self.faces, self.used, self.shown = faces, 0, []
-
-    def _next(self) -> int:
-        if self.used >= len(self.faces):
-            raise _Need
-        self.used += 1
-        return self.faces[self.used - 1]
-
-    def new(self) -> int:
-        self.shown.append(self._next())
-        return len(self.shown) - 1
-
-    def again(self, die: int, note: str) -> int:
-        self.shown[die] = self._next()
-        return self.shown[die]
-
-    def face(self, die: int) -> int:
-        return self.shown[die]
+# the probe hands faces from a fixed prefix to the roller's own procedure and raises _Need where
+# the enumeration must branch (shared with the dice algebra's tests)
+from tests.dice.test_algebra import Probe as _Probe  # noqa: E402
+from tests.dice.test_algebra import _Need  # noqa: E402
 
 
 def _enumerate(dice: int, again: int | None, rote: bool, chance: bool, rules: cofd.Rules,
