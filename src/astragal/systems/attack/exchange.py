@@ -287,11 +287,15 @@ def exchange_odds(n: int, defence: int | None, weapon_class: str | None, crit_bo
         c_dist[c] = c_dist.get(c, 0.0) + mass
     # A14, A15: the critical total is c d6 summed plus the Crit Bonus; sums index a list
     top = max(c_dist, default=0)
-    sums = [0.0] * (DIE * top + 1)
-    pmfs = sum_pmfs(set(c_dist))
-    for c, mass in c_dist.items():
-        for i, q in enumerate(pmfs[c], c):
-            sums[i] += mass * q
+    import numpy as np
+
+    from .rules import _sum_law
+
+    summed = np.zeros(DIE * top + 1)
+    for c, mass in c_dist.items():  # arrays: no Python float per term (big pools stay fast)
+        law = _sum_law(c)
+        summed[c:c + len(law)] += mass * law
+    sums = summed.tolist()
     totals = {t + crit_bonus: q for t, q in enumerate(sums) if q > 0.0}
     table = rules.critical_table
     results: dict[str, float] = {}
@@ -299,6 +303,7 @@ def exchange_odds(n: int, defence: int | None, weapon_class: str | None, crit_bo
         for (base, _), mass in crit_mass.items():
             damage[base] = damage.get(base, 0.0) + mass
     else:
+        pmfs = sum_pmfs(set(c_dist))
         rows = {t: table.lookup(t) for t in range(crit_bonus, DIE * top + crit_bonus + 1)}
         for (base, c), mass in crit_mass.items():
             for i, q in enumerate(pmfs[c], c):

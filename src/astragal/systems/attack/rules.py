@@ -548,17 +548,25 @@ def critical_total(faces: Sequence[int], crit_bonus: int = 0) -> int:
 
 
 def _next_sum(pmf: Sequence[float]) -> tuple[float, ...]:
-    nxt = [0.0] * (len(pmf) + DIE - 1)
-    for i, p in enumerate(pmf):
-        q = p / DIE
-        for j in range(i, i + DIE):
-            nxt[j] += q
-    return tuple(nxt)
+    """One more d6 on a total's law."""
+    import numpy as np
+
+    return tuple(np.convolve(np.asarray(pmf), np.full(DIE, 1.0 / DIE)).tolist())
+
+
+@lru_cache(maxsize=256)
+def _sum_law(n: int) -> Any:
+    """The law of n d6 as an array, built one die at a time from the last cached count."""
+    import numpy as np
+
+    if n == 0:
+        return np.ones(1)
+    return np.convolve(_sum_law(n - 1), np.full(DIE, 1.0 / DIE))
 
 
 @lru_cache(maxsize=256)
 def _sum_pmf(n: int) -> tuple[float, ...]:
-    return (1.0,) if n == 0 else _next_sum(_sum_pmf(n - 1))
+    return tuple(_sum_law(n).tolist())
 
 
 def sum_pmfs(wanted: set[int]) -> dict[int, tuple[float, ...]]:
@@ -568,7 +576,7 @@ def sum_pmfs(wanted: set[int]) -> dict[int, tuple[float, ...]]:
     """
     out: dict[int, tuple[float, ...]] = {}
     for k in range(max(wanted, default=-1) + 1):
-        pmf = _sum_pmf(k)
+        _sum_law(k)  # built upward, one die at a time, from the cached count below
         if k in wanted:
-            out[k] = pmf
+            out[k] = _sum_pmf(k)
     return out
