@@ -55,6 +55,17 @@ class When:
         return face in self.faces
 
 
+@dataclass(frozen=True)
+class Mark:
+    """A mark from the standing first face and, when it was checked, the check die's face."""
+
+    first: frozenset[int]
+    checked: frozenset[int]
+
+    def __call__(self, face: int, checked: int | None) -> tuple[bool, bool | None]:
+        return face in self.first, None if checked is None else checked in self.checked
+
+
 class _Need(Exception):
     pass
 
@@ -116,7 +127,8 @@ def chains(draw: st.DrawFn) -> Chain:
     first = frozenset(draw(st.lists(st.sampled_from(faces), max_size=size, unique=True)))
     score_later = tuple(draw(st.lists(st.integers(0, 3), min_size=size, max_size=size)))
     score_first = tuple(draw(st.lists(st.integers(0, 3), min_size=size, max_size=size)))
-    return Chain(size, Goes(first, later), Faces(score_first, score_later))
+    limit = draw(st.one_of(st.none(), st.integers(0, 3)))  # a house rule's cap on re-rolls
+    return Chain(size, Goes(first, later), Faces(score_first, score_later), limit=limit)
 
 
 def _compare(exact: dict[Hashable, float], brute: dict[Hashable, Fraction],
@@ -153,9 +165,12 @@ def test_law_equals_sample_over_every_face_sequence(chain: Chain, count: int, ro
 @given(chains(), st.data())
 def test_marked_law_equals_sample(chain: Chain, data: st.DataObject) -> None:
     faces = list(range(1, chain.size + 1))
-    again = frozenset(data.draw(st.lists(st.sampled_from(faces), unique=True)))
-    marked = frozenset(data.draw(st.lists(st.sampled_from(faces), unique=True)))
-    program = Marked(Reroll(chain, When(again)), When(marked))
+    def some() -> frozenset[int]:
+        return frozenset(data.draw(st.lists(st.sampled_from(faces), unique=True)))
+
+    again, marked, checked = some(), some(), some()
+    check = When(some()) if data.draw(st.booleans()) else None  # faces that call a check die
+    program = Marked(Reroll(chain, When(again)), Mark(marked, checked), check)
     brute, unknown = enumerate_program(program, chain.size, 8)
     exact = marked_law(program)
     flat = {(k, m): p for m, pmf in exact.by_mark for k, p in enumerate(pmf) if p}
@@ -224,3 +239,27 @@ def test_sampler_matches_its_law() -> None:
 
     source = SeededSource(20261123)
     assert_matches([sample(program, Hands(source)).value for _ in range(20000)], exact)
+
+
+def test_a_capped_chain_stops_at_its_cap_and_a_far_cap_changes_nothing() -> None:
+    # d6 exploding on 6 capped at 2 re-rolls: 6,6,6 ends the chain at 18 (the last 6 stands)
+    six = Goes(frozenset({6}), frozenset({6}))
+    faces = Faces(*((1, 2, 3, 4, 5, 6),) * 2)
+    capped = law(Chain(6, six, faces, limit=2)).pmf
+    assert abs(capped[18] - 6.0 ** -3) < 1e-15 and len(capped) == 19
+    assert sample(Chain(6, six, faces, limit=2), Probe((6, 6, 6))).value == 18
+    # a cap reached with probability 6^-40 is computed as no cap, its cut reported as usual
+    far, free = law(Chain(6, six, faces, limit=41)), law(Chain(6, six, faces))
+    assert far == free and free.truncated < 1e-17
+
+
+def test_a_check_die_adds_nothing_and_marks_the_die() -> None:
+    # a first 1 calls a check die; the die's value stays 1 and the mark reads the check's face
+    chain = Chain(6, Goes(frozenset({6}), frozenset({6})), Faces(*((1, 2, 3, 4, 5, 6),) * 2))
+    unit = Marked(chain, Mark(frozenset(), frozenset({1})), When(frozenset({1})), "botch check")
+    probe = Probe((1, 1))
+    rec = sample(unit, probe)
+    assert (rec.value, rec.dice[0].mark, rec.dice[0].checked) == (1, (False, True), 1)
+    by_mark = dict(marked_law(unit).by_mark)
+    assert abs(by_mark[(False, True)][1] - 1 / 36) < 1e-15
+    assert abs(by_mark[(False, False)][1] - 5 / 36) < 1e-15

@@ -14,14 +14,18 @@ registered rules; both interpreters call the same ones, so a roll and its odds c
 
 Primitives:
 
-- ``Chain(size, again, score)``: one die and the re-rolls it sets off (an explosion chain). The
-  value is the sum of ``score(position, face)`` over the run; the die is rolled again while
-  ``again(position, face)``. The first face (position 0) may be read differently from its
-  re-rolls; re-rolls (position 1 on) must all be read alike.
+- ``Chain(size, again, score, limit=None)``: one die and the re-rolls it sets off (an explosion
+  chain). The value is the sum of ``score(position, face)`` over the run; the die is rolled again
+  while ``again(position, face)``, at most ``limit`` times when a house rule caps the chain. The
+  first face (position 0) may be read differently from its re-rolls; re-rolls (position 1 on)
+  must all be read alike.
 - ``Reroll(unit, when)``: a die whose first face satisfies ``when`` is rolled once more (the whole
   chain again) and the new chain stands (a rote action; a Favored die is the pool-level cousin).
-- ``Marked(unit, mark)``: the unit's value paired with ``mark(first face that stands)`` (a chance
-  die's 1 is a dramatic failure).
+- ``Marked(unit, mark, check=None)``: the unit's value paired with ``mark(first, checked)``, where
+  ``first`` is the first face that stands (a chance die's 1 is a dramatic failure). With ``check``,
+  a first face for which ``check(first)`` holds calls for one more die, a *check die* that adds
+  nothing and whose face is passed as ``checked`` (a d6 + skill 1 is checked for a Botch);
+  otherwise ``checked`` is None.
 - ``Pool(count, unit)``: ``count`` independent units, rolled first faces first, then each die's
   re-rolls die by die; the value is the sum of the units' values.
 """
@@ -57,6 +61,7 @@ class Chain:
     again: Callable[[int, int], bool]
     score: Callable[[int, int], int]
     note: str = "re-roll"
+    limit: int | None = None  # at most this many re-rolls (a house rule's cap); None: no cap
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,10 +75,12 @@ class Reroll:
 
 @dataclass(frozen=True, slots=True)
 class Marked:
-    """``unit``'s value, paired with ``mark`` of the first face that stands."""
+    """``unit``'s value, paired with ``mark(first face that stands, check die's face or None)``."""
 
     unit: Chain | Reroll
-    mark: Callable[[int], Hashable]
+    mark: Callable[[int, int | None], Hashable]
+    check: Callable[[int], bool] | None = None
+    note: str = "check"
 
 
 Unit = Chain | Reroll | Marked
@@ -98,6 +105,7 @@ class DieRecord(NamedTuple):
     runs: tuple[tuple[int, ...], ...]
     value: int
     mark: Hashable = None
+    checked: int | None = None  # the check die's face (``Marked.check``), if one was rolled
 
     @property
     def standing(self) -> tuple[int, ...]:
@@ -119,7 +127,8 @@ def _run(chain: Chain, hands: Hands, die: int, first: int,
     faces = [first]
     value = score(0, first)
     face = first
-    while again(len(faces) - 1, face):
+    cap = chain.limit
+    while (cap is None or len(faces) <= cap) and again(len(faces) - 1, face):
         if len(faces) > limits.max_explosions:
             raise LimitError(f"a die was rolled again more than {limits.max_explosions} times "
                              "(the limit of re-rolls per die)")
@@ -139,12 +148,18 @@ def _parts(unit: Unit) -> tuple[Chain, Reroll | None, Marked | None]:
 def _die(chain: Chain, reroll: Reroll | None, marked: Marked | None, hands: Hands, die: int,
          limits: Limits) -> DieRecord:
     first = hands.face(die)
-    run, value = _run(chain, hands, die, first, limits)
+    runs = [_run(chain, hands, die, first, limits)]
     if reroll is not None and reroll.when(first):
-        again = _run(chain, hands, die, hands.again(die, reroll.note), limits)
-        return DieRecord((run, again[0]), again[1],
-                         marked.mark(again[0][0]) if marked is not None else None)
-    return DieRecord((run,), value, marked.mark(first) if marked is not None else None)
+        runs.append(_run(chain, hands, die, hands.again(die, reroll.note), limits))
+    faces = tuple(run for run, _ in runs)
+    value = runs[-1][1]
+    if marked is None:
+        return DieRecord(faces, value)
+    standing = faces[-1][0]
+    checked = None
+    if marked.check is not None and marked.check(standing):
+        checked = hands.again(die, marked.note)
+    return DieRecord(faces, value, marked.mark(standing, checked), checked)
 
 
 def sample_die(unit: Unit, hands: Hands, die: int, limits: Limits = DEFAULT_LIMITS) -> DieRecord:

@@ -18,7 +18,7 @@ returned with every law. The work of a pool is estimated (``work``) before it is
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
 
@@ -129,18 +129,51 @@ def _accumulate(terms: list[tuple[int, int]]) -> list[int]:
     return out
 
 
+# A capped chain whose cap is reached with less probability than this is computed as uncapped:
+# the cap moves less mass than the tails cut anyway.
+_CAP_MATTERS = 1e-21
+
+
+def _finite_tail(size: int, stop: Poly, go: Poly, every: Poly, limit: int) -> Poly:
+    """A run after its first face when at most ``limit`` re-rolls are allowed, over size^limit:
+    Σ_{j<limit−1} Gʲ·S·size^(limit−1−j) + G^(limit−1)·T (the last re-roll stops whatever it
+    shows)."""
+    tail: Poly = (0,)
+    power: Poly = (1,)
+    for j in range(limit - 1):
+        tail = _padd(tail, tuple(c * size ** (limit - 1 - j) for c in _pmul(power, stop)))
+        power = _pmul(power, go)
+    return _strip(_padd(tail, _pmul(power, every)))
+
+
+def _cap_matters(chain: Chain) -> bool:
+    """The chain's cap can be reached with a probability that counts (see ``_CAP_MATTERS``)."""
+    if chain.limit is None:
+        return False
+    going = sum(1 for f in range(1, chain.size + 1) if chain.again(1, f))
+    return chain.limit > 0 and (going / chain.size) ** (chain.limit - 1) >= _CAP_MATTERS
+
+
 @lru_cache(maxsize=256)
 def _chain_form(chain: Chain) -> _Form:
     size = chain.size
     faces = range(1, size + 1)
     goes_first = [chain.again(0, f) for f in faces]
     scores_first = [chain.score(0, f) for f in faces]
-    if not any(goes_first):  # never rolled again
+    if not any(goes_first) or chain.limit == 0:  # never rolled again
         first = tuple((f, _shift((1,), k)) for f, k in zip(faces, scores_first))
         return _Form(first, size, (1,), 1)
     later = [(chain.score(1, f), chain.again(1, f)) for f in faces]
     stop = tuple(_accumulate([(k, 1) for k, go in later if not go]))
     go = _accumulate([(k, 1) for k, go in later if go])
+    limit = chain.limit
+    if limit is not None and _cap_matters(chain):
+        scale = size ** limit
+        tail = _finite_tail(size, stop, tuple(go), tuple(_accumulate([(k, 1) for k, _ in later])),
+                            limit)
+        first = tuple((f, _strip(_shift(tail if g else (scale,), k)))
+                      for f, g, k in zip(faces, goes_first, scores_first))
+        return _Form(first, size * scale, (1,), 1)
     go[0] = size - go[0]
     denominator = _strip(tuple([go[0]] + [-c for c in go[1:]]))
     if sum(denominator) <= 0:
@@ -180,11 +213,20 @@ def _expand(form: _Form, numerator: Poly, eps: float) -> tuple[list[float], floa
 # The interpreter
 
 
+def _chain(unit: Unit) -> Chain:
+    while not isinstance(unit, Chain):
+        unit = unit.unit
+    return unit
+
+
 def work(program: Pool | Unit) -> int:
-    """Estimated steps of ``law(program)``: the pool's terms times its tail, or one die's."""
+    """Estimated steps of ``law(program)``: the pool's terms times its tail, or one die's; a
+    capped chain adds the polynomial products of its finite run."""
+    chain = _chain(program.unit if isinstance(program, Pool) else program)
+    capped = (chain.limit or 0) ** 2 * chain.size if _cap_matters(chain) else 0
     if isinstance(program, Pool):
-        return program.count * (2 * program.count + 64)
-    return 64
+        return program.count * (2 * program.count + 64) + capped
+    return 64 + capped
 
 
 @lru_cache(maxsize=1024)
@@ -234,10 +276,24 @@ def _marked_law(unit: Marked, eps: float) -> MarkedLaw:
     form = _form(unit.unit)
     # the series are linear in their numerators: add those of faces with the same mark first
     grouped: dict[Hashable, Poly] = {}
+    check, size = unit.check, _chain(unit).size
+    if check is not None and any(check(face) for face, _ in form.first):
+        # a checked face's weight is shared by the check die's faces: every other face counts
+        # ``size`` times over a scale ``size`` times larger
+        form = replace(form, num_scale=form.num_scale * size)
+    else:
+        check = None
     for face, num in form.first:
-        if any(num):
-            mark = unit.mark(face)
-            grouped[mark] = _padd(grouped.get(mark, (0,)), num)
+        if not any(num):
+            continue
+        if check is not None and check(face):
+            for checked in range(1, size + 1):
+                mark = unit.mark(face, checked)
+                grouped[mark] = _padd(grouped.get(mark, (0,)), num)
+        else:
+            mark = unit.mark(face, None)
+            weighted = num if check is None else tuple(c * size for c in num)
+            grouped[mark] = _padd(grouped.get(mark, (0,)), weighted)
     by_mark: list[tuple[Hashable, tuple[float, ...]]] = []
     lost = 0.0
     for mark, num in grouped.items():

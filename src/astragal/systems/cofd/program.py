@@ -115,7 +115,7 @@ class _Dramatic:
 
     dramatic_on_one: bool
 
-    def __call__(self, first: int) -> bool:
+    def __call__(self, first: int, checked: int | None = None) -> bool:
         return R.dramatic_failure(first, True, self.dramatic_on_one)
 
 
