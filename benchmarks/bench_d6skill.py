@@ -87,10 +87,21 @@ def _probs(die: icepool.Die, key: Callable[[Any], Any]) -> dict[Any, float]:
 # ---- astragal ----------------------------------------------------------------------------
 
 
+def clear_caches() -> None:
+    """Every cache of the game and of the dice algebra: each call does the whole work."""
+    from astragal.odds import algebra
+    from astragal.systems.d6skill import program, rules
+
+    algebra.clear_caches()
+    for module in (program, rules):
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
+
+
 def ours(text: str, what: str = "distribution") -> Callable[[], dict[Any, float]]:
     def run() -> dict[Any, float]:
-        S.d6_law.cache_clear()
-        S._make_rules_cached.cache_clear()
+        clear_caches()
         odds = astragal.odds(text)
         return (odds.outcomes if what == "outcomes" else odds.distribution).as_dict()
     return run

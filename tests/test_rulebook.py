@@ -18,12 +18,15 @@ import pytest
 
 import astragal
 from astragal.odds import algebra
+from astragal.systems import get_system
 
 # Probe inputs per game: roll (with a seed) and odds of each must touch every rule.
 PROBES: dict[str, list[str]] = {
     "cofd": ["cofd: 3 rote 9-again", "cofd: chance rote", "cofd: 2 - 4",
              "cofd: Wits 2 resist Composure 1 vs 2 willpower", "cofd: 2 target 3 vs 2 8-again",
              "cofd: 2 target 3", "cofd: 2 vs 2 contested_tie=reroll"],
+    "d6skill": ["ds: d6+2", "ds: d6+3 vs 6", "ds: d6+7 vs 6 calm", "ds: d6+1 vs d6",
+                "ds: atk d6+30 vs 0 dmg d6+1", "ds: atk d6+2 vs def d6 dmg 3"],
 }
 
 # rule id → (perturbed function factory, input, typed-in faces)
@@ -41,11 +44,21 @@ PERTURB: dict[str, dict[str, tuple[Callable[[Callable[..., Any]], Callable[..., 
         "C-X3": (lambda f: lambda first, chance=False, df=True: False, "cofd: 1 rote", "3,8"),
         "C-X7": (lambda f: lambda rule, extended: "lose", "cofd: 1 vs 1", "8 / 8"),
     },
+    "d6skill": {
+        "S1": (lambda f: lambda die, bonus: f(die, bonus) + 1, "ds: d6+2", "3"),
+        "S2": (lambda f: lambda r, b, d: f(r, b, d + 1), "ds: d6+3 vs 6", "4"),
+        "S3": (lambda f: lambda m, a, b, rules: f(-m, a, b, rules), "ds: d6+3 vs d6", "4 / 2"),
+        "S5": (lambda f: lambda points: f(points) + 1, "ds: atk d6+3 vs 2 dmg 4", "4"),
+        "S6": (lambda f: lambda b, d, s: False, "ds: d6+7 vs 6 calm", "3"),
+        "S7": (lambda f: lambda first, checks: False, "ds: d6", "1,1"),
+        "S8": (lambda f: lambda checked: checked is not None, "ds: d6", "1,2"),
+        "S9": (lambda f: lambda face, enabled: False, "ds: d6", "6,3"),
+    },
 }
 
 
 def _modules(system: str) -> list[Any]:
-    astragal.parse(f"{system}: 1")  # the game's modules are loaded on first use
+    get_system(system)  # the game's modules are loaded on first use
     prefix = f"astragal.systems.{system}"
     return [m for name, m in list(sys.modules.items())
             if m is not None and (name == prefix or name.startswith(prefix + "."))]

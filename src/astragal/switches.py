@@ -62,7 +62,10 @@ class Switch:
     """One house-rule switch of a game.
 
     ``choices`` lists the allowed words of a text switch; ``aliases`` maps other spellings to them
-    (``"9-again"`` → ``"9"``). Whole-number switches have ``low``/``high`` bounds.
+    (``"9-again"`` → ``"9"``). Whole-number switches have ``low``/``high`` bounds; a text default
+    with bounds is a whole number or one of ``choices`` (``max_explosions=none``). A ``multiple``
+    switch takes a set of ``choices`` joined with '+' (or ``none``, ``all``), kept in the order of
+    ``choices``: ``explode_on=dmg+skill`` reads as ``skill+dmg``.
     """
 
     name: str
@@ -73,19 +76,53 @@ class Switch:
     aliases: Mapping[str, str] = field(default_factory=dict)
     low: int | None = None
     high: int | None = None
+    multiple: bool = False
 
     def read(self, value: object) -> bool | int | str:
         """The value, checked and normalised; an ``OptionError`` naming what was wrong."""
         if isinstance(self.default, bool):
             return read_bool(self.name, value)
-        if isinstance(self.default, int):
-            return read_int(self.name, value, self.low, self.high)
+        if self.multiple:
+            return self._read_set(value)
         text = str(value).strip().lower() if value is not None else "none"
         text = self.aliases.get(text, text)
+        if isinstance(self.default, int) or (
+                (self.low is not None or self.high is not None) and text not in self.choices):
+            try:
+                return read_int(self.name, value, self.low, self.high)
+            except OptionError:
+                if not self.choices:
+                    raise
+                raise OptionError(f"option {self.name} takes a whole number ({self.low} to "
+                                  f"{self.high}) or {' / '.join(self.choices)}, "
+                                  f"not {_shown(value)}") from None
         if text not in self.choices:
             raise OptionError(f"option {self.name} takes one of {', '.join(self.choices)}, "
                               f"not {_shown(value)}")
         return text
+
+    def _read_set(self, value: object) -> str:
+        if isinstance(value, str):
+            words = [w for w in value.strip().lower().replace(",", "+").replace(" ", "+")
+                     .replace("|", "+").replace("/", "+").split("+") if w]
+        elif isinstance(value, Iterable):
+            words = [str(w).strip().lower() for w in value]
+        else:
+            raise OptionError(f"option {self.name} takes {' / '.join(self.choices)} joined with "
+                              f"'+', not {_shown(value)}")
+        if words in ([], ["none"]):
+            return "none"
+        if words == ["all"]:
+            return "+".join(self.choices)
+        chosen: set[str] = set()
+        for word in words:
+            word = self.aliases.get(word, word)
+            if word not in self.choices:
+                raise OptionError(f"option {self.name}: '{word}' is not one of "
+                                  f"{', '.join(self.choices)} (join them with '+'), or none / "
+                                  "all")
+            chosen.add(word)
+        return "+".join(c for c in self.choices if c in chosen)
 
 
 @lru_cache(maxsize=64)

@@ -118,7 +118,7 @@ def test_the_vector_rules_directly() -> None:
     assert S.read_d6([6, 1]) == S.D6Roll((6, 1), 7, False, True)  # S10
     assert S.automatic_success(7, 6, False) and not S.automatic_success(6, 6, False)  # S-A5
     assert not S.automatic_success(9, 6, True)  # S6: combat is stressful
-    assert S.damage(5, 3) == 8  # S5
+    assert S.damage(5 + 3) == 8 and S.damage(2 - 4) == 0  # S5
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,7 +215,7 @@ def test_tie_rerolls_consume_faces_per_side_in_order() -> None:
     ("ds: d6+3 vs def d6", "def", "opposes an ATK"),
     ("ds: dmg d6+3 vs 5", "vs", "not made against anything"),
     ("ds: d6+1234567", "d6+1234567", "too large"),
-    ("ds: d6 explode_on=feet", "explode_on=feet", "not a roll kind"),
+    ("ds: d6 explode_on=feet", "explode_on=feet", "is not one of skill, trait"),
     ("ds: d6 opposed_tie=coin", "opposed_tie=coin", "takes one of"),
     ("ds: d6 colour=red", "colour=red", "not a d6 + skill option"),
     ("ds: d6 max_explosions=-1", "max_explosions=-1", "whole number"),
@@ -465,9 +465,9 @@ def brute_attack(rules: S.Rules, atk: int, dfn: int | None, def_bonus: int,
         elif isinstance(dmg, S.Side):
             assert weapon is not None
             for w, q in weapon:
-                damage[S.damage(m, w.total + dmg.bonus)] += p * q / keep
+                damage[S.damage(w.total + dmg.bonus + m)] += p * q / keep
         else:
-            damage[S.damage(m, dmg or 0)] += p / keep
+            damage[S.damage((dmg or 0) + m)] += p / keep
     return dict(outcomes), dict(damage)
 
 
@@ -642,3 +642,12 @@ def test_prefixes_and_transcript_words() -> None:
     r = astragal.roll("d6skill: d6+2", faces="6,6,3")
     assert r.system == "d6skill" and "Critical (S9)" in str(r)
     assert "Botch" in str(astragal.roll("ds: d6", faces="1,1"))
+
+
+def test_doctests() -> None:
+    import doctest
+
+    from astragal.systems.d6skill import program
+
+    for module in (S, program):
+        assert doctest.testmod(module).failed == 0

@@ -26,21 +26,20 @@ Primitives:
   a first face for which ``check(first)`` holds calls for one more die, a *check die* that adds
   nothing and whose face is passed as ``checked`` (a d6 + skill 1 is checked for a Botch);
   otherwise ``checked`` is None.
-- ``Pool(count, unit)``: ``count`` independent units, rolled first faces first, then each die's
+- ``Pool(dice, unit)``: ``dice`` independent units, rolled first faces first, then each die's
   re-rolls die by die; the value is the sum of the units' values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["Chain", "DieRecord", "Hands", "Marked", "Pool", "PoolRecord", "Reroll", "Unit",
-           "sample"]
+__all__ = ["Chain", "DieRecord", "Hands", "Marked", "Pool", "PoolRecord", "Reading", "Reroll",
+           "Unit", "sample"]
 
 
 class Hands(Protocol):
@@ -53,8 +52,36 @@ class Hands(Protocol):
     def face(self, die: int) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Chain:
+# The primitives are immutable records, equal (and hashed alike) only within their own type, so
+# that a program is a cache key for its law. NamedTuples are used rather than dataclasses because
+# they cost a quarter as much to define, and a game's first roll pays for its module's imports.
+
+
+def _same(self: tuple[Any, ...], other: object) -> bool:
+    return type(other) is type(self) and tuple.__eq__(self, other)
+
+
+def _other(self: tuple[Any, ...], other: object) -> bool:
+    return not _same(self, other)
+
+
+def _hash(self: tuple[Any, ...]) -> int:
+    return hash((type(self).__name__, tuple(self)))
+
+
+T = TypeVar("T", bound=type)
+
+
+def _typed(cls: T) -> T:
+    """Equality and hashing within the record's own type (a tuple's ignore the type)."""
+    cls.__eq__ = _same  # type: ignore[assignment]
+    cls.__ne__ = _other  # type: ignore[assignment]
+    cls.__hash__ = _hash  # type: ignore[assignment]
+    return cls
+
+
+@_typed
+class Chain(NamedTuple):
     """One ``size``-sided die rolled again while ``again(position, face)`` holds."""
 
     size: int
@@ -64,8 +91,8 @@ class Chain:
     limit: int | None = None  # at most this many re-rolls (a house rule's cap); None: no cap
 
 
-@dataclass(frozen=True, slots=True)
-class Reroll:
+@_typed
+class Reroll(NamedTuple):
     """``unit``, rolled once more (and the new roll stands) when its first face is ``when``."""
 
     unit: Chain
@@ -73,8 +100,8 @@ class Reroll:
     note: str = "re-roll"
 
 
-@dataclass(frozen=True, slots=True)
-class Marked:
+@_typed
+class Marked(NamedTuple):
     """``unit``'s value, paired with ``mark(first face that stands, check die's face or None)``."""
 
     unit: Chain | Reroll
@@ -86,12 +113,34 @@ class Marked:
 Unit = Chain | Reroll | Marked
 
 
-@dataclass(frozen=True, slots=True)
-class Pool:
-    """``count`` independent copies of ``unit``, their values summed."""
+@_typed
+class Pool(NamedTuple):
+    """``dice`` independent copies of ``unit``, their values summed."""
 
-    count: int
+    dice: int
     unit: Chain | Reroll
+
+
+class Reading:
+    """A rule read at each face (``again``, ``score``, ``when``, ``mark``): a small callable that
+    holds the switches it needs. Equal when of one class with equal settings, so that programs
+    (and the laws cached for them) are equal exactly when they read faces alike; cheaper to
+    define than a dataclass, which matters to a game's first call."""
+
+    __slots__ = ("settings",)
+
+    def __init__(self, *settings: Any) -> None:
+        self.settings: tuple[Any, ...] = settings
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Reading) and type(other) is type(self) and (
+            other.settings == self.settings)
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.settings))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}{self.settings!r}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -130,8 +179,8 @@ def _run(chain: Chain, hands: Hands, die: int, first: int,
     cap = chain.limit
     while (cap is None or len(faces) <= cap) and again(len(faces) - 1, face):
         if len(faces) > limits.max_explosions:
-            raise LimitError(f"a die was rolled again more than {limits.max_explosions} times "
-                             "(the limit of re-rolls per die)")
+            raise LimitError(f"a die exploded (was rolled again) more than "
+                             f"{limits.max_explosions} times: the limit of explosions per die")
         face = hands.again(die, chain.note)
         value += score(len(faces), face)
         faces.append(face)
@@ -172,7 +221,7 @@ def sample(program: Pool | Unit, hands: Hands, limits: Limits = DEFAULT_LIMITS) 
     die's re-rolls as they happen, die by die."""
     if isinstance(program, Pool):
         chain, reroll, marked = _parts(program.unit)
-        ids = [hands.new() for _ in range(program.count)]
+        ids = [hands.new() for _ in range(program.dice)]
     else:
         chain, reroll, marked = _parts(program)
         ids = [hands.new()]

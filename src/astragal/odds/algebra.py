@@ -18,9 +18,9 @@ returned with every law. The work of a pool is estimated (``work``) before it is
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, replace
 from fractions import Fraction
 from functools import lru_cache
+from typing import NamedTuple
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
@@ -34,16 +34,14 @@ DEFAULT_EPS = 1e-18
 Poly = tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Law:
+class Law(NamedTuple):
     """P(value = k) for k = 0, 1, 2, … and the probability lost where a tail was cut."""
 
     pmf: tuple[float, ...]
     truncated: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class MarkedLaw:
+class MarkedLaw(NamedTuple):
     """P(value = k, mark = m) as {m: pmf}, and the probability lost where a tail was cut."""
 
     by_mark: tuple[tuple[Hashable, tuple[float, ...]], ...]
@@ -84,8 +82,7 @@ def _strip(a: Poly) -> Poly:
 # One die: its generating function as numerator / denominator
 
 
-@dataclass(frozen=True, slots=True)
-class _Form:
+class _Form(NamedTuple):
     """A die's law as rational generating functions sharing one denominator.
 
     P(first standing face = f, value = k) is the coefficient of zᵏ in
@@ -225,13 +222,13 @@ def work(program: Pool | Unit) -> int:
     chain = _chain(program.unit if isinstance(program, Pool) else program)
     capped = (chain.limit or 0) ** 2 * chain.size if _cap_matters(chain) else 0
     if isinstance(program, Pool):
-        return program.count * (2 * program.count + 64) + capped
+        return program.dice * (2 * program.dice + 64) + capped
     return 64 + capped
 
 
 @lru_cache(maxsize=1024)
 def _pool_law(program: Pool, eps: float) -> Law:
-    n = program.count
+    n = program.dice
     if n <= 0:
         return Law((1.0,))
     form = _form(program.unit)
@@ -280,7 +277,7 @@ def _marked_law(unit: Marked, eps: float) -> MarkedLaw:
     if check is not None and any(check(face) for face, _ in form.first):
         # a checked face's weight is shared by the check die's faces: every other face counts
         # ``size`` times over a scale ``size`` times larger
-        form = replace(form, num_scale=form.num_scale * size)
+        form = form._replace(num_scale=form.num_scale * size)
     else:
         check = None
     for face, num in form.first:

@@ -10,18 +10,26 @@ Nothing here knows a game. The dice algebra (``astragal.odds.algebra``) builds o
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from itertools import product
+from typing import Any, TypeVar
 
 __all__ = [
+    "apply",
     "binomial",
+    "condition",
     "contest_chances",
     "convolve",
     "cumulative_below",
     "difference",
+    "difference_of",
     "geometric_rolls",
+    "mix",
     "negative_binomial",
     "power",
+    "pushforward",
     "series_divide",
+    "sum_of",
     "tail_sum",
     "trim_tail",
     "unimodal",
@@ -216,3 +224,73 @@ def geometric_rolls(repeat: float, cut: float = 1e-16) -> tuple[dict[int, float]
         p *= repeat
         j += 1
     return out, p
+
+
+# --------------------------------------------------------------------------------------------
+# Laws over any values (dicts): mixtures, functions of independent laws, re-rolled outcomes
+
+K = TypeVar("K", bound=Hashable)
+
+
+def mix(*pmfs: Sequence[float]) -> list[float]:
+    """The sum of dense sub-laws term by term (the parts of one law split by a mark, rejoined)."""
+    out = [0.0] * max((len(p) for p in pmfs), default=0)
+    for pmf in pmfs:
+        for k, p in enumerate(pmf):
+            out[k] += p
+    return out
+
+
+def pushforward(pairs: Iterable[tuple[K, float]]) -> dict[K, float]:
+    """The law of the values of ``pairs`` (value, probability), equal values' chances added."""
+    acc: dict[K, float] = {}
+    get = acc.get
+    for key, p in pairs:
+        if p:
+            acc[key] = get(key, 0.0) + p
+    return acc
+
+
+def apply(function: Callable[..., K], *laws: Mapping[Any, float]) -> dict[K, float]:
+    """The law of ``function(x, y, …)`` for independent values with the given laws."""
+    items = [[(x, p) for x, p in law.items() if p] for law in laws]
+
+    def joint() -> Iterable[tuple[K, float]]:
+        for combo in product(*items):
+            p = 1.0
+            for _, q in combo:
+                p *= q
+            yield function(*(x for x, _ in combo)), p
+
+    return pushforward(joint())
+
+
+def condition(law: Mapping[K, float], again: Callable[[K], bool]) -> tuple[dict[K, float], float]:
+    """Outcomes for which ``again`` holds are rolled again until one does not (a re-rolled tie):
+    the law of the outcome that stands, law / (1 − P(again)), and P(again) on each try."""
+    repeat = math.fsum(p for k, p in law.items() if again(k))
+    if repeat >= 1.0:
+        raise ValueError("every outcome is rolled again: the roll never ends")
+    scale = 1.0 / (1.0 - repeat)
+    return {k: p * scale for k, p in law.items() if not again(k)}, repeat
+
+
+def _dense(law: Mapping[int, float]) -> tuple[list[float], int]:
+    low = min(law)
+    out = [0.0] * (max(law) - low + 1)
+    for k, p in law.items():
+        out[k - low] += p
+    return out, low
+
+
+def sum_of(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:
+    """The law of X + Y for independent whole-number laws (``apply`` for +, by convolution)."""
+    if not a or not b:
+        return {}
+    (da, la), (db, lb) = _dense(a), _dense(b)
+    return {k + la + lb: p for k, p in enumerate(convolve(da, db)) if p}
+
+
+def difference_of(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:
+    """The law of X − Y for independent whole-number laws (``apply`` for −, by convolution)."""
+    return sum_of(a, {-k: p for k, p in b.items()})
