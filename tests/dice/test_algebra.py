@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from astragal import LimitError, Limits, SeededSource
-from astragal.dice.algebra import Chain, Marked, Pool, Reroll, sample
+from astragal.dice.algebra import Chain, Drop, Marked, Pool, Reroll, sample
 from astragal.odds import maths
 from astragal.odds.algebra import law, marked_law
 from tests.stats import assert_matches
@@ -94,7 +94,7 @@ class Probe:
         return self.shown[die]
 
 
-def enumerate_program(program: Pool | Chain | Reroll | Marked, size: int,
+def enumerate_program(program: Pool | Drop | Chain | Reroll | Marked, size: int,
                       depth: int) -> tuple[dict[Hashable, Fraction], Fraction]:
     """P(value) (or P(value, mark)) over every face sequence of at most ``depth`` faces."""
     out: dict[Hashable, Fraction] = defaultdict(Fraction)
@@ -263,3 +263,26 @@ def test_a_check_die_adds_nothing_and_marks_the_die() -> None:
     by_mark = dict(marked_law(unit).by_mark)
     assert abs(by_mark[(False, True)][1] - 1 / 36) < 1e-15
     assert abs(by_mark[(False, False)][1] - 5 / 36) < 1e-15
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 4), st.booleans(), st.data())
+def test_dropping_the_highest_or_lowest_die_equals_enumeration(
+        size: int, count: int, highest: bool, data: st.DataObject) -> None:
+    scores = tuple(data.draw(st.lists(st.integers(0, 4), min_size=size, max_size=size)))
+    chain = Chain(size, Goes(frozenset(), frozenset()), Faces(scores, scores))
+    program = Drop(Pool(count, chain), highest)
+    brute, unknown = enumerate_program(program, size, count)
+    assert unknown == 0
+    _compare(_as_dict(law(program).pmf), brute, unknown)
+
+
+def test_dropped_marks_the_first_of_the_highest_dice() -> None:
+    d6 = Chain(6, Goes(frozenset(), frozenset()), Faces(*((1, 2, 3, 4, 5, 6),) * 2))
+    rec = sample(Drop(Pool(4, d6)), Probe((3, 6, 2, 6)))
+    assert (rec.value, rec.dropped) == (11, (1,))
+    rec = sample(Drop(Pool(4, d6), highest=False), Probe((3, 6, 2, 2)))
+    assert (rec.value, rec.dropped) == (11, (2,))
+    big = law(Drop(Pool(30, d6))).pmf  # against icepool: 30d6, the highest dropped
+    ice = icepool.d6.pool(30).lowest(29).sum()
+    assert all(abs(big[k] - ice.probability(k)) < 1e-12 for k in ice.outcomes())

@@ -26,6 +26,9 @@ Primitives:
   a first face for which ``check(first)`` holds calls for one more die, a *check die* that adds
   nothing and whose face is passed as ``checked`` (a d6 + skill 1 is checked for a Botch);
   otherwise ``checked`` is None.
+- ``Drop(pool, highest=True)``: the pool without its highest (or lowest) die: the value is the
+  sum of the others (the D6 System's Wild Die complication removes the highest die). ``dropped``
+  applies it to a pool already rolled.
 - ``Pool(dice, unit)``: ``dice`` independent units, rolled first faces first, then each die's
   re-rolls die by die; the value is the sum of the units' values.
 """
@@ -38,8 +41,8 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["Chain", "DieRecord", "Hands", "Marked", "Pool", "PoolRecord", "Reading", "Reroll",
-           "Unit", "sample"]
+__all__ = ["Chain", "DieRecord", "Drop", "Hands", "Marked", "Pool", "PoolRecord", "Reading",
+           "Reroll", "Unit", "dropped", "sample"]
 
 
 class Hands(Protocol):
@@ -143,6 +146,14 @@ class Reading:
         return f"{type(self).__name__}{self.settings!r}"
 
 
+@_typed
+class Drop(NamedTuple):
+    """``pool`` without its highest die (``highest=False``: its lowest); the value is the rest's."""
+
+    pool: Pool
+    highest: bool = True
+
+
 # --------------------------------------------------------------------------------------------
 # The sample interpreter
 
@@ -163,10 +174,11 @@ class DieRecord(NamedTuple):
 
 
 class PoolRecord(NamedTuple):
-    """A pool as it landed: each die's record and the pool's value."""
+    """A pool as it landed: each die's record, the pool's value and the dice it dropped."""
 
     dice: tuple[DieRecord, ...]
     value: int
+    dropped: tuple[int, ...] = ()
 
 
 def _run(chain: Chain, hands: Hands, die: int, first: int,
@@ -216,9 +228,22 @@ def sample_die(unit: Unit, hands: Hands, die: int, limits: Limits = DEFAULT_LIMI
     return _die(*_parts(unit), hands, die, limits)
 
 
-def sample(program: Pool | Unit, hands: Hands, limits: Limits = DEFAULT_LIMITS) -> PoolRecord:
+def dropped(record: PoolRecord, highest: bool = True) -> PoolRecord:
+    """``record`` without its highest (lowest) die: the first of the dice of that value."""
+    if not record.dice:
+        return record
+    values = [d.value for d in record.dice]
+    pick = (max if highest else min)(range(len(values)), key=lambda i: (values[i], -i)
+                                     if highest else (values[i], i))
+    return PoolRecord(record.dice, record.value - values[pick], record.dropped + (pick,))
+
+
+def sample(program: Pool | Drop | Unit, hands: Hands,
+           limits: Limits = DEFAULT_LIMITS) -> PoolRecord:
     """Roll ``program`` with faces from ``hands``: every die's first face left to right, then each
     die's re-rolls as they happen, die by die."""
+    if isinstance(program, Drop):
+        return dropped(sample(program.pool, hands, limits), program.highest)
     if isinstance(program, Pool):
         chain, reroll, marked = _parts(program.unit)
         ids = [hands.new() for _ in range(program.dice)]

@@ -9,7 +9,10 @@ same rule functions on every face instead of on the faces of one roll:
 - a ``Pool`` of n such dice is then N(z)ⁿ·(1 − r·zˢ)⁻ⁿ: a binomial (or a small polynomial power)
   times a negative binomial, O(n) terms instead of n convolutions; other pools are a power by
   squaring of the unit law;
-- ``Reroll`` and ``Marked`` condition on the first face that stands.
+- ``Reroll`` and ``Marked`` condition on the first face that stands;
+- ``Drop`` (a pool without its highest die) of n dice whose values run u₁ < … < u_r: with Fᵢ the
+  faces worth at most uᵢ, the dice all at most uᵢ but not all at most uᵢ₋₁ have their highest at
+  uᵢ, so the law is Σᵢ (Fᵢⁿ − Fᵢ₋₁ⁿ)·z^(−uᵢ), in exact integers (the lowest die likewise).
 
 Infinite tails are cut only where the probability left out is below ``eps``; the lost mass is
 returned with every law. The work of a pool is estimated (``work``) before it is computed.
@@ -24,7 +27,7 @@ from typing import NamedTuple
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
-from ..dice.algebra import Chain, Marked, Pool, Reroll, Unit
+from ..dice.algebra import Chain, Drop, Marked, Pool, Reroll, Unit
 from . import maths
 
 __all__ = ["Law", "MarkedLaw", "law", "marked_law", "work"]
@@ -216,9 +219,12 @@ def _chain(unit: Unit) -> Chain:
     return unit
 
 
-def work(program: Pool | Unit) -> int:
+def work(program: Pool | Drop | Unit) -> int:
     """Estimated steps of ``law(program)``: the pool's terms times its tail, or one die's; a
-    capped chain adds the polynomial products of its finite run."""
+    capped chain adds the polynomial products of its finite run; a drop, one power per value."""
+    if isinstance(program, Drop):
+        pool = program.pool
+        return _chain(pool.unit).size * (pool.dice * pool.dice * 4 + 64)
     chain = _chain(program.unit if isinstance(program, Pool) else program)
     capped = (chain.limit or 0) ** 2 * chain.size if _cap_matters(chain) else 0
     if isinstance(program, Pool):
@@ -259,10 +265,49 @@ def _pool_law(program: Pool, eps: float) -> Law:
     return Law(tuple(pmf), lost)
 
 
-def law(program: Pool | Chain | Reroll, eps: float = DEFAULT_EPS,
+@lru_cache(maxsize=256)
+def _drop_law(program: Drop) -> Law:
+    pool, n = program.pool, program.pool.dice
+    chain = pool.unit
+    if not isinstance(chain, Chain) or any(chain.again(0, f) for f in range(1, chain.size + 1)):
+        raise ValueError("Drop takes a pool of dice that are not rolled again")
+    if n <= 1:
+        return Law((1.0,))
+    values = sorted(chain.score(0, f) for f in range(1, chain.size + 1))
+    if not program.highest:  # the lowest die of the values is the highest of their negatives
+        values = sorted(-v for v in values)
+    low = values[0]
+    # F_i: the faces worth at most u_i, as counts of (value − lowest)
+    out: dict[int, int] = {}
+    below: list[int] = []
+    distinct = sorted(set(values))
+    for u in distinct:
+        f = [0] * (u - low + 1)
+        for v in values:
+            if v <= u:
+                f[v - low] += 1
+        power = maths.int_power(f, n)
+        for k, c in enumerate(power):
+            c -= below[k] if k < len(below) else 0
+            if c:
+                value = n * low + k - u  # the sum of the others
+                out[value] = out.get(value, 0) + c
+        below = power
+    if not program.highest:
+        out = {-v: c for v, c in out.items()}
+    lo, hi = min(out), max(out)
+    counts = [out.get(v, 0) for v in range(lo, hi + 1)]
+    if lo < 0:
+        raise ValueError("Drop's law is kept over 0, 1, 2, …: the dice may not score below 0")
+    return Law(tuple([0.0] * lo + maths.exact_floats(counts, chain.size, n)))
+
+
+def law(program: Pool | Drop | Chain | Reroll, eps: float = DEFAULT_EPS,
         limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:
     """The exact law of ``program``'s value (a pool's sum, or one die's value)."""
     limits.check_work(work(program), "this pool", text)
+    if isinstance(program, Drop):
+        return _drop_law(program)
     if not isinstance(program, Pool):
         program = Pool(1, program)
     return _pool_law(program, eps)
@@ -307,5 +352,5 @@ def marked_law(unit: Marked, eps: float = DEFAULT_EPS) -> MarkedLaw:
 
 def clear_caches() -> None:
     """Forget every cached law (tests that swap a rule call this)."""
-    for f in (_chain_form, _reroll_form, _pool_law, _marked_law):
+    for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law):
         f.cache_clear()

@@ -23,6 +23,9 @@ __all__ = [
     "cumulative_below",
     "difference",
     "difference_of",
+    "exact_floats",
+    "int_multiply",
+    "int_power",
     "geometric_rolls",
     "mix",
     "negative_binomial",
@@ -294,3 +297,53 @@ def sum_of(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:
 def difference_of(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:
     """The law of X − Y for independent whole-number laws (``apply`` for −, by convolution)."""
     return sum_of(a, {-k: p for k, p in b.items()})
+
+
+# --------------------------------------------------------------------------------------------
+# Exact integer polynomials (counts of equally likely faces), multiplied as big integers: the
+# coefficients are packed into one integer (Kronecker substitution) so that Python's big-number
+# multiplication does the convolution.
+
+
+def _pack(coeffs: Sequence[int], width: int) -> int:
+    return int.from_bytes(b"".join(c.to_bytes(width, "little") for c in coeffs), "little")
+
+
+def _unpack(number: int, width: int, length: int) -> list[int]:
+    raw = number.to_bytes(width * length, "little")
+    return [int.from_bytes(raw[i:i + width], "little") for i in range(0, width * length, width)]
+
+
+def _width(bound: int) -> int:
+    return (bound.bit_length() + 8) // 8  # bytes per coefficient, with room to spare
+
+
+def int_multiply(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    """The product of two polynomials with non-negative integer coefficients, exactly."""
+    if not a or not b:
+        return []
+    if len(a) == 1 or len(b) == 1:
+        x = a[0] if len(a) == 1 else b[0]
+        return [x * y for y in (b if len(a) == 1 else a)]
+    width = _width(max(a) * max(b) * min(len(a), len(b)))
+    return _unpack(_pack(a, width) * _pack(b, width), width, len(a) + len(b) - 1)
+
+
+def int_power(poly: Sequence[int], n: int) -> list[int]:
+    """``poly`` to the ``n``-th power, exactly (non-negative integer coefficients)."""
+    if n == 0:
+        return [1]
+    if len(poly) == 1:
+        return [poly[0] ** n]
+    width = _width(sum(poly) ** n)
+    return _unpack(pow(_pack(poly, width), n), width, (len(poly) - 1) * n + 1)
+
+
+def exact_floats(counts: Sequence[int], base: int, exp: int) -> list[float]:
+    """``counts`` over ``base**exp`` as probabilities: one multiply each while the scale is a
+    float, exact big-integer division beyond (each correctly rounded)."""
+    if exp * math.log2(max(base, 2)) < 1000:
+        scale = 1.0 / base ** exp
+        return [c * scale for c in counts]
+    den = base ** exp
+    return [c / den for c in counts]
