@@ -31,22 +31,28 @@ import astragal
 from astragal.systems import d6system as d6
 
 DIFFICULTY_NUMBERS = [n for n, _, _ in d6.DIFFICULTIES.values() if n > 0]
-K = d6.EXPLOSIONS_KEPT
+K = 23  # icepool's Wild Die depth: 6^-24 ≈ 2e-19, where astragal cuts its tail too
 MODES = {"plain": (False, "drop_one_and_highest"),
          "wild": (True, "drop_one_and_highest"),
          "wild/1 counts": (True, "complication_only")}
 
 
 def clear() -> None:
-    d6.side_counts.cache_clear()
-    d6.uniform_power.cache_clear()
-    d6._wild_counts.cache_clear()
+    """Every cache of the game and of the dice algebra: each call does the whole work."""
+    from astragal.odds import algebra
+    from astragal.systems.d6system import program, rules
+
+    algebra.clear_caches()
+    for module in (program, rules):
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
 
 
 def ours(n: int, wild: bool, wild_one: str) -> list[float]:
-    counts = d6.side_counts(n, wild, wild_one)
-    counts.probabilities()
-    return [counts.at_least(d) for d in DIFFICULTY_NUMBERS]
+    law = d6.dice_law(n, wild, wild_one)
+    pmf = law.pmf
+    return [sum(pmf[d:]) for d in DIFFICULTY_NUMBERS]
 
 
 def ice_die(d: icepool.Die, n: int, wild: bool, wild_one: str) -> icepool.Die:

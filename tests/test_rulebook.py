@@ -27,6 +27,9 @@ PROBES: dict[str, list[str]] = {
              "cofd: 2 target 3", "cofd: 2 vs 2 contested_tie=reroll"],
     "d6skill": ["ds: d6+2", "ds: d6+3 vs 6", "ds: d6+7 vs 6 calm", "ds: d6+1 vs d6",
                 "ds: atk d6+30 vs 0 dmg d6+1", "ds: atk d6+2 vs def d6 dmg 3"],
+    "d6system": ["od6: 3D+1 +1D very advantaged vs moderate", "od6: 2D vs automatic",
+                 "od6: 3D wild vs 2D+2", "od6: 3D wild", "od6: 2D vs 2D opposed_tie=reroll",
+                 "od6: 4D vs 12"],
 }
 
 # rule id → (perturbed function factory, input, typed-in faces)
@@ -53,6 +56,17 @@ PERTURB: dict[str, dict[str, tuple[Callable[[Callable[..., Any]], Callable[..., 
         "S7": (lambda f: lambda first, checks: False, "ds: d6", "1,1"),
         "S8": (lambda f: lambda checked: checked is not None, "ds: d6", "1,2"),
         "S9": (lambda f: lambda face, enabled: False, "ds: d6", "6,3"),
+    },
+    "d6system": {
+        "D2": (lambda f: lambda side, o: f(side, o)._replace(number=f(side, o).number + 1),
+               "od6: 2D", "3,4"),
+        "D7": (lambda f: lambda number: False, "od6: 2D vs automatic", "3,4"),
+        "D8": (lambda f: lambda total, d: f(total, d) + 1, "od6: 2D vs 7", "3,4"),
+        "D10": (lambda f: lambda rp, inc=17: f(rp - 1, inc), "od6: 2D vs 7", "3,4"),
+        "D11": (lambda f: lambda rp: f(rp) + 1, "od6: 2D vs 5", "3,4"),
+        "D12": (lambda f: lambda rp: f(rp) + 1, "od6: 2D vs 5", "3,4"),
+        "D-X1": (lambda f: lambda face, first: None, "od6: 2D wild", "3,6,2"),
+        "D-X4": (lambda f: lambda rule: "defender", "od6: 2D vs 2D", "3,4 / 4,3"),
     },
 }
 
@@ -102,7 +116,7 @@ def _outcome(text: str, faces: str) -> Any:
 
 def _odds(text: str) -> Any:
     o = astragal.odds(text)
-    return (o.outcomes.as_dict(), o.distribution.as_dict())
+    return (o.outcomes.as_dict(), o.distribution.as_dict(), repr(o.extra))
 
 
 @pytest.mark.parametrize("system", sorted(PROBES))

@@ -149,3 +149,9 @@ def test_flipping_a_switch_changes_the_odds(system: str, switch: str, tmp_path: 
 @pytest.mark.parametrize("system", sorted(CASES))
 def test_every_switch_has_a_case(system: str) -> None:
     assert set(get_system(system).defaults) == set(CASES[system])
+
+
+@pytest.mark.parametrize("value", ["--3", "+-2", "1e3", "٣", " ", "0x10"])
+def test_a_malformed_whole_number_is_an_option_error(value: str) -> None:
+    with pytest.raises(astragal.OptionError, match="whole number"):
+        astragal.odds("od6: 3D", options={"min_dice_after_penalty": value})

@@ -8,6 +8,7 @@ allowed and the errors given are the same everywhere.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -18,6 +19,7 @@ from ._errors import OptionError
 __all__ = ["Switch", "read_bool", "read_int", "resolve"]
 
 _TRUE = ("true", "on", "yes", "1")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
 _FALSE = ("false", "off", "no", "0")
 
 
@@ -41,7 +43,7 @@ def read_int(name: str, value: object, low: int | None = None, high: int | None 
         if not math.isfinite(value) or value != int(value):
             raise OptionError(f"option {name} takes a whole number, not {_shown(value)}")
         number = int(value)
-    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit() and len(value) <= 12:
+    elif isinstance(value, str) and _WHOLE.fullmatch(value.strip()) and len(value) <= 12:
         number = int(value.strip())
     else:
         raise OptionError(f"option {name} takes a whole number, not {_shown(value)}")

@@ -10,6 +10,7 @@ Nothing here knows a game. The dice algebra (``astragal.odds.algebra``) builds o
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from itertools import product
 from typing import Any, TypeVar
@@ -24,9 +25,9 @@ __all__ = [
     "difference",
     "difference_of",
     "exact_floats",
+    "geometric_rolls",
     "int_multiply",
     "int_power",
-    "geometric_rolls",
     "mix",
     "negative_binomial",
     "power",
@@ -119,11 +120,24 @@ def negative_binomial(n: int, r: float, eps: float) -> tuple[list[float], float]
                     ratio, mode, eps)
 
 
+_NUMPY_WORTH = 200_000  # multiply-adds above which importing numpy pays for itself
+_python_work = 0  # multiply-adds done without numpy so far in this process
+
+
 def convolve(a: Sequence[float], b: Sequence[float]) -> list[float]:
-    """The law of the sum of two independent values (numpy only for large inputs)."""
+    """The law of the sum of two independent values (numpy only for large inputs).
+
+    Importing numpy costs about as much as 200,000 multiply-adds in Python, so a process that has
+    not loaded it does smaller products itself, until it has done ten times that much in all (a
+    server, or a long script: then numpy pays for itself); a one-off command never loads it.
+    """
+    global _python_work
     if not a or not b:
         return []
-    if len(a) * len(b) > 256:
+    size = len(a) * len(b)
+    if "numpy" not in sys.modules and size <= _NUMPY_WORTH and _python_work < 10 * _NUMPY_WORTH:
+        _python_work += size
+    elif size > 256:
         import numpy as np
 
         out_np: list[float] = np.convolve(np.asarray(a), np.asarray(b)).tolist()
@@ -169,16 +183,20 @@ def series_divide(numerator: Sequence[float], denominator: Sequence[float],
     above = [0.0] * (deg + 2)
     for m in range(deg, 0, -1):
         above[m] = above[m + 1] + go[m]
+    feeds = [(j, g) for j, g in enumerate(go) if g]  # most chains go on from one or two faces
     out: list[float] = []
     k = 0
+    start = len(numerator)
     while True:
         acc = numerator[k] if k < len(numerator) else 0.0
-        for j in range(1, min(k, deg) + 1):
-            acc += go[j] * out[k - j]
-        out.append(max(0.0, acc / d0))
+        for j, g in feeds:
+            if j <= k:
+                acc += g * out[k - j]
+        out.append(acc / d0 if acc > 0.0 else 0.0)
         k += 1
-        if k >= len(numerator):
-            lost = math.fsum(out[i] * above[k - i] for i in range(max(0, k - deg), k)) / rest
+        if k >= start and (k - start) % max(1, deg) == 0:  # the mass to come, once a window
+            # every term is non-negative, so a plain sum keeps its relative accuracy
+            lost = sum([out[i] * above[k - i] for i in range(max(0, k - deg), k)]) / rest
             if lost < eps:
                 return out, lost
         if k > 1_000_000:  # refuse rather than loop

@@ -370,18 +370,28 @@ def opposed_law(da: DieRules, bonus_a: int, db: DieRules, bonus_b: int,
 
 def damage_law(hit_margins: Mapping[int, float], miss: float, weapon: int | Side | None,
                rules: Rules) -> tuple[dict[int, float], float]:
+    """The law of DMG (S5), cached by its inputs (a table rolls the same attack often)."""
+    law, lost = _damage_law(tuple(hit_margins.items()), miss, weapon, rules)
+    return dict(law), lost
+
+
+@lru_cache(maxsize=256)
+def _damage_law(hit_margins: tuple[tuple[int, float], ...], miss: float,
+                weapon: int | Side | None, rules: Rules) -> tuple[tuple[tuple[int, float], ...],
+                                                                  float]:
     """The law of DMG (S5): 0 on a miss or Botch, else ``damage(weapon DMG + margin)``; a rolled
     DMG (S9, S-A3) is an independent law, added by convolution. Returns the law and the mass
     cut from the DMG roll's tail."""
+    margins = dict(hit_margins)
     if isinstance(weapon, Side):
         law = d6_law(rules.die("dmg"))
-        points = maths.sum_of(hit_margins, result_law(law, weapon.bonus))
-        lost = law.truncated * sum(hit_margins.values())
+        points = maths.sum_of(margins, result_law(law, weapon.bonus))
+        lost = law.truncated * sum(margins.values())
     else:
-        points = {m + (weapon or 0): p for m, p in hit_margins.items()}
+        points = {m + (weapon or 0): p for m, p in margins.items()}
         lost = 0.0
     hits = maths.apply(R.damage, points)
-    return maths.pushforward([(0, miss), *hits.items()]), lost
+    return tuple(maths.pushforward([(0, miss), *hits.items()]).items()), lost
 
 
 def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:

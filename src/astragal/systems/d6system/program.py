@@ -1,0 +1,421 @@
+"""The D6 System as a program of the dice algebra, rolled and computed exactly.
+
+A side's die code (prepared by D2) is ``Pool(n, d6)`` summed (D1); with the Wild Die (D-X1) one of
+the n dice is a ``Marked`` chain that explodes on 6 and is marked by a first 1, a complication,
+which by default removes it and the highest other die: ``Drop(Pool(n − 1, d6))``. The roller
+samples the program; the odds take its exact law (a mixture over the Wild Die's mark) and map the
+same verdicts (D8, D10, D11, D12, D-X4) over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+from ..._errors import LimitError
+from ..._limits import Limits
+from ..._rng import Source
+from ...dice import Roll, Tray
+from ...dice.algebra import Chain, Drop, Marked, Pool, PoolRecord, Reading, dropped, sample
+from ...odds import Distribution, Odds, maths
+from ...odds import algebra as exact
+from . import rules as R
+from . import words
+from .notation import Spec
+from .rules import AUTOMATIC_OUTCOMES, CHECK_OUTCOMES, PLAIN_OUTCOMES, SIDES, Prepared
+
+__all__ = ["SideLaw", "dice_law", "dice_total", "effective_options", "odds", "roll",
+           "total_law"]
+
+_DIE_EPS = 1e-18  # where the Wild Die's explosion tail is cut
+
+
+# --------------------------------------------------------------------------------------------
+# The program
+
+
+def _face(position: int, face: int) -> int:
+    """D1: a die adds its face; D-X1: each roll of the Wild Die's chain adds."""
+    return face
+
+
+class _Regular(Reading):
+    """A regular die is rolled once."""
+
+    def __call__(self, position: int, face: int) -> bool:
+        return False
+
+
+class _WildAgain(Reading):
+    """D-X1: the Wild Die rolls again on a 6."""
+
+    def __call__(self, position: int, face: int) -> bool:
+        return R.wild_die(face, position == 0) == "again"
+
+
+class _Complication(Reading):
+    """D-X1: the mark of the Wild Die: a 1 on its first roll."""
+
+    def __call__(self, first: int, checked: int | None) -> bool:
+        return R.wild_die(first, True) == "complication"
+
+
+def regular(dice: int) -> Pool:
+    """``dice`` regular d6, summed (D1)."""
+    return Pool(dice, Chain(SIDES, _Regular(), _face))
+
+
+WILD = Marked(Chain(SIDES, _WildAgain(), _face, "Wild Die"), _Complication())
+
+
+# --------------------------------------------------------------------------------------------
+# Rolling
+
+
+class _Hands:
+    def __init__(self, tray: Tray, group: str, stream: int, note: str = "") -> None:
+        self.tray, self.group, self.stream, self.note = tray, group, stream, note
+        self.ids: list[int] = []
+
+    def new(self) -> int:
+        self.ids.append(self.tray.roll(SIDES, self.group, self.stream, self.note))
+        return self.ids[-1]
+
+    def again(self, die: int, note: str) -> int:
+        return self.tray.reroll(die, self.stream, note)
+
+    def face(self, die: int) -> int:
+        return self.tray.face(die)
+
+
+class Rolled(NamedTuple):
+    """One side as it landed: its total, faces, the Wild Die's chain and what was removed."""
+
+    total: int
+    faces: list[int]
+    wild: list[int]
+    complication: bool
+    removed: int | None
+    dice_sum: int
+
+
+def _settle(reg: PoolRecord, wild: PoolRecord | None,
+            drop: bool) -> tuple[int, bool, int | None]:
+    """The dice's part of the total: D1, and D-X1's complication."""
+    if wild is None:
+        return reg.value, False, None
+    complication = bool(wild.dice[0].mark)
+    if complication and drop:
+        rest = dropped(reg)  # the Wild Die and the highest other die are removed
+        return rest.value, True, rest.dropped[0] if rest.dropped else None
+    return reg.value + wild.value, complication, None
+
+
+def _roll_side(tray: Tray, prep: Prepared, name: str, stream: int, options: Mapping[str, Any],
+               limits: Limits, lines: list[str]) -> Rolled:
+    """Roll one side's dice: the regular dice, then the Wild Die and its re-rolls (D-X1)."""
+    group = name.lower().replace(",", "")
+    wild_on = bool(options["wild_die"])
+    drop = options["wild_one"] == "drop_one_and_highest"
+    hands = _Hands(tray, group, stream)
+    reg = sample(regular(prep.dice - 1 if wild_on else prep.dice), hands, limits)
+    wild = None
+    if wild_on:
+        wild_hands = _Hands(tray, f"{group} wild", stream, "Wild Die")
+        try:
+            wild = sample(WILD, wild_hands, limits)
+        except LimitError as exc:
+            raise LimitError(f"the Wild Die: {exc.message}") from None
+    dice_sum, complication, removed = _settle(reg, wild, drop)
+    if complication and drop and wild is not None:
+        tray.drop(wild_hands.ids[0], "Wild Die: complication (1 on its first roll), removed")
+        if removed is not None:
+            tray.drop(hands.ids[removed], "removed with the Wild Die's 1 (the highest other die)")
+    faces = [d.value for d in reg.dice]
+    chain = list(wild.dice[0].runs[0]) if wild is not None else []
+    total = dice_sum + prep.added
+    words.rolled_lines(name, prep, faces, chain, complication, removed, drop, dice_sum, total,
+                       lines)
+    return Rolled(total, faces, chain, complication, removed, dice_sum)
+
+
+class _Faces:
+    """Faces typed in, one after another (for ``dice_total``)."""
+
+    def __init__(self, faces: Sequence[int]) -> None:
+        self.faces, self.used, self.shown = list(faces), 0, [0] * len(faces)
+
+    def new(self) -> int:
+        self.used += 1
+        return self.used - 1
+
+    def again(self, die: int, note: str) -> int:
+        self.used += 1
+        return self.faces[self.used - 1]
+
+    def face(self, die: int) -> int:
+        return self.faces[die]
+
+
+def dice_total(faces: Sequence[int], wild: Sequence[int] = (),
+               wild_one: str = "drop_one_and_highest") -> tuple[int, bool, int | None]:
+    """The dice's part of a total from the faces, read by the program: (sum, complication, index
+    of the removed regular die). ``wild`` is the Wild Die's faces in order (empty: no Wild Die)."""
+    reg = sample(regular(len(faces)), _Faces(faces))
+    settled = sample(WILD, _Faces(wild)) if wild else None
+    return _settle(reg, settled, wild_one == "drop_one_and_highest")
+
+
+def _side_result(prep: Prepared, rolled: Rolled) -> dict[str, Any]:
+    out: dict[str, Any] = {"code": prep.code, "dice_rolled": prep.dice, "pips": prep.pips,
+                           "bonus": prep.number, "faces": rolled.faces, "total": rolled.total}
+    if rolled.wild:
+        out["wild"] = rolled.wild
+        out["complication"] = rolled.complication
+        if rolled.removed is not None:
+            out["removed"] = rolled.faces[rolled.removed]
+    return out
+
+
+def _verdict(points: int, options: Mapping[str, Any], result: dict[str, Any],
+             lines: list[str]) -> str:
+    level = R.success_level(points, options["incredible_from"])
+    half, dmg = R.half_bonus(points), R.damage_bonus(points)
+    result.update({"result_points": points, "success": level is not None, "level": level,
+                   "half_bonus": half, "damage_bonus": dmg})
+    words.verdict_lines(points, level, half, dmg, lines)
+    return "failure" if level is None else level.lower()
+
+
+def effective_options(spec: Spec, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The defaults, the caller's options, then the options written in the notation."""
+    merged = R.options_from({**options, **dict(spec.options)})
+    if spec.wild:
+        merged["wild_die"] = True
+    return merged
+
+
+def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
+         text: str) -> Roll:
+    """Roll a D6 System spec with faces from ``source``; the verdict comes from the rules.
+
+    Faces are read per side in rolling order: the regular dice, then the Wild Die, then its
+    re-rolls after each 6.
+    """
+    options = effective_options(spec, options)
+    tray = Tray(source, limits)
+    lines = [f"D6 System roll: {str(spec)[5:]}"]
+    if options["wild_die"]:
+        lines.append(words.wild_line(options))
+    if spec.difficulty is not None and R.is_automatic(spec.difficulty.number):
+        lines.append("Difficulty: Automatic (0): success without rolling (D7)")
+        return Roll("d6system", text, "automatic",
+                    {"automatic": True, "success": True, "difficulty": 0},
+                    tray.freeze(), tuple(lines), spec)
+    actor = R.prepare(spec.actor, options)
+    words.side_lines(spec.actor, actor, "Actor", lines)
+    a = _roll_side(tray, actor, "Actor", 0, options, limits, lines)
+    result: dict[str, Any] = {**_side_result(actor, a)}
+    if spec.difficulty is not None:
+        d = spec.difficulty
+        lines.append(f"Difficulty: {d.title} ({d.number})" if d.level is not None
+                     else f"Difficulty: {d.number} (in the {d.title} range)")
+        result["difficulty"] = d.number
+        lines.append(f"{a.total} vs {d.number}")
+        outcome = _verdict(R.result_points(a.total, d.number), options, result, lines)
+        return Roll("d6system", text, outcome, result, tray.freeze(), tuple(lines), spec)
+    if spec.opposition is None:
+        outcome = "complication" if a.complication else "no_complication"
+        return Roll("d6system", text, outcome, result, tray.freeze(), tuple(lines), spec)
+    opp = R.prepare(spec.opposition, options)
+    words.side_lines(spec.opposition, opp, "Opposition", lines)
+    b = _roll_side(tray, opp, "Opposition", 1, options, limits, lines)
+    rerolls = 0
+    tie_rule = options["opposed_tie"]
+    goes = R.tie_goes(tie_rule)
+    while a.total == b.total and goes == "again":  # D-X4: both sides roll again
+        rerolls += 1
+        if rerolls >= limits.max_rolls:
+            raise LimitError(f"{rerolls} tied rolls in a row; the limit is {limits.max_rolls} "
+                             "rolls")
+        lines.append(f"Tie at {a.total}: both sides roll again (D-X4, opposed_tie=reroll)")
+        a = _roll_side(tray, actor, f"Actor, roll {rerolls + 1},", 0, options, limits, lines)
+        b = _roll_side(tray, opp, f"Opposition, roll {rerolls + 1},", 1, options, limits, lines)
+    result = {**_side_result(actor, a), "opposition": _side_result(opp, b),
+              "opposition_total": b.total, "tie_rule": tie_rule}
+    if rerolls:
+        result["rerolls"] = rerolls
+    margin = R.result_points(a.total, b.total)
+    lines.append(f"{a.total} vs {b.total}: the opposing total is the difficulty")
+    if margin == 0 and goes == "defender":
+        lines.append("Tie: the defender wins (opposed_tie=defender, D-X4)")
+        result.update({"result_points": 0, "success": False, "level": None, "half_bonus": 0,
+                       "damage_bonus": 0})
+        return Roll("d6system", text, "failure", result, tray.freeze(), tuple(lines), spec)
+    if margin == 0:
+        lines.append("Tie: meet or beat, the acting character wins (D-X3, D-X4)")
+    outcome = _verdict(margin, options, result, lines)
+    return Roll("d6system", text, outcome, result, tray.freeze(), tuple(lines), spec)
+
+
+# --------------------------------------------------------------------------------------------
+# Exact odds: the program's law, the same verdicts mapped over it
+
+
+class SideLaw(NamedTuple):
+    """The law of a side's dice (before pips and bonuses): P(value = k), the cut tail, and the
+    probability of a complication."""
+
+    pmf: tuple[float, ...]
+    truncated: float
+    complication: float
+
+    def probabilities(self) -> dict[int, float]:
+        """value → probability."""
+        return {k: p for k, p in enumerate(self.pmf) if p}
+
+
+def _work(dice: int, wild: bool, drop: bool) -> int:
+    if not wild:
+        return exact.work(regular(dice))
+    return exact.work(regular(dice - 1)) + (exact.work(Drop(regular(dice - 1))) if drop else 0)
+
+
+@lru_cache(maxsize=512)
+def dice_law(dice: int, wild: bool = False, wild_one: str = "drop_one_and_highest") -> SideLaw:
+    """The exact law of a side's dice: D1, with the D-X1 Wild Die (a mixture over its mark)."""
+    if not wild:
+        law = exact.law(regular(dice))
+        return SideLaw(law.pmf, law.truncated, 0.0)
+    reg = exact.law(regular(dice - 1)).pmf
+    marked = exact.marked_law(WILD, _DIE_EPS)
+    by_mark = dict(marked.by_mark)
+    plain = maths.convolve(reg, by_mark.get(False, ()))
+    complication = sum(by_mark.get(True, ()))
+    if wild_one == "drop_one_and_highest":
+        rest = [complication * p for p in exact.law(Drop(regular(dice - 1))).pmf]
+    else:
+        rest = maths.convolve(reg, by_mark.get(True, ()))
+    pmf = maths.mix(plain, rest)
+    while len(pmf) > 1 and pmf[-1] == 0.0:
+        pmf.pop()
+    return SideLaw(tuple(pmf), marked.truncated, complication)
+
+
+def total_law(prep: Prepared, options: Mapping[str, Any]) -> tuple[dict[int, float], SideLaw]:
+    """A side's total: its dice's law moved by its pips and bonuses."""
+    law = dice_law(prep.dice, bool(options["wild_die"]), options["wild_one"])
+    return {k + prep.added: p for k, p in enumerate(law.pmf) if p}, law
+
+
+def _levels(points: Mapping[int, float], options: Mapping[str, Any]) -> dict[str, float]:
+    """D9, D10: each outcome's share of the result points' law."""
+    out = dict.fromkeys(CHECK_OUTCOMES, 0.0)
+    for rp, p in points.items():
+        level = R.success_level(rp, options["incredible_from"])
+        out["failure" if level is None else level.lower()] += p
+    return out
+
+
+def _bonuses(points: Mapping[int, float]) -> dict[str, Any]:
+    """D11, D12: the laws of the result-point bonuses."""
+    return {"half_bonus": Distribution.from_mapping(maths.pushforward(
+                (R.half_bonus(rp), p) for rp, p in points.items())).to_json(),
+            "damage_bonus": Distribution.from_mapping(maths.pushforward(
+                (R.damage_bonus(rp), p) for rp, p in points.items())).to_json()}
+
+
+def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
+    """The exact odds of a D6 System spec (D1–D15, the Wild Die D-X1, opposed rolls D-X4)."""
+    options = effective_options(spec, options)
+    wild_on = bool(options["wild_die"])
+    if spec.difficulty is not None and R.is_automatic(spec.difficulty.number):
+        return Odds("d6system", text, Distribution.from_mapping({"automatic": 1.0},
+                                                                order=AUTOMATIC_OUTCOMES),
+                    Distribution.from_mapping({}), "total",
+                    ("Automatic difficulty: success without rolling (D7)",))
+    actor = R.prepare(spec.actor, options)
+    sides = [actor] + ([R.prepare(spec.opposition, options)] if spec.opposition else [])
+    drop = options["wild_one"] == "drop_one_and_highest"
+    limits.check_work(sum(_work(p.dice, wild_on, drop) for p in sides)
+                      + (exact.work(regular(sum(p.dice for p in sides))) if len(sides) == 2
+                         else 0), "this D6 System roll", text)
+    notes = [f"actor rolls {actor}" + (" with the Wild Die" if wild_on else "")]
+    pa, la = total_law(actor, options)
+    if wild_on:
+        notes.append(f"Wild Die: a 6 explodes (tail below {_DIE_EPS:.0e} cut), a first 1 is a "
+                     "complication" + (" removing it and the highest die" if drop
+                                       else " (the 1 counts)"))
+    extra: dict[str, Any] = {}
+    if wild_on:
+        extra["complication"] = {"actor": la.complication}
+    if spec.difficulty is None and spec.opposition is None:
+        c = la.complication
+        outcomes = {"no_complication": 1 - c, "complication": c}
+        return Odds("d6system", text, Distribution.from_mapping(outcomes, order=PLAIN_OUTCOMES),
+                    Distribution.from_mapping(pa, la.truncated), "total", tuple(notes), extra)
+    if spec.difficulty is not None:
+        d = spec.difficulty.number
+        points = maths.pushforward((R.result_points(x, d), p) for x, p in pa.items())  # D8
+        cats = _levels(points, options)
+        p_success = sum(v for k, v in cats.items() if k != "failure")
+        notes.append(f"difficulty {spec.difficulty.title} ({d}): P(success) = "
+                     f"{100 * p_success:.3f}%")
+        extra["p_success"] = p_success
+        extra["result_points"] = {"difficulty": d, "distribution": {
+            str(k): p for k, p in sorted(points.items())}}
+        extra.update(_bonuses(points))
+        return Odds("d6system", text, Distribution.from_mapping(cats, la.truncated,
+                                                                order=CHECK_OUTCOMES),
+                    Distribution.from_mapping(pa, la.truncated), "total", tuple(notes), extra)
+    return _opposed(spec, options, sides[1], pa, la, text, notes, extra)
+
+
+def _dice_key(law: Mapping[int, float], low: int) -> tuple[float, ...]:
+    return tuple(law.get(low + i, 0.0) for i in range(max(law) - low + 1))
+
+
+@lru_cache(maxsize=256)
+def _difference(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[tuple[int, float], ...]:
+    """The law of A − B for laws over 0, 1, 2, … (cached: a table rolls the same codes often)."""
+    return tuple(maths.difference_of(dict(enumerate(a)), dict(enumerate(b))).items())
+
+
+def _opposed(spec: Spec, options: Mapping[str, Any], opp: Prepared, pa: dict[int, float],
+             la: SideLaw, text: str, notes: list[str], extra: dict[str, Any]) -> Odds:
+    wild_on = bool(options["wild_die"])
+    pb, lb = total_law(opp, options)
+    notes.append(f"opposition rolls {opp}" + (" with the Wild Die" if wild_on else ""))
+    if wild_on:
+        extra["complication"]["opposition"] = lb.complication
+    shift, opp_shift = min(pa), min(pb)
+    raw = {m + shift - opp_shift: p for m, p in _difference(
+        _dice_key(pa, shift), _dice_key(pb, opp_shift))}  # D8, D-X4: the opposing total
+    points = maths.pushforward((R.result_points(m, 0), p) for m, p in raw.items())
+    win = sum(p for m, p in points.items() if m > 0)
+    tie = points.get(0, 0.0)
+    lose = sum(p for m, p in points.items() if m < 0)
+    truncated = 1 - (1 - la.truncated) * (1 - lb.truncated)
+    extra["contest"] = {"win": win, "tie": tie, "lose": lose}
+    extra["actor_total"] = {"distribution": {str(k): p for k, p in pa.items()}}
+    extra["opposition_total"] = {"distribution": {str(k): p for k, p in pb.items()}}
+    tie_rule = options["opposed_tie"]
+    goes = R.tie_goes(tie_rule)
+    notes.append({"actor": "a tie goes to the acting character (meet or beat, D-X4)",
+                  "defender": "a tie goes to the defender (D-X4)",
+                  "again": "a tie is rolled again until it breaks (D-X4)"}[goes])
+    if goes == "again":
+        if win + lose <= 0:
+            raise LimitError("these sides always tie, so re-rolling ties would never end", text)
+        points, _ = maths.condition(points, lambda m: m == 0)
+        truncated /= win + lose
+    cats = _levels(points, options)
+    if goes == "defender":
+        cats["failure"] += cats["minimal"]
+        cats["minimal"] = 0.0
+    extra.update(_bonuses(points))
+    return Odds("d6system", text, Distribution.from_mapping(cats, truncated,
+                                                            order=CHECK_OUTCOMES),
+                Distribution.from_mapping(points, truncated), "result points", tuple(notes),
+                extra)
