@@ -63,11 +63,14 @@ def icepool_exchange(n: int, d: int | None) -> icepool.Die:
 
 
 def clear_all() -> None:
-    rules._rules.cache_clear()
-    rules._default_rules.cache_clear()
-    rules._sum_pmf.cache_clear()
-    rules.default_attack_table.cache_clear()
-    rules.default_critical_table.cache_clear()
+    """Every cache of the game and of the dice algebra: each call does the whole work."""
+    from astragal.odds import algebra
+
+    algebra.clear_caches()
+    for module in (rules, exchange):
+        for value in vars(module).values():
+            if callable(getattr(value, "cache_clear", None)):
+                value.cache_clear()
 
 
 def law(n: int, d: int | None) -> exchange.ExchangeOdds:

@@ -30,6 +30,8 @@ PROBES: dict[str, list[str]] = {
     "d6system": ["od6: 3D+1 +1D very advantaged vs moderate", "od6: 2D vs automatic",
                  "od6: 3D wild vs 2D+2", "od6: 3D wild", "od6: 2D vs 2D opposed_tie=reroll",
                  "od6: 4D vs 12"],
+    "attack": ["at: atk 20 wpn 20 weapon C crit +1 berserk luck 1 vs armor 2 shield 1 parry 2",
+               "at: 30d6 vs armor 1 shield 1 stunned", "at: 2d6"],
 }
 
 # rule id → (perturbed function factory, input, typed-in faces)
@@ -67,6 +69,18 @@ PERTURB: dict[str, dict[str, tuple[Callable[[Callable[..., Any]], Callable[..., 
         "D12": (lambda f: lambda rp: f(rp) + 1, "od6: 2D vs 5", "3,4"),
         "D-X1": (lambda f: lambda face, first: None, "od6: 2D wild", "3,6,2"),
         "D-X4": (lambda f: lambda rule: "defender", "od6: 2D vs 2D", "3,4 / 4,3"),
+    },
+    "attack": {
+        "A1": (lambda f: lambda a, w: f(a, w) + 1, "at: atk 3 wpn 4", "4,2,1"),
+        "A3": (lambda f: lambda base, thrown=False, bonus=0, stance="normal":
+               f(base, thrown, bonus, stance) + 1, "at: atk 3 wpn 4 berserk", "4,2,1,1"),
+        "A7": (lambda f: lambda h, m, t="double": f(h, m + 1, t), "at: 3d6", "4,2,1"),
+        "A11": (lambda f: lambda need, k: not f(need, k), "at: 2d6 vs 2d6", "4,1 / 6,1"),
+        "A12": (lambda f: lambda states, threw="full": ("ARMOR",),
+                "at: 2d6 vs armor 1 shield 1", "5,1 / 6,1"),
+        "A13": (lambda f: lambda s, c, d, k=0, sub="dice_rolled": f(s, c, d, k, sub) + 1,
+                "at: 3d6", "6,6,6 / / 1,2,3"),
+        "A15": (lambda f: lambda t, b=0: f(t, b) + 1, "at: 3d6", "6,6,6 / / 1,2,3"),
     },
 }
 

@@ -229,12 +229,12 @@ def _cmd_verify_log(args: argparse.Namespace) -> int:
 def _cmd_fight(args: argparse.Namespace) -> int:
     rest = list(args.rest)
     if len(rest) > 1 and any(w in ("-h", "--help", "help") for w in rest[1:]):
-        usage = importlib.import_module("astragal.systems.attack.fight").USAGE
+        usage = importlib.import_module("astragal.fight_cli").USAGE
         lines = [ln for ln in usage.splitlines() if ln.startswith(rest[0].lower() + " ")]
         if lines:  # `fight attack --help`: that command's line of the usage
             print(usage.splitlines()[0].replace("COMMAND ...", "") + "\n\n" + "\n".join(lines))
             return 0
-    fight = importlib.import_module("astragal.systems.attack")
+    fight = importlib.import_module("astragal.fight_cli")
     return int(fight.fight_main(list(args.rest), args.file))
 
 

@@ -10,6 +10,7 @@ chi-square (false alarms 1e-7).
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -21,9 +22,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from astragal import LimitError, Limits, SeededSource
-from astragal.dice.algebra import Chain, Drop, Marked, Pool, Reroll, sample
+from astragal.dice.algebra import Chain, Drop, Marked, Pool, Reroll, Top, sample, top
 from astragal.odds import maths
-from astragal.odds.algebra import law, marked_law
+from astragal.odds.algebra import law, marked_law, top_law
 from tests.stats import assert_matches
 
 
@@ -286,3 +287,16 @@ def test_dropped_marks_the_first_of_the_highest_dice() -> None:
     big = law(Drop(Pool(30, d6))).pmf  # against icepool: 30d6, the highest dropped
     ice = icepool.d6.pool(30).lowest(29).sum()
     assert all(abs(big[k] - ice.probability(k)) < 1e-12 for k in ice.outcomes())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 5), st.integers(0, 4), st.data())
+def test_top_law_equals_enumeration(size: int, count: int, data: st.DataObject) -> None:
+    scores = tuple(data.draw(st.lists(st.integers(0, 4), min_size=size, max_size=size)))
+    chain = Chain(size, Goes(frozenset(), frozenset()), Faces(scores, scores))
+    brute: dict[tuple[int, int], Fraction] = defaultdict(Fraction)
+    for faces in itertools.product(range(1, size + 1), repeat=count):
+        brute[top(sample(Pool(count, chain), Probe(faces)))] += Fraction(1, size ** count)
+    exact = top_law(Top(Pool(count, chain)))
+    assert set(exact) == set(brute)
+    assert all(abs(exact[k] - float(p)) < 1e-15 for k, p in brute.items())

@@ -22,10 +22,11 @@ from hypothesis import strategies as st
 
 import astragal
 from astragal import InputError, Limits, SeededSource
+from astragal import fight_cli as FIGHT
 from astragal.cli import main as cli_main
 from astragal.systems import attack as A
 from astragal.systems.attack import exchange as X
-from astragal.systems.attack import fight as FIGHT
+from astragal.systems.attack import fight as FIGHT_MODEL
 from astragal.systems.attack import rules as R
 from astragal.systems.attack.notation import Attacker, Defender, Exchange
 from tests.stats import assert_matches
@@ -110,7 +111,7 @@ def test_rule_functions_of_the_vectors() -> None:
     assert R.critical_dice(3, 2, 4) == 1  # A13, literal: minus dice rolled
     assert R.critical_dice(3, 2, 4, defender_sixes=1, subtract="sixes_rolled") == 4  # A-A5
     assert R.critical_dice(3, 0, 9) == 0  # floor 0
-    assert R.critical_total([4, 5], 2) == 11  # A14, A15
+    assert R.critical_total(4 + 5, 2) == 11  # A14, A15
     assert R.defence_pools([R.BERSERK_LAST_TURN, R.WHIFFED_LAST_TURN]) == (R.ARMOR,)
 
 
@@ -263,7 +264,7 @@ def brute(n: int, d: int | None, weapon_class: str | None, crit_bonus: int,
     for c in range(c_max + 1):
         counts: dict[int, int] = {}
         for cf in itertools.product(range(1, 7), repeat=c):
-            total = R.critical_total(cf, crit_bonus)
+            total = R.critical_total(sum(cf), crit_bonus)
             counts[total] = counts.get(total, 0) + 6 ** (c_max - c)
         crit_laws[c] = counts
     unit = 6 ** (d_max + c_max)
@@ -279,7 +280,7 @@ def brute(n: int, d: int | None, weapon_class: str | None, crit_bonus: int,
         tries = d is not None and need is not None and d > 0
         for df in itertools.product(range(1, 7), repeat=d_max if tries else 0):
             w = 6 ** (d_max - len(df) + c_max)
-            if tries and R.blocked(need, df):
+            if tries and R.blocks(need, R.sixes(df)):
                 add("outcomes", "blocked", w)
                 add("damage", 0, w)
                 continue
@@ -430,7 +431,7 @@ def test_categories_table_equals_icepool_and_the_whiff_formula(
         for (h, m), q in top.items():
             name = R.column_for(h, m)
             law[name] = law.get(name, 0.0) + q / top.denominator()
-        ours = X.column_chances(n)
+        ours = X.column_chances(n, R.rules_for({}))
         for name in R.COLUMNS:
             assert abs(ours[name] - law.get(name, 0.0)) < 1e-12
             assert abs(cells[name] - law.get(name, 0.0)) <= 5e-5 + 1e-12
@@ -780,10 +781,10 @@ def test_damaged_fight_files_are_clear_errors(tmp_path: Path,
     assert "not an astragal fight file" in f("show", code=2)
     good = {"format": "astragal fight", "version": 1, "turn": 0, "options": {},
             "attack_table": None, "critical_damage_table": None, "log": [],
-            "combatants": [dict(FIGHT.new_combatant("X"), luck=-1)]}
+            "combatants": [dict(FIGHT_MODEL.new_combatant("X"), luck=-1)]}
     f.path.write_text(json.dumps(good))
     assert "damaged" in f("show", code=2)
-    good["combatants"] = [FIGHT.new_combatant("X")]
+    good["combatants"] = [FIGHT_MODEL.new_combatant("X")]
     good["options"] = {"stun_duration": "forever"}
     f.path.write_text(json.dumps(good))
     assert "house rules" in f("show", code=2)

@@ -29,6 +29,8 @@ Primitives:
 - ``Drop(pool, highest=True)``: the pool without its highest (or lowest) die: the value is the
   sum of the others (the D6 System's Wild Die complication removes the highest die). ``dropped``
   applies it to a pool already rolled.
+- ``Top(pool)``: the highest value of a pool and how many dice show it (the d6 attack table reads
+  its column from them); ``top`` reads it from a pool already rolled.
 - ``Pool(dice, unit)``: ``dice`` independent units, rolled first faces first, then each die's
   re-rolls die by die; the value is the sum of the units' values.
 """
@@ -42,7 +44,7 @@ from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["Chain", "DieRecord", "Drop", "Hands", "Marked", "Pool", "PoolRecord", "Reading",
-           "Reroll", "Unit", "dropped", "sample"]
+           "Reroll", "Top", "Unit", "dropped", "sample", "top"]
 
 
 class Hands(Protocol):
@@ -154,6 +156,13 @@ class Drop(NamedTuple):
     highest: bool = True
 
 
+@_typed
+class Top(NamedTuple):
+    """The highest value of ``pool`` and how many of its dice show it: ``(value, count)``."""
+
+    pool: Pool
+
+
 # --------------------------------------------------------------------------------------------
 # The sample interpreter
 
@@ -236,6 +245,15 @@ def dropped(record: PoolRecord, highest: bool = True) -> PoolRecord:
     pick = (max if highest else min)(range(len(values)), key=lambda i: (values[i], -i)
                                      if highest else (values[i], i))
     return PoolRecord(record.dice, record.value - values[pick], record.dropped + (pick,))
+
+
+def top(*records: PoolRecord) -> tuple[int, int]:
+    """The highest value over the dice of ``records`` and how many show it ((0, 0): no dice)."""
+    values = [d.value for r in records for d in r.dice]
+    if not values:
+        return 0, 0
+    high = max(values)
+    return high, values.count(high)
 
 
 def sample(program: Pool | Drop | Unit, hands: Hands,

@@ -12,7 +12,9 @@ same rule functions on every face instead of on the faces of one roll:
 - ``Reroll`` and ``Marked`` condition on the first face that stands;
 - ``Drop`` (a pool without its highest die) of n dice whose values run u₁ < … < u_r: with Fᵢ the
   faces worth at most uᵢ, the dice all at most uᵢ but not all at most uᵢ₋₁ have their highest at
-  uᵢ, so the law is Σᵢ (Fᵢⁿ − Fᵢ₋₁ⁿ)·z^(−uᵢ), in exact integers (the lowest die likewise).
+  uᵢ, so the law is Σᵢ (Fᵢⁿ − Fᵢ₋₁ⁿ)·z^(−uᵢ), in exact integers (the lowest die likewise);
+- ``Top`` (the highest value and how many dice show it): P(u, m) = C(n, m)·aᵐ·bⁿ⁻ᵐ / sizeⁿ with
+  a the faces worth u and b those worth less, in exact integers.
 
 Infinite tails are cut only where the probability left out is below ``eps``; the lost mass is
 returned with every law. The work of a pool is estimated (``work``) before it is computed.
@@ -20,6 +22,7 @@ returned with every law. The work of a pool is estimated (``work``) before it is
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 from fractions import Fraction
 from functools import lru_cache
@@ -27,10 +30,10 @@ from typing import NamedTuple
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
-from ..dice.algebra import Chain, Drop, Marked, Pool, Reroll, Unit
+from ..dice.algebra import Chain, Drop, Marked, Pool, Reroll, Top, Unit
 from . import maths
 
-__all__ = ["Law", "MarkedLaw", "law", "marked_law", "work"]
+__all__ = ["Law", "MarkedLaw", "law", "marked_law", "top_law", "work"]
 
 DEFAULT_EPS = 1e-18
 
@@ -219,12 +222,14 @@ def _chain(unit: Unit) -> Chain:
     return unit
 
 
-def work(program: Pool | Drop | Unit) -> int:
+def work(program: Pool | Drop | Top | Unit) -> int:
     """Estimated steps of ``law(program)``: the pool's terms times its tail, or one die's; a
     capped chain adds the polynomial products of its finite run; a drop, one power per value."""
     if isinstance(program, Drop):
         pool = program.pool
         return _chain(pool.unit).size * (pool.dice * pool.dice * 4 + 64)
+    if isinstance(program, Top):
+        return _chain(program.pool.unit).size * (program.pool.dice + 1) * 8
     chain = _chain(program.unit if isinstance(program, Pool) else program)
     capped = (chain.limit or 0) ** 2 * chain.size if _cap_matters(chain) else 0
     if isinstance(program, Pool):
@@ -268,9 +273,7 @@ def _pool_law(program: Pool, eps: float) -> Law:
 @lru_cache(maxsize=256)
 def _drop_law(program: Drop) -> Law:
     pool, n = program.pool, program.pool.dice
-    chain = pool.unit
-    if not isinstance(chain, Chain) or any(chain.again(0, f) for f in range(1, chain.size + 1)):
-        raise ValueError("Drop takes a pool of dice that are not rolled again")
+    chain = _plain(pool, "Drop")
     if n <= 1:
         return Law((1.0,))
     values = sorted(chain.score(0, f) for f in range(1, chain.size + 1))
@@ -350,7 +353,33 @@ def marked_law(unit: Marked, eps: float = DEFAULT_EPS) -> MarkedLaw:
     return _marked_law(unit, eps)
 
 
+def _plain(pool: Pool, what: str) -> Chain:
+    chain = pool.unit
+    if not isinstance(chain, Chain) or any(chain.again(0, f) for f in range(1, chain.size + 1)):
+        raise ValueError(f"{what} takes a pool of dice that are not rolled again")
+    return chain
+
+
+@lru_cache(maxsize=256)
+def top_law(program: Top) -> dict[tuple[int, int], float]:
+    """The exact law of ``(highest value, dice showing it)``; ``(0, 0)`` for an empty pool."""
+    pool = program.pool
+    n, chain = pool.dice, _plain(pool, "Top")
+    if n <= 0:
+        return {(0, 0): 1.0}
+    values = [chain.score(0, f) for f in range(1, chain.size + 1)]
+    counts: dict[tuple[int, int], int] = {}
+    for u in sorted(set(values)):
+        at, below = values.count(u), sum(1 for v in values if v < u)
+        for m in range(1, n + 1):
+            ways = math.comb(n, m) * at ** m * below ** (n - m)
+            if ways:
+                counts[(u, m)] = ways
+    keys = list(counts)
+    return dict(zip(keys, maths.exact_floats([counts[k] for k in keys], chain.size, n)))
+
+
 def clear_caches() -> None:
     """Forget every cached law (tests that swap a rule call this)."""
-    for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law):
+    for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law, top_law):
         f.cache_clear()

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 __all__ = [
     "apply",
     "binomial",
+    "compound",
     "condition",
     "contest_chances",
     "convolve",
@@ -365,3 +366,31 @@ def exact_floats(counts: Sequence[int], base: int, exp: int) -> list[float]:
         return [c * scale for c in counts]
     den = base ** exp
     return [c / den for c in counts]
+
+
+def compound(count: Mapping[int, float], unit: Sequence[float]) -> list[float]:
+    """The law of the sum of N independent copies of ``unit`` where N has the law ``count``: a
+    random number of dice summed (Horner's scheme on Σ P(N = c)·U(z)ᶜ, one convolution a step).
+    """
+    top = max((c for c, p in count.items() if p), default=0)
+    steps = top * len(unit) * max(1, top * (len(unit) - 1))
+    if "numpy" in sys.modules or steps > _NUMPY_WORTH:
+        import numpy as np
+
+        u = np.asarray(unit, dtype=float)
+        acc = np.array([count.get(top, 0.0)])
+        for c in range(top - 1, -1, -1):
+            acc = np.convolve(acc, u)
+            acc[0] += count.get(c, 0.0)
+        out: list[float] = acc.tolist()
+        return out
+    law = [count.get(top, 0.0)]
+    for c in range(top - 1, -1, -1):
+        nxt = [0.0] * (len(law) + len(unit) - 1)
+        for i, x in enumerate(law):
+            if x:
+                for j, y in enumerate(unit):
+                    nxt[i + j] += x * y
+        nxt[0] += count.get(c, 0.0)
+        law = nxt
+    return law

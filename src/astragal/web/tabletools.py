@@ -109,10 +109,9 @@ FIGHT_COMMANDS = ("add", "set", "remove", "attack", "pass", "heal", "spend", "op
 
 
 def new_fight() -> dict[str, Any]:
-    from astragal.systems.attack.fight import FORMAT, VERSION
+    from astragal.systems.attack import fight
 
-    return {"format": FORMAT, "version": VERSION, "turn": 0, "options": {},
-            "attack_table": None, "critical_damage_table": None, "combatants": [], "log": []}
+    return fight.new_fight()[0]
 
 
 def fight_command(state: Mapping[str, Any] | None, text: str,
@@ -137,23 +136,16 @@ def fight_command(state: Mapping[str, Any] | None, text: str,
     if command not in FIGHT_COMMANDS:
         raise fight.FightError(f"unknown fight command '{words[0]}': commands are new, "
                                f"{', '.join(FIGHT_COMMANDS)}", text, (0, len(words[0])))
-    args = fight._Args(words[1:])
+    args = fight.Args(words[1:])
     if args.faces is not None or args.seed is not None:
         raise fight.FightError("the table rolls its own dice: no faces or seeds here", text,
                                (0, len(text)))
     work = copy.deepcopy(dict(state)) if state else new_fight()
     work["log"] = []  # the room's log is the fight's log
-    if command == "attack":
-        args.source = lambda: source  # type: ignore[method-assign]
-        message, as_json = fight._cmd_attack(work, args)
-        work["log"] = []
-        return message, work, as_json
-    writers = {"add": fight._cmd_add, "set": fight._cmd_set, "remove": fight._cmd_remove,
-               "pass": fight._cmd_pass, "heal": fight._cmd_heal, "spend": fight._cmd_spend,
-               "option": fight._cmd_option}
-    message = writers[command](work, args)
+    args.source = lambda: source  # type: ignore[method-assign]
+    message, as_json = fight.apply(work, command, args)
     work["log"] = []
-    return message, work, None
+    return message, work, as_json
 
 
 MAX_TURNS = 60

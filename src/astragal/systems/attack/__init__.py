@@ -10,7 +10,8 @@ damage dice for three or more 6s.
 ('hit', 'double 6', 3, True)
 
 Modules: ``rules`` (data, switches, the rules as pure functions), ``notation`` (the ``at:``
-notation), ``exchange`` (rolling one exchange and its exact odds), ``fight`` (the tracker).
+notation), ``exchange`` (rolling one exchange and its exact odds), ``fight`` (the tracker's
+fight; its file and printing are the CLI's, ``astragal/fight_cli.py``).
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from ...dice import Roll
 from .. import Odds
 from . import exchange
 from .exchange import block_chance, column_chances
-from .fight import FightError, fight_main
+from .fight import FightError
 from .notation import Attacker, Defender, Exchange, parse
 from .rules import COLUMNS, DEFAULTS, TRIPLE_COLUMNS, Rules, rules_for
 
 __all__ = ["DEFAULTS", "SYSTEM", "TABLES", "Attacker", "Defender", "Exchange", "FightError",
-           "Rules", "fight_main", "parse", "rules_for"]
+           "Rules", "parse", "rules_for"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def _table_categories(options: Mapping[str, Any]) -> list[list[str]]:
     names = list(COLUMNS) + [c for c in TRIPLE_COLUMNS if rules.triple_non_six == "own_column"]
     rows = [["Dice"] + names + ["hit", "stun"]]
     for n in range(1, 13):
-        ch = column_chances(n, rules.triple_non_six)
+        ch = column_chances(n, rules)
         stun = sum(p for name, p in ch.items()
                    if name != COLUMNS[0] and rules.table.column(name).stun)
         rows.append([str(n)] + [_pct(ch.get(name, 0.0)) for name in names]

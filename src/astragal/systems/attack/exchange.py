@@ -1,4 +1,9 @@
-"""Rolling one exchange and its exact odds. Both read the dice through the rules in ``rules``.
+"""Rolling one exchange and its exact odds, both on the dice algebra and the rules in ``rules``.
+
+The attack dice are ``Top(Pool(n, d6))`` (the highest face and how many show it, A5), the
+defender's DEFENSE dice ``Pool(d, d6 counting 6s)`` (A11), the critical dice ``Pool(c, d6)``
+summed (A15). The roller samples them and reads the rules on the values; the odds take their
+exact laws and read the same rules on every value.
 
 Rolling order (the faces a player types with ``--faces "attack / defence / critical"``): the
 attack dice, then the Luck dice (stream 0); the defender's DEFENSE dice (stream 1); the critical
@@ -8,14 +13,17 @@ cannot be blocked is not rolled against.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
-from ...odds import Distribution
+from ...dice.algebra import Chain, Pool, Reading, Top, sample, top
+from ...odds import Distribution, maths
+from ...odds import algebra as exact
 from .. import Odds
 from .notation import Exchange
 from .rules import (
@@ -28,17 +36,13 @@ from .rules import (
     STUNNED,
     THREW_LAST_TURN,
     TRIPLE_COLUMNS,
-    WHIFF,
     WHIFFED_LAST_TURN,
     CriticalRow,
     Rules,
-    blocked,
-    column_for,
+    blocks,
     critical_dice,
     critical_total,
-    read_attack,
-    sixes,
-    sum_pmfs,
+    read_column,
 )
 
 OUTCOMES = ("whiff", "blocked", "hit", "critical")
@@ -52,6 +56,54 @@ _RULE_WORDS = {
     WHIFFED_LAST_TURN: "Whiffed last turn: PARRY/DODGE lost",
     "normal": "normal defence",
 }
+
+
+# --------------------------------------------------------------------------------------------
+# The programs
+
+
+def _face(position: int, face: int) -> int:
+    return face
+
+
+def _six(position: int, face: int) -> int:
+    """A11: a DEFENSE die counts when it shows 6."""
+    return int(face == DIE)
+
+
+class _Once(Reading):
+    """Every die of this game is rolled once."""
+
+    def __call__(self, position: int, face: int) -> bool:
+        return False
+
+
+def d6_pool(n: int) -> Pool:
+    """``n`` d6, each worth its face (attack dice, A5; critical dice, summed: A15)."""
+    return Pool(n, Chain(DIE, _Once(), _face))
+
+
+def defence_pool(n: int) -> Pool:
+    """``n`` DEFENSE dice, worth the 6s they show (A11)."""
+    return Pool(n, Chain(DIE, _Once(), _six))
+
+
+class _Hands:
+    def __init__(self, tray: Tray, group: str, stream: int) -> None:
+        self.tray, self.group, self.stream = tray, group, stream
+
+    def new(self) -> int:
+        return self.tray.roll(DIE, self.group, self.stream)
+
+    def again(self, die: int, note: str) -> int:  # no die of this game is rolled again
+        raise AssertionError("an attack-table die is never rolled again")
+
+    def face(self, die: int) -> int:
+        return self.tray.face(die)
+
+
+def _faces(record: Any) -> list[int]:
+    return [d.runs[0][0] for d in record.dice]
 
 
 def _count_words(n: int) -> str:
@@ -97,13 +149,14 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
     tray = Tray(source, limits)
     a, d = spec.attacker, spec.defender
     lines = [f"Attack table: {str(spec)[4:]}", *attack_dice_lines(spec)]
-    faces = [tray.face(tray.roll(DIE, "attack", 0)) for _ in range(a.ordinary)]
-    luck_faces = [tray.face(tray.roll(DIE, "luck", 0)) for _ in range(a.luck)]
+    attack = sample(d6_pool(a.ordinary), _Hands(tray, "attack", 0), limits)
+    luck = sample(d6_pool(a.luck), _Hands(tray, "luck", 0), limits)
+    faces, luck_faces = _faces(attack), _faces(luck)
     shown = "  rolled: " + (" ".join(map(str, faces)) if faces else "no attack dice")
     if luck_faces:
         shown += "   Luck: " + " ".join(map(str, luck_faces))
     lines.append(shown)
-    reading = read_attack(faces + luck_faces, rules)
+    reading = read_column(*top(attack, luck), rules)
     result: dict[str, Any] = {
         "attack_dice": a.ordinary, "luck_dice": a.luck, "dice": a.total,
         "faces": faces, "luck_faces": luck_faces, "highest": reading.highest,
@@ -143,12 +196,11 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
         elif defence_dice == 0:
             lines.append("  no DEFENSE dice to roll: the hit cannot be blocked")
         else:
-            defence_faces = [tray.face(tray.roll(DIE, "defence", 1))
-                             for _ in range(defence_dice)]
+            defence = sample(defence_pool(defence_dice), _Hands(tray, "defence", 1), limits)
+            defence_faces, k = _faces(defence), defence.value
             rolled = defence_dice
-            k = sixes(defence_faces)
             result["defence"].update(faces=defence_faces, sixes=k, rolled=True)
-            is_blocked = blocked(need, defence_faces)
+            is_blocked = blocks(need, k)
             lines.append(f"  rolled: {' '.join(map(str, defence_faces))} → "
                          f"{k} six{'es' if k != 1 else ''}: "
                          + (f"blocked (A11, needs {need})" if is_blocked
@@ -165,15 +217,16 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
     if entry.critical:
         outcome = "critical"
         class_dice = rules.crit_dice_for(a.weapon_class)
-        c = critical_dice(reading.sixes, class_dice, rolled, sixes(defence_faces),
-                          rules.crit_dice_subtract)
+        def_sixes = result["defence"]["sixes"] if result["defence"] else 0
+        c = critical_dice(reading.sixes, class_dice, rolled, def_sixes, rules.crit_dice_subtract)
         minus = (f"− {rolled} {'die' if rolled == 1 else 'dice'} the defender rolled"
                  if rules.crit_dice_subtract == "dice_rolled"
-                 else f"− {sixes(defence_faces)} six(es) the defender rolled")
+                 else f"− {def_sixes} six(es) the defender rolled")
         lines.append(f"Critical damage dice (A13): {reading.sixes} sixes + {class_dice} "
                      f"(weapon {a.weapon_class or 'with no class'}) {minus} = {c}")
-        crit_faces = [tray.face(tray.roll(DIE, "critical", 2)) for _ in range(c)]
-        total = critical_total(crit_faces, a.crit_bonus)
+        crit = sample(d6_pool(c), _Hands(tray, "critical", 2), limits)
+        crit_faces = _faces(crit)
+        total = critical_total(crit.value, a.crit_bonus)
         row = rules.critical_table.lookup(total)
         lines.append(f"  rolled: {' '.join(map(str, crit_faces)) or 'no dice'} → total "
                      f"{sum(crit_faces)}" + (f" {a.crit_bonus:+d} Crit Bonus" if a.crit_bonus
@@ -194,19 +247,13 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
 # Exact odds
 
 
-def column_chances(n: int, triple_non_six: str = "double") -> dict[str, float]:
-    """P(each column) for ``n`` attack dice (A5–A9): exact counts over 6**n, then floats.
-
-    P(highest h on exactly m dice) = C(n, m)·(h−1)^(n−m) / 6^n.
-    """
+def column_chances(n: int, rules: Rules) -> dict[str, float]:
+    """P(each column) for ``n`` attack dice (A5–A9), from the law of their highest face."""
     out = dict.fromkeys(COLUMNS, 0.0)
-    if triple_non_six == "own_column":
+    if rules.triple_non_six == "own_column":
         out.update(dict.fromkeys(TRIPLE_COLUMNS, 0.0))
-    den = DIE ** n
-    out[WHIFF] = 3 ** n / den if n else 1.0
-    for h in (4, 5, 6):
-        for m in range(1, n + 1):
-            out[column_for(h, m, triple_non_six)] += math.comb(n, m) * (h - 1) ** (n - m) / den
+    for (high, count), p in exact.top_law(Top(d6_pool(n))).items():
+        out[read_column(high, count, rules).column] += p
     return out
 
 
@@ -224,18 +271,33 @@ class ExchangeOdds:
 
 
 def work(n: int, defence: int, class_dice: int) -> int:
-    """A rough count of the odds' inner steps, for the Limits."""
+    """The odds' inner steps, for the Limits: the programs' own estimates, and the table walk."""
     crit = n + class_dice
-    return 3 * n * (defence + 2) + 3 * crit * crit * DIE
+    return (exact.work(Top(d6_pool(n))) + exact.work(defence_pool(defence))
+            + 3 * n * (defence + 2) + 3 * DIE * crit * crit)
+
+
+def _totals(dice: Mapping[int, float], crit_bonus: int) -> dict[int, float]:
+    """A14, A15: the law of the critical total when the number of critical dice has the law
+    ``dice``: a random number of d6 (the dice algebra's one die) summed, plus the Crit Bonus."""
+    return dict(_totals_of(tuple(sorted(dice.items())), crit_bonus))
+
+
+@lru_cache(maxsize=256)
+def _totals_of(dice: tuple[tuple[int, float], ...],
+               crit_bonus: int) -> tuple[tuple[int, float], ...]:
+    unit = exact.law(d6_pool(1)).pmf
+    return tuple(maths.pushforward((critical_total(t, crit_bonus), q)
+                                   for t, q in enumerate(maths.compound(dict(dice), unit))).items())
 
 
 def exchange_odds(n: int, defence: int | None, weapon_class: str | None, crit_bonus: int,
                   rules: Rules) -> ExchangeOdds:
     """Exact odds of an exchange of ``n`` attack dice against ``defence`` DEFENSE dice.
 
-    ``defence`` None: no defender. Loop over the highest face h and its count m; the defender's
-    6s are binomial; the critical dice count depends on the 6s (and, under sixes_rolled, on the
-    defender's 6s); their total is the d6 sum law.
+    ``defence`` None: no defender. Over the law of the highest face h and its count m (A5), the
+    column's entry; the defender's 6s (A11) from their law; the critical dice (A13) from the 6s
+    (and, under sixes_rolled, the defender's 6s), and their total from the law of their sum.
     """
     class_dice = rules.crit_dice_for(weapon_class)
     out = dict.fromkeys(OUTCOMES, 0.0)
@@ -245,80 +307,65 @@ def exchange_odds(n: int, defence: int | None, weapon_class: str | None, crit_bo
     damage: dict[int, float] = {}
     stun = 0.0
     crit_mass: dict[tuple[int, int], float] = {}  # (column damage, critical dice) → P
-    den = DIE ** n
-    out["whiff"] = columns[WHIFF] = 3 ** n / den if n else 1.0
     d = defence or 0
-    ways = [math.comb(d, k) * 5 ** (d - k) / DIE ** d for k in range(d + 1)]
-    tails = [math.fsum(ways[k:]) for k in range(d + 2)] + [0.0]
-    entries = {c.name: c for c in rules.table.columns}
-    for h in (4, 5, 6):
-        for m in range(1, n + 1):
-            p = math.comb(n, m) * (h - 1) ** (n - m) / den
-            if p == 0.0:
-                continue
-            name = column_for(h, m, rules.triple_non_six)
-            columns[name] += p
-            entry = entries[name]
-            need = entry.sixes_to_block(m)
-            tries = defence is not None and need is not None and d > 0
-            p_block = tails[min(need, d + 1)] if tries and need is not None else 0.0
-            out["blocked"] += p * p_block
-            land = p * (1.0 - p_block) if p_block else p
-            if land == 0.0:
-                continue
-            stun += land if entry.stun else 0.0
-            if not entry.critical:
-                out["hit"] += land
-                damage[entry.damage] = damage.get(entry.damage, 0.0) + land
-                continue
-            out["critical"] += land
-            s = m if h == DIE else 0
-            if tries and rules.crit_dice_subtract == "sixes_rolled":
-                for k in range(min(need or 0, d + 1)):  # the 6s of a failed block
-                    c = critical_dice(s, class_dice, d, k, "sixes_rolled")
-                    key = (entry.damage, c)
-                    crit_mass[key] = crit_mass.get(key, 0.0) + p * ways[k]
-            else:
-                c = critical_dice(s, class_dice, d if tries else 0, 0, "dice_rolled")
-                crit_mass[(entry.damage, c)] = crit_mass.get((entry.damage, c), 0.0) + land
+    ways = exact.law(defence_pool(d)).pmf  # the defender's 6s
+    held: dict[int | None, float] = {}  # P(a block) by the 6s a column needs
+
+    def p_block(need: int | None) -> float:
+        if need not in held:
+            held[need] = sum(q for k, q in enumerate(ways) if blocks(need, k))
+        return held[need]
+
+    for (high, count), p in exact.top_law(Top(d6_pool(n))).items():
+        reading = read_column(high, count, rules)
+        columns[reading.column] += p
+        entry = reading.entry
+        if entry is None:
+            out["whiff"] += p
+            continue
+        need = reading.sixes_to_block
+        tries = defence is not None and need is not None and d > 0
+        blocked = p_block(need) if tries else 0.0
+        out["blocked"] += p * blocked
+        land = p * (1.0 - blocked) if blocked else p
+        if land == 0.0:
+            continue
+        stun += land if entry.stun else 0.0
+        if not entry.critical:
+            out["hit"] += land
+            damage[entry.damage] = damage.get(entry.damage, 0.0) + land
+            continue
+        out["critical"] += land
+        failed = [(k, q) for k, q in enumerate(ways) if not (tries and blocks(need, k))]
+        for k, q in failed if tries else [(0, 1.0)]:
+            c = critical_dice(reading.sixes, class_dice, d if tries else 0, k,
+                              rules.crit_dice_subtract)
+            crit_mass[(entry.damage, c)] = crit_mass.get((entry.damage, c), 0.0) + p * q
     damage[0] = damage.get(0, 0.0) + out["whiff"] + out["blocked"]
-    c_dist: dict[int, float] = {}
-    for (_, c), mass in crit_mass.items():
-        c_dist[c] = c_dist.get(c, 0.0) + mass
-    # A14, A15: the critical total is c d6 summed plus the Crit Bonus; sums index a list
-    top = max(c_dist, default=0)
-    import numpy as np
-
-    from .rules import _sum_law
-
-    summed = np.zeros(DIE * top + 1)
-    for c, mass in c_dist.items():  # arrays: no Python float per term (big pools stay fast)
-        law = _sum_law(c)
-        summed[c:c + len(law)] += mass * law
-    sums = summed.tolist()
-    totals = {t + crit_bonus: q for t, q in enumerate(sums) if q > 0.0}
+    c_dist = maths.pushforward((c, mass) for (_, c), mass in crit_mass.items())
+    totals = _totals(c_dist, crit_bonus)
     table = rules.critical_table
     results: dict[str, float] = {}
     if not table.rows:
         for (base, _), mass in crit_mass.items():
             damage[base] = damage.get(base, 0.0) + mass
-    else:
-        pmfs = sum_pmfs(set(c_dist))
-        rows = {t: table.lookup(t) for t in range(crit_bonus, DIE * top + crit_bonus + 1)}
-        for (base, c), mass in crit_mass.items():
-            for i, q in enumerate(pmfs[c], c):
-                row = rows[i + crit_bonus]
+    else:  # the table's extra damage adds to each column's own damage
+        for base in {b for b, _ in crit_mass}:
+            dice = {c: m for (b, c), m in crit_mass.items() if b == base}
+            for total, q in _totals(dice, crit_bonus).items():
+                row = table.lookup(total)
                 extra = row.damage if row is not None else 0
-                damage[base + extra] = damage.get(base + extra, 0.0) + mass * q
+                damage[base + extra] = damage.get(base + extra, 0.0) + q
                 label = f"{row.span}: {row.result}" if row is not None else "no entry"
-                results[label] = results.get(label, 0.0) + mass * q
+                results[label] = results.get(label, 0.0) + q
     given = out["critical"]
 
     def cond(dist: dict[Any, float]) -> dict[Any, float]:
         return {k: v / given for k, v in dist.items()} if given else {}
 
     return ExchangeOdds(out, columns, stun, dict(sorted(damage.items())),
-                        cond(dict(sorted(c_dist.items()))), cond(totals), cond(results))
+                        cond(dict(sorted(c_dist.items()))), cond(dict(sorted(totals.items()))),
+                        cond(results))
 
 
 def odds(spec: Exchange, rules: Rules, limits: Limits, text: str) -> Odds:
@@ -354,9 +401,6 @@ def odds(spec: Exchange, rules: Rules, limits: Limits, text: str) -> Odds:
 
 
 def block_chance(defence: int, needed: int) -> float:
-    """P(at least ``needed`` 6s on ``defence`` d6) (A11)."""
-    if needed > defence:
-        return 0.0
-    ways = sum(math.comb(defence, k) * 5 ** (defence - k) for k in range(needed, defence + 1))
-    return float(ways / DIE ** defence)
+    """P(a block) with ``defence`` DEFENSE dice against a hit that needs ``needed`` 6s (A11)."""
+    return sum(q for k, q in enumerate(exact.law(defence_pool(defence)).pmf) if blocks(needed, k))
 

@@ -1,23 +1,16 @@
-"""The combat tracker: ``astragal fight`` keeps a fight's state in a small JSON file.
+"""The combat tracker's fight: combatants, their counters, and the commands that change them.
 
 The defence rules look at last turn (A12, A20), so a fight has state: each combatant's numbers,
 their Luck, Heal and Ammo counters (A16), damage taken, stun, and what they did on their last
-turn. Every command reads the file, checks everything, changes a copy and writes it back
-atomically (a temporary file, then ``os.replace``), so an error or a crash never leaves a
-half-written fight: it is all of the turn or none of it.
-
-The commands (``astragal fight [--file fight.json] COMMAND ...``) are listed once, in
-``USAGE`` below, which ``astragal fight`` prints.
+turn. A fight is a plain JSON-able dict; ``apply`` carries out one command on it. Where it is kept
+is not decided here: ``astragal fight`` keeps it in a file (``astragal/fight_cli.py``: read,
+change, write back atomically under a lock), the web table in its room's log.
 """
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import json
-import os
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..._errors import FacesError, InputError, OptionError
@@ -47,21 +40,6 @@ from .rules import (
 )
 
 FORMAT = "astragal fight"
-USAGE = """usage: astragal fight [--file fight.json] COMMAND ...
-
-new [force] [KEY=VALUE ...] [table=PATH] [critical_table=PATH]
-add NAME KEY=VALUE ...            attack weapon class throw crit armor shield parry
-                                  luck heal ammo hp (dodge = parry)
-set NAME KEY=VALUE ...            the same keys, plus damage and stunned
-remove NAME
-attack A B [berserk|defensive] [throw] [luck=N] [ammo=N] [--faces F | --seed N] [--json]
-odds A B [berserk|defensive] [throw] [luck=N]
-pass NAME                         a turn without attacking (last turn's stance ends)
-heal NAME [N]                     spend N Heal (default 1): N damage healed
-spend NAME luck|heal|ammo [N]     spend a counter outside an attack
-option KEY=VALUE ...              change a house rule (or table=PATH) mid-fight
-show [--json]    log [--json]
-"""
 VERSION = 1
 
 
@@ -95,7 +73,6 @@ LAST_TURN_FLAGS = ("berserk", "defensive", "threw", "whiffed")
 _FLAG_STATE = {"berserk": BERSERK_LAST_TURN, "defensive": DEFENSIVE_LAST_TURN,
                "threw": THREW_LAST_TURN, "whiffed": WHIFFED_LAST_TURN}
 _MAX = 10_000
-MAX_FIGHT_FILE = 16 * 1024 * 1024  # bytes: a long fight's log is well under 1 MiB
 
 
 def new_combatant(name: str) -> dict[str, Any]:
@@ -179,113 +156,6 @@ def _check_combatant(c: Any, i: int) -> dict[str, Any]:
     return c
 
 
-# --------------------------------------------------------------------------------------------
-# The file
-
-
-def load(path: str) -> dict[str, Any]:
-    """Read and check a fight file (a regular file of at most ``MAX_FIGHT_FILE`` bytes)."""
-    from ..._files import read_text
-
-    try:
-        data = json.loads(read_text(path, "fight file", MAX_FIGHT_FILE, FightError))
-    except FileNotFoundError:
-        raise FightError(f"no fight file {path}: start one with 'astragal fight new'") from None
-    except (json.JSONDecodeError, RecursionError) as exc:
-        why = str(exc) if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        raise FightError(f"the fight file {path} is not valid JSON ({why}); it was not changed "
-                         "by astragal, which writes it whole or not at all") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise FightError(f"{path} is not an astragal fight file (its \"format\" is not "
-                         f"\"{FORMAT}\")")
-    if data.get("version") != VERSION:
-        raise FightError(f"{path} is a fight file of version {data.get('version')!r}; this "
-                         f"astragal reads version {VERSION}")
-    for key, kind in (("turn", int), ("options", dict), ("combatants", list), ("log", list)):
-        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
-            raise FightError(f"the fight file {path} is damaged: '{key}' is missing or wrong")
-    data["combatants"] = [_check_combatant(c, i) for i, c in enumerate(data["combatants"])]
-    names = [c["name"].lower() for c in data["combatants"]]
-    if len(set(names)) != len(names):
-        raise FightError(f"the fight file {path} is damaged: two combatants share a name")
-    try:
-        fight_rules(data)
-    except InputError as exc:
-        raise FightError(f"the fight file {path} has bad house rules or tables: "
-                         f"{exc.message}") from None
-    return data
-
-
-def save(path: str, data: dict[str, Any]) -> None:
-    """Write the fight atomically: a temporary file in the same folder, then ``os.replace``."""
-    from ..._files import check_replaceable
-
-    check_replaceable(path, "fight file", FightError)
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except OSError:
-        mode = 0o644
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".fight-", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise FightError(f"cannot write the fight file {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
-            raise FightError(f"cannot write the fight file {path}: {exc.strerror or exc}; it "
-                             "is unchanged") from None
-        raise
-
-
-@contextlib.contextmanager
-def locked(path: str) -> Iterator[None]:
-    """Hold an exclusive lock on the fight file for one read-change-write, across processes.
-
-    ``save`` replaces the file (a new inode), so a process that waited for the lock may hold it
-    on the old file: it checks that the path still names the file it locked, and locks again if
-    not. Commands that only read need no lock (a replace is atomic). Where ``fcntl`` is missing
-    (Windows) nothing is locked.
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    from ..._files import check_replaceable
-
-    check_replaceable(path, "fight file", FightError)
-    while True:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        except FileNotFoundError:
-            raise FightError(f"no fight file {path}: start one with 'astragal fight new'") from None
-        except OSError as exc:
-            raise FightError(f"cannot read the fight file {path}: {exc.strerror or exc}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
-                same = os.stat(path).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                yield
-                return
-        finally:
-            os.close(fd)  # closing releases the lock
-
-
 def fight_rules(data: dict[str, Any]) -> Rules:
     """The rules of this fight: its switches and the tables kept in the file."""
     table: AttackTable | None = None
@@ -363,7 +233,7 @@ def _states(c: dict[str, Any]) -> tuple[str, ...]:
     return tuple(states)
 
 
-class _Args:
+class Args:
     """A command's words: positional words, flags, key=value pairs and the dice source."""
 
     def __init__(self, words: Sequence[str]) -> None:
@@ -427,26 +297,7 @@ class _Args:
                              f"(got {', '.join(self.pairs)})")
 
 
-def _cmd_new(path: str, args: _Args) -> str:
-    force = False
-    for w in args.words:
-        if w.lower() in ("force", "--force"):
-            force = True
-        else:
-            raise FightError(f"'new' takes house rules (key=value) and 'force', not '{w}'")
-    if os.path.exists(path) and not force:
-        raise FightError(f"{path} already exists: 'astragal fight new force' replaces it, or "
-                         "use --file for another fight")
-    data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "turn": 0, "options": {},
-                            "attack_table": None, "critical_damage_table": None,
-                            "combatants": [], "log": []}
-    said = _set_options(data, [f"{k}={v}" for k, v in args.pairs.items()])
-    save(path, data)
-    return f"New fight in {path}" + (f" ({'; '.join(said)})" if said else "") + \
-        ". Add combatants: astragal fight add NAME atk=4 wpn=3 armor=2 shield=1 parry=2"
-
-
-def _cmd_add(data: dict[str, Any], args: _Args) -> str:
+def _cmd_add(data: dict[str, Any], args: Args) -> str:
     if len(args.words) != 1:
         raise FightError("add NAME key=value …: one name, such as 'add Anna atk=4 wpn=3'")
     name = args.words[0]
@@ -458,7 +309,7 @@ def _cmd_add(data: dict[str, Any], args: _Args) -> str:
     return f"{name} joins the fight: {_summary(c)}"
 
 
-def _cmd_set(data: dict[str, Any], args: _Args) -> str:
+def _cmd_set(data: dict[str, Any], args: Args) -> str:
     if len(args.words) != 1 or not args.pairs:
         raise FightError("set NAME key=value …, such as 'set Anna shield=0'")
     c = _find(data, args.words[0])
@@ -468,7 +319,7 @@ def _cmd_set(data: dict[str, Any], args: _Args) -> str:
     return f"{c['name']}: {_summary(c)}"
 
 
-def _cmd_remove(data: dict[str, Any], args: _Args) -> str:
+def _cmd_remove(data: dict[str, Any], args: Args) -> str:
     args.no_pairs("remove")
     if len(args.words) != 1:
         raise FightError("remove NAME")
@@ -496,7 +347,7 @@ def _count_arg(text: str, what: str) -> int:
     return int(text)
 
 
-def _declarations(args: _Args, extra: Sequence[str]) -> tuple[str, bool]:
+def _declarations(args: Args, extra: Sequence[str]) -> tuple[str, bool]:
     stance, thrown = NORMAL, False
     for w in extra:
         low = w.lower()
@@ -528,7 +379,7 @@ def _exchange(data: dict[str, Any], rules: Rules, a: dict[str, Any], b: dict[str
     return spec
 
 
-def _pair_of(data: dict[str, Any], args: _Args, command: str) -> tuple[dict[str, Any],
+def _pair_of(data: dict[str, Any], args: Args, command: str) -> tuple[dict[str, Any],
                                                                        dict[str, Any]]:
     if len(args.words) < 2:
         raise FightError(f"{command} ATTACKER DEFENDER [berserk|defensive] [throw] [luck=N]")
@@ -538,7 +389,7 @@ def _pair_of(data: dict[str, Any], args: _Args, command: str) -> tuple[dict[str,
     return a, b
 
 
-def _cmd_attack(data: dict[str, Any], args: _Args) -> tuple[str, dict[str, Any]]:
+def _cmd_attack(data: dict[str, Any], args: Args) -> tuple[str, dict[str, Any]]:
     rules = fight_rules(data)
     a, b = _pair_of(data, args, "attack")
     stance, thrown = _declarations(args, args.words[2:])
@@ -612,7 +463,7 @@ def _cmd_attack(data: dict[str, Any], args: _Args) -> tuple[str, dict[str, Any]]
     return "\n".join(lines), result.to_json()
 
 
-def _cmd_odds(data: dict[str, Any], args: _Args) -> str:
+def odds_command(data: dict[str, Any], args: Args) -> str:
     from ...render import odds_text
 
     rules = fight_rules(data)
@@ -634,7 +485,7 @@ def _cmd_odds(data: dict[str, Any], args: _Args) -> str:
     return f"{a['name']} attacks {b['name']}\n" + odds_text(result)
 
 
-def _cmd_pass(data: dict[str, Any], args: _Args) -> str:
+def _cmd_pass(data: dict[str, Any], args: Args) -> str:
     args.no_pairs("pass")
     if len(args.words) != 1:
         raise FightError("pass NAME")
@@ -650,7 +501,7 @@ def _cmd_pass(data: dict[str, Any], args: _Args) -> str:
     return "\n".join([f"Turn {data['turn']}: {c['name']} does not attack"] + notes)
 
 
-def _cmd_heal(data: dict[str, Any], args: _Args) -> str:
+def _cmd_heal(data: dict[str, Any], args: Args) -> str:
     args.no_pairs("heal")
     if not 1 <= len(args.words) <= 2:
         raise FightError("heal NAME [N]")
@@ -668,7 +519,7 @@ def _cmd_heal(data: dict[str, Any], args: _Args) -> str:
     return f"{note}\n{c['name']}: damage {before} → {c['damage']}"
 
 
-def _cmd_spend(data: dict[str, Any], args: _Args) -> str:
+def _cmd_spend(data: dict[str, Any], args: Args) -> str:
     args.no_pairs("spend")
     if not 2 <= len(args.words) <= 3 or args.words[1].lower() not in ("luck", "heal", "ammo"):
         raise FightError("spend NAME luck|heal|ammo [N]")
@@ -681,7 +532,7 @@ def _cmd_spend(data: dict[str, Any], args: _Args) -> str:
     return note
 
 
-def _cmd_option(data: dict[str, Any], args: _Args) -> str:
+def _cmd_option(data: dict[str, Any], args: Args) -> str:
     if args.words or not args.pairs:
         raise FightError("option KEY=VALUE …, such as 'option stun_duration=manual'")
     said = _set_options(data, [f"{k}={v}" for k, v in args.pairs.items()])
@@ -705,128 +556,63 @@ def _summary(c: dict[str, Any]) -> str:
     return ", ".join(parts + counters)
 
 
-def _cmd_show(path: str, data: dict[str, Any], args: _Args) -> str:
-    from ...render import table_text, to_json_text
-
-    if args.json:
-        return to_json_text(data)
-    rules = fight_rules(data)
-    lines = [f"Fight {path}: turn {data['turn']}, {len(data['combatants'])} combatant(s)"]
-    changed = {k: v for k, v in data["options"].items() if v != DEFAULTS[k]}
-    if changed or data.get("attack_table") or data.get("critical_damage_table"):
-        lines.append("House rules: " + ", ".join(
-            [f"{k}={v}" for k, v in changed.items()]
-            + (["own attack table"] if data.get("attack_table") else [])
-            + (["own Critical Damage Table"] if data.get("critical_damage_table") else [])))
-    if not data["combatants"]:
-        lines.append("No combatants yet: astragal fight add NAME atk=4 wpn=3 armor=2 …")
-        return "\n".join(lines)
-    rows = [["Name", "ATK", "WPN", "Class", "Throw", "Crit", "ARMOR", "SHIELD", "PARRY",
-             "Luck", "Heal", "Ammo", "Damage", "Defends with", "State"]]
-    for c in data["combatants"]:
-        d = Defender(armor=c["armor"], shield=c["shield"], parry=c["parry"], states=_states(c))
-        n = d.dice_rolled(rules.threw_last_turn_defense)
-        state = (["stunned"] if c["stunned"] else []) + \
-            [f"{f} last turn" for f in c["last_turn"]]
-        if c["hp"] is not None and c["damage"] >= c["hp"]:
-            state.insert(0, "down")
-        damage = str(c["damage"]) + (f"/{c['hp']}" if c["hp"] is not None else "")
-        rows.append([c["name"], str(c["attack"]), str(c["weapon"]), c["class"] or "-",
-                     f"+{c['throw_bonus']}", f"{c['crit_bonus']:+d}", str(c["armor"]),
-                     str(c["shield"]), str(c["parry"]), str(c["luck"]), str(c["heal"]),
-                     "-" if c["ammo"] is None else str(c["ammo"]), damage,
-                     f"{n}d6 ({' + '.join(d.pools(rules.threw_last_turn_defense))})",
-                     ", ".join(state) or "-"])
-    lines.append(table_text(rows))
-    crits = [(c["name"], k) for c in data["combatants"] for k in c["criticals"]]
-    for name, k in crits:
-        lines.append(f"  {name}: Critical (turn {k['turn']}, from {k['from']}): total "
-                     f"{k['total']}" + (f" — {k['result']}" if k.get("result") else ""))
-    return "\n".join(lines)
-
-
-def _cmd_log(data: dict[str, Any], args: _Args) -> str:
-    from ...render import to_json_text
-
-    if args.json:
-        return to_json_text(data["log"])
-    out = []
-    for e in data["log"]:
-        what = e["action"]
-        if what == "attack":
-            out.append(f"{e['turn']:>4}  {e['attacker']} → {e['defender']}: {e['outcome']}, "
-                       f"{e['damage']} damage{', stun' if e['stun'] else ''}   "
-                       f"[{e['notation']} --faces \"{e['faces']}\"]")
-        else:
-            rest = {k: v for k, v in e.items() if k not in ("turn", "action")}
-            out.append(f"{e['turn']:>4}  {what} " + " ".join(f"{k}={v}" for k, v in rest.items()))
-    return "\n".join(out) or "The log is empty."
-
-
 _COMMAND_WORDS = {"new", "add", "set", "remove", "attack", "odds", "pass", "heal", "spend",
                   "option", "show", "log", "help", "vs", "berserk", "defensive", "throw",
                   "normal", "force"}
 
 
-def fight_main(rest: list[str], file: str) -> int:
-    """Run one ``astragal fight`` command on the fight file; prints the result, returns 0.
-
-    User errors raise ``FightError`` (an ``InputError``), and the file is then left unchanged.
-    """
-    if not rest or rest[0].lower() in ("help", "-h", "--help"):
-        print(USAGE)
-        return 0
-    command, args = rest[0].lower(), _Args(rest[1:])
-    if command == "new":
-        args.no_source("new")
-        print(_cmd_new(file, args))
-        return 0
-    read_only: dict[str, Callable[[dict[str, Any], _Args], str]] = {
-        "odds": _cmd_odds, "log": _cmd_log}
-    if command == "show" or command in read_only:
-        return _read_only(command, file, args, read_only)
-    # Every change is read, made and written under the file's lock: twenty commands run at
-    # once queue up, and none overwrites another's turn.
-    with locked(file):
-        return _change(command, file, args, rest)
+CHANGES: dict[str, Callable[[dict[str, Any], Args], str]] = {
+    "add": _cmd_add, "set": _cmd_set, "remove": _cmd_remove, "pass": _cmd_pass,
+    "heal": _cmd_heal, "spend": _cmd_spend, "option": _cmd_option}
 
 
-def _read_only(command: str, file: str, args: _Args,
-               read_only: dict[str, Callable[[dict[str, Any], _Args], str]]) -> int:
-    data = load(file)
-    work = copy.deepcopy(data)
-    if command == "show":
-        args.no_pairs("show")
-        args.no_source("show")
-        print(_cmd_show(file, data, args))
-        return 0
-    print(read_only[command](work, args))
-    return 0
-
-
-def _change(command: str, file: str, args: _Args, rest: list[str]) -> int:
-    work = load(file)
+def apply(data: dict[str, Any], command: str, args: Args) -> tuple[str, dict[str, Any] | None]:
+    """Carry out one command that changes the fight (on ``data``, in place): its message and, for
+    an attack, the roll's JSON. The CLI keeps ``data`` in a file, the web table in its room."""
     if command == "attack":
-        text, as_json = _cmd_attack(work, args)
-        save(file, work)
-        if args.json:
-            from ...render import to_json_text
-
-            print(to_json_text(as_json))
-        else:
-            print(text)
-        return 0
-    writers: dict[str, Callable[[dict[str, Any], _Args], str]] = {
-        "add": _cmd_add, "set": _cmd_set, "remove": _cmd_remove, "pass": _cmd_pass,
-        "heal": _cmd_heal, "spend": _cmd_spend, "option": _cmd_option}
-    if command not in writers:
-        raise FightError(f"unknown fight command '{rest[0]}': commands are new, add, set, "
+        return _cmd_attack(data, args)
+    if command not in CHANGES:
+        raise FightError(f"unknown fight command '{command}': commands are new, add, set, "
                          "remove, attack, odds, pass, heal, spend, option, show, log")
     args.no_source(command)
-    message = writers[command](work, args)
-    save(file, work)
-    print(message)
-    return 0
+    return CHANGES[command](data, args), None
 
 
-__all__ = ["FightError", "fight_main", "load", "save"]
+def new_fight(options: Sequence[str] = ()) -> tuple[dict[str, Any], list[str]]:
+    """An empty fight with house rules (``key=value``) and what was said about them."""
+    data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "turn": 0, "options": {},
+                            "attack_table": None, "critical_damage_table": None,
+                            "combatants": [], "log": []}
+    return data, _set_options(data, options)
+
+
+def check_fight(data: Any, where: str) -> dict[str, Any]:
+    """A fight read from outside (a file), checked whole: its format, combatants and rules."""
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise FightError(f"{where} is not an astragal fight file (its \"format\" is not "
+                         f"\"{FORMAT}\")")
+    if data.get("version") != VERSION:
+        raise FightError(f"{where} is a fight file of version {data.get('version')!r}; this "
+                         f"astragal reads version {VERSION}")
+    for key, kind in (("turn", int), ("options", dict), ("combatants", list), ("log", list)):
+        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+            raise FightError(f"the fight file {where} is damaged: '{key}' is missing or wrong")
+    data["combatants"] = [_check_combatant(c, i) for i, c in enumerate(data["combatants"])]
+    names = [c["name"].lower() for c in data["combatants"]]
+    if len(set(names)) != len(names):
+        raise FightError(f"the fight file {where} is damaged: two combatants share a name")
+    try:
+        fight_rules(data)
+    except InputError as exc:
+        raise FightError(f"the fight file {where} has bad house rules or tables: "
+                         f"{exc.message}") from None
+    return data
+
+
+def states(c: dict[str, Any]) -> tuple[str, ...]:
+    """A12: the defender's state words from the tracker (stun and last turn's flags)."""
+    return _states(c)
+
+
+__all__ = ["CHANGES", "FORMAT", "VERSION", "Args", "FightError", "apply", "check_fight",
+           "fight_rules", "new_fight", "odds_command", "states"]

@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from ..._errors import OptionError
+from ...rulebook import rule
 
 # --------------------------------------------------------------------------------------------
 # The table's columns (A5–A9)
@@ -49,17 +50,6 @@ ALL_POOLS = (ARMOR, SHIELD, PARRY)
 
 NORMAL, BERSERK, DEFENSIVE = "normal", "berserk", "defensive"
 STANCES = (NORMAL, BERSERK, DEFENSIVE)
-
-
-def column_for(highest: int, count: int, triple_non_six: str = "double") -> str:
-    """A6, A7, A-A4: the column of the attacker's highest face and how many dice show it."""
-    if highest <= WHIFF_AT_OR_BELOW or count <= 0:
-        return WHIFF
-    if count >= 3 and highest == DIE:
-        return "three+ 6s"  # A9
-    if count >= 3 and triple_non_six == "own_column":
-        return f"three+ {highest}s"
-    return f"{'one' if count == 1 else 'double'} {highest}"  # A-A4: three 4s/5s read double
 
 
 # --------------------------------------------------------------------------------------------
@@ -454,14 +444,19 @@ def _rules(key: tuple[tuple[str, Any], ...], files: tuple[tuple[str, int, int], 
 
 
 # --------------------------------------------------------------------------------------------
-# The rules as pure functions
+# The rules as pure functions, each registered once under its ID (the roller reads them on one
+# exchange's values, the odds on the laws of the dice algebra: ``exchange.py``)
+
+GAME = "attack"
 
 
+@rule(GAME, "A1", "attack dice are the average of ATTACK and WEAPON, rounded down")
 def attack_dice(attack: int, weapon: int) -> int:
     """A1: the average of ATTACK and WEAPON, rounded down."""
     return (attack + weapon) // 2
 
 
+@rule(GAME, "A3", "a thrown weapon adds its Throw Bonus; Berserk +1 die, Defensively -1 (A2)")
 def pool_size(base: int, thrown: bool = False, throw_bonus: int = 0, stance: str = NORMAL) -> int:
     """A2, A3: the attack dice before Luck; never below zero (A-A8 treats zero as a Whiff)."""
     n = base + (throw_bonus if thrown else 0)
@@ -469,12 +464,16 @@ def pool_size(base: int, thrown: bool = False, throw_bonus: int = 0, stance: str
     return max(0, n)
 
 
-def highest_and_count(faces: Sequence[int]) -> tuple[int, int]:
-    """A5, A18: the highest face and how many dice show it ((0, 0) for no dice)."""
-    if not faces:
-        return 0, 0
-    top = max(faces)
-    return top, sum(1 for f in faces if f == top)
+@rule(GAME, "A7", "the column is the highest face and how many dice show it; 3 or less Whiffs")
+def column_for(highest: int, count: int, triple_non_six: str = "double") -> str:
+    """A5–A9, A-A4: the column of the attacker's highest face and how many dice show it."""
+    if highest <= WHIFF_AT_OR_BELOW or count <= 0:
+        return WHIFF
+    if count >= 3 and highest == DIE:
+        return "three+ 6s"  # A9
+    if count >= 3 and triple_non_six == "own_column":
+        return f"three+ {highest}s"
+    return f"{'one' if count == 1 else 'double'} {highest}"  # A-A4: three 4s/5s read double
 
 
 def sixes(faces: Sequence[int]) -> int:
@@ -484,7 +483,7 @@ def sixes(faces: Sequence[int]) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Reading:
-    """The attack table read from the attack faces (A5–A11)."""
+    """The attack table read from the attack dice's highest face and its count (A5–A11)."""
 
     highest: int
     count: int
@@ -501,12 +500,17 @@ class Reading:
         return None if self.entry is None else self.entry.sixes_to_block(self.count)
 
 
-def read_attack(faces: Sequence[int], rules: Rules) -> Reading:
-    """A5–A9: the column (and its entry) of the attack faces, Luck dice included."""
-    h, m = highest_and_count(faces)
-    name = column_for(h, m, rules.triple_non_six)
+def read_column(highest: int, count: int, rules: Rules) -> Reading:
+    """A5–A9: the column (and its entry) of the highest face shown on ``count`` dice."""
+    name = column_for(highest, count, rules.triple_non_six)
     entry = None if name == WHIFF else rules.table.column(name)
-    return Reading(h, m, sixes(faces), name, entry)
+    return Reading(highest, count, count if highest == DIE else 0, name, entry)
+
+
+def read_attack(faces: Sequence[int], rules: Rules) -> Reading:
+    """A5–A9: the column of the attack faces, Luck dice included."""
+    high = max(faces, default=0)
+    return read_column(high, faces.count(high) if faces else 0, rules)
 
 
 def defence_rule(states: Sequence[str]) -> str:
@@ -517,24 +521,27 @@ def defence_rule(states: Sequence[str]) -> str:
     return NORMAL
 
 
+@rule(GAME, "A12", "the DEFENSE pool by the first rule that applies (stunned: ARMOR only ...)")
 def defence_pools(states: Sequence[str], threw_last_turn_defense: str = "full") -> tuple[str, ...]:
     """A12: which of ARMOR, SHIELD and PARRY/DODGE the defender rolls (first rule that applies)."""
-    rule = defence_rule(states)
-    if rule in (STUNNED, BERSERK_LAST_TURN):
+    state = defence_rule(states)
+    if state in (STUNNED, BERSERK_LAST_TURN):
         return (ARMOR,)
-    if rule == WHIFFED_LAST_TURN:
+    if state == WHIFFED_LAST_TURN:
         return (ARMOR, SHIELD)  # A6: a Whiff loses PARRY/DODGE
-    if rule == THREW_LAST_TURN:  # A-A6: literal text = full defence; a switch narrows it
+    if state == THREW_LAST_TURN:  # A-A6: literal text = full defence; a switch narrows it
         return {"full": ALL_POOLS, "armor_shield": (ARMOR, SHIELD),
                 "armor": (ARMOR,)}[threw_last_turn_defense]
     return ALL_POOLS
 
 
-def blocked(needed: int | None, defence_faces: Sequence[int]) -> bool:
+@rule(GAME, "A11", "a block needs as many 6s as the hit's column asks (a single 6, a double 6-6)")
+def blocks(needed: int | None, defence_sixes: int) -> bool:
     """A11: a block needs at least ``needed`` 6s (None: this hit cannot be blocked)."""
-    return needed is not None and sixes(defence_faces) >= needed
+    return needed is not None and defence_sixes >= needed
 
 
+@rule(GAME, "A13", "critical dice: the attack's 6s + the weapon class's dice - the defender's dice")
 def critical_dice(attack_sixes: int, class_dice: int, defender_dice_rolled: int,
                   defender_sixes: int = 0, subtract: str = "dice_rolled") -> int:
     """A13, A-A5: 6s rolled + class dice − the defender's dice rolled (or 6s rolled), floor 0."""
@@ -542,41 +549,7 @@ def critical_dice(attack_sixes: int, class_dice: int, defender_dice_rolled: int,
     return max(0, attack_sixes + class_dice - minus)
 
 
-def critical_total(faces: Sequence[int], crit_bonus: int = 0) -> int:
+@rule(GAME, "A15", "the critical dice are summed and the weapon's Crit Bonus added")
+def critical_total(dice_sum: int, crit_bonus: int = 0) -> int:
     """A14, A15: the critical dice are summed, then the weapon's Crit Bonus is added."""
-    return sum(faces) + crit_bonus
-
-
-def _next_sum(pmf: Sequence[float]) -> tuple[float, ...]:
-    """One more d6 on a total's law."""
-    import numpy as np
-
-    return tuple(np.convolve(np.asarray(pmf), np.full(DIE, 1.0 / DIE)).tolist())
-
-
-@lru_cache(maxsize=256)
-def _sum_law(n: int) -> Any:
-    """The law of n d6 as an array, built one die at a time from the last cached count."""
-    import numpy as np
-
-    if n == 0:
-        return np.ones(1)
-    return np.convolve(_sum_law(n - 1), np.full(DIE, 1.0 / DIE))
-
-
-@lru_cache(maxsize=256)
-def _sum_pmf(n: int) -> tuple[float, ...]:
-    return tuple(_sum_law(n).tolist())
-
-
-def sum_pmfs(wanted: set[int]) -> dict[int, tuple[float, ...]]:
-    """P(n d6 total n + i) for each wanted n, indexed by i (A15: critical dice are summed).
-
-    Built upward one die at a time (so no deep recursion) and cached.
-    """
-    out: dict[int, tuple[float, ...]] = {}
-    for k in range(max(wanted, default=-1) + 1):
-        _sum_law(k)  # built upward, one die at a time, from the cached count below
-        if k in wanted:
-            out[k] = _sum_pmf(k)
-    return out
+    return dice_sum + crit_bonus
