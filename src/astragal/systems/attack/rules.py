@@ -1,447 +1,108 @@
-"""The d6 attack-table game's data and rules (seed 003; RULES.md §4, A1–A20, A-A1…A-A9; §6).
-
-Reading order: the table's columns → the attack table and the Critical Damage Table as data (the
-shipped defaults are package data files a GM can replace) → the house-rule switches → the rules
-as pure functions of the faces. The roller, the exact odds and the fight tracker all call these.
+"""The d6 attack-table game's rules (seed 003; RULES.md §4, A1–A20, A-A1…A-A9), each a pure
+function registered once under its ID. The data they read (the table's columns, the attack table,
+the Critical Damage Table, the switches) is ``data.py``, re-exported here.
 """
 
 from __future__ import annotations
 
-import itertools
-import json
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
-from typing import Any
 
-from ..._errors import OptionError
 from ...rulebook import rule
-
-# --------------------------------------------------------------------------------------------
-# The table's columns (A5–A9)
-
-DIE = 6  # every die of this game is a d6
-WHIFF_AT_OR_BELOW = 3  # A6
-WHIFF = "3 or less"
-HIT_COLUMNS = ("one 4", "double 4", "one 5", "double 5", "one 6", "double 6", "three+ 6s")
-TRIPLE_COLUMNS = ("three+ 4s", "three+ 5s")  # A-A4: read only with triple_non_six=own_column
-COLUMNS = (WHIFF, *HIT_COLUMNS)
-MATCH = "match"  # A11: as many 6s as the attacker's dice showing the highest face
-
-# The seed's own shorthand for the columns (its table header writes "4-4", "6-6-6+").
-CODES: dict[str, str] = {
-    "4": "one 4", "4-4": "double 4", "5": "one 5", "5-5": "double 5", "6": "one 6",
-    "6-6": "double 6", "6-6-6": "three+ 6s", "4-4-4": "three+ 4s", "5-5-5": "three+ 5s",
-}
-COLUMN_CODES = {name: code for code, name in CODES.items()}
-
-# A12's first-match order; the state names are the vectors' own words.
-STUNNED = "stunned"
-BERSERK_LAST_TURN = "berserk_last_turn"
-DEFENSIVE_LAST_TURN = "defensive_last_turn"
-THREW_LAST_TURN = "threw_last_turn"
-WHIFFED_LAST_TURN = "whiffed_last_turn"
-DEFENCE_STATES = (STUNNED, BERSERK_LAST_TURN, DEFENSIVE_LAST_TURN, THREW_LAST_TURN,
-                  WHIFFED_LAST_TURN)
-ARMOR, SHIELD, PARRY = "ARMOR", "SHIELD", "PARRY/DODGE"
-ALL_POOLS = (ARMOR, SHIELD, PARRY)
-
-NORMAL, BERSERK, DEFENSIVE = "normal", "berserk", "defensive"
-STANCES = (NORMAL, BERSERK, DEFENSIVE)
-
-
-# --------------------------------------------------------------------------------------------
-# The attack table as data (A-A1..A-A3: the reconstruction is the default)
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    """One hit column of the attack table: damage, stun, 6s to block, Critical Strike or not."""
-
-    name: str
-    damage: int
-    stun: bool
-    block: int | str | None  # 6s needed; MATCH; None = cannot be blocked
-    critical: bool = False
-
-    def sixes_to_block(self, count: int) -> int | None:
-        """A11: the 6s the defender needs against ``count`` dice showing the highest face."""
-        return count if self.block == MATCH else self.block  # type: ignore[return-value]
-
-
-@dataclass(frozen=True, slots=True)
-class AttackTable:
-    """The attack table's hit columns (the Whiff column has no entries: A6)."""
-
-    columns: tuple[Column, ...]
-
-    def column(self, name: str) -> Column:
-        """The named hit column."""
-        for c in self.columns:
-            if c.name == name:
-                return c
-        raise OptionError(f"the attack table has no column '{name}' (needed by "
-                          f"triple_non_six=own_column)")
-
-    def has(self, name: str) -> bool:
-        """Whether the table has the named column."""
-        return any(c.name == name for c in self.columns)
-
-
-@dataclass(frozen=True, slots=True)
-class CriticalRow:
-    """One row of the GM's Critical Damage Table (A14)."""
-
-    low: int
-    high: int | None
-    result: str
-    damage: int = 0
-
-    def covers(self, total: int) -> bool:
-        return total >= self.low and (self.high is None or total <= self.high)
-
-    @property
-    def span(self) -> str:
-        if self.high is None:
-            return f"{self.low}+"
-        return str(self.low) if self.high == self.low else f"{self.low}–{self.high}"
-
-
-@dataclass(frozen=True, slots=True)
-class CriticalTable:
-    """The Critical Damage Table (A14): not in the seed, so empty unless the GM gives one."""
-
-    rows: tuple[CriticalRow, ...] = ()
-
-    def lookup(self, total: int) -> CriticalRow | None:
-        """The row covering ``total``, or None."""
-        for row in self.rows:
-            if row.covers(total):
-                return row
-        return None
-
-
-_MAX_FILE = 1 << 20
-
-
-def read_json_file(path: str, what: str) -> Any:
-    """A GM's JSON file (at most 1 MiB). Errors name the file and the problem, never its contents.
-
-    Only a regular file is read (``/dev/zero``, a FIFO or a folder is refused at once), and never
-    past the limit.
-    """
-    from ..._files import read_text
-
-    try:
-        return json.loads(read_text(path, f"{what} file", _MAX_FILE, OptionError))
-    except FileNotFoundError as exc:
-        raise OptionError(f"cannot read the {what} file {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise OptionError(f"the {what} file {path} is not valid JSON: {exc.msg} at line "
-                          f"{exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise OptionError(f"the {what} file {path} is nested too deeply to be a table") from None
-
-
-def _packaged(name: str) -> Any:
-    return json.loads(resources.files("astragal").joinpath("data", name).read_text("utf-8"))
-
-
-def _comment(key: str) -> bool:
-    return key.startswith("_") or key == "about"
-
-
-def _whole(value: Any, where: str, low: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or value > 10**6:
-        raise OptionError(f"{where} must be a whole number ≥ {low}, not {json.dumps(value)}")
-    return value
-
-
-def _check_format(data: Any, fmt: str, where: str) -> Mapping[str, Any]:
-    if not isinstance(data, dict):
-        raise OptionError(f"{where}: expected a JSON object with \"format\": \"{fmt}\"")
-    if data.get("format") != fmt:
-        raise OptionError(f"{where}: \"format\" must be \"{fmt}\"")
-    if data.get("version", 1) != 1:
-        raise OptionError(f"{where}: version {data.get('version')!r} is not known (only 1)")
-    return data
-
-
-def attack_table_from_data(data: Any, where: str = "the attack table") -> AttackTable:
-    """Read and check an attack table in the documented JSON form (docs/attack.md)."""
-    data = _check_format(data, "astragal attack table", where)
-    for key in data:
-        if key not in ("format", "version", "columns") and not _comment(key):
-            raise OptionError(f"{where}: unknown key \"{key}\"")
-    cols = data.get("columns")
-    if not isinstance(cols, dict):
-        raise OptionError(f"{where}: \"columns\" must be an object of column name → entry")
-    out: list[Column] = []
-    for name, entry in cols.items():
-        if _comment(name):
-            continue
-        if name not in HIT_COLUMNS and name not in TRIPLE_COLUMNS:
-            raise OptionError(f"{where}: \"{name}\" is not a column; columns are "
-                              f"{', '.join(HIT_COLUMNS + TRIPLE_COLUMNS)}")
-        here = f"{where}, column \"{name}\""
-        if not isinstance(entry, dict):
-            raise OptionError(f"{here}: expected an object with damage, stun and block")
-        for key in entry:
-            if key not in ("damage", "stun", "block", "critical") and not _comment(key):
-                raise OptionError(f"{here}: unknown key \"{key}\"")
-        for key in ("damage", "stun", "block"):
-            if key not in entry:
-                raise OptionError(f"{here}: \"{key}\" is missing")
-        damage = _whole(entry["damage"], f"{here}: damage")
-        stun, critical = entry["stun"], entry.get("critical", False)
-        if not isinstance(stun, bool) or not isinstance(critical, bool):
-            raise OptionError(f"{here}: stun and critical are true or false")
-        out.append(Column(name, damage, stun, _block_value(entry["block"], here), critical))
-    missing = [c for c in HIT_COLUMNS if c not in {col.name for col in out}]
-    if missing:
-        raise OptionError(f"{where}: column(s) {', '.join(missing)} missing")
-    order = HIT_COLUMNS + TRIPLE_COLUMNS
-    return AttackTable(tuple(sorted(out, key=lambda c: order.index(c.name))))
-
-
-def _block_value(value: Any, here: str) -> int | str | None:
-    if value is None or value == MATCH:
-        return value  # type: ignore[no-any-return]
-    return _whole(value, f"{here}: block (or \"match\", or null)", low=1)
-
-
-def critical_table_from_data(data: Any, where: str = "the Critical Damage Table") -> CriticalTable:
-    """Read and check a Critical Damage Table in the documented JSON form (docs/attack.md)."""
-    data = _check_format(data, "astragal critical damage table", where)
-    for key in data:
-        if key not in ("format", "version", "rows") and not _comment(key):
-            raise OptionError(f"{where}: unknown key \"{key}\"")
-    rows = data.get("rows", [])
-    if not isinstance(rows, list):
-        raise OptionError(f"{where}: \"rows\" must be a list")
-    out: list[CriticalRow] = []
-    for i, row in enumerate(rows, 1):
-        here = f"{where}, row {i}"
-        if not isinstance(row, dict):
-            raise OptionError(f"{here}: expected an object with min, max, result")
-        for key in row:
-            if key not in ("min", "max", "result", "damage") and not _comment(key):
-                raise OptionError(f"{here}: unknown key \"{key}\"")
-        if "min" not in row or "result" not in row:
-            raise OptionError(f"{here}: \"min\" and \"result\" are required")
-        low = row["min"]
-        if isinstance(low, bool) or not isinstance(low, int) or abs(low) > 10**6:
-            raise OptionError(f"{here}: min must be a whole number")
-        high = row.get("max")
-        if high is not None and (isinstance(high, bool) or not isinstance(high, int)
-                                 or high < low or high > 10**6):
-            raise OptionError(f"{here}: max must be a whole number ≥ min, or null for 'and up'")
-        if not isinstance(row["result"], str) or len(row["result"]) > 500:
-            raise OptionError(f"{here}: result must be text (at most 500 characters)")
-        damage = _whole(row.get("damage", 0), f"{here}: damage")
-        out.append(CriticalRow(low, high, row["result"], damage))
-    out.sort(key=lambda r: r.low)
-    for a, b in itertools.pairwise(out):
-        if a.high is None or a.high >= b.low:
-            raise OptionError(f"{where}: rows {a.span} and {b.span} overlap")
-    return CriticalTable(tuple(out))
-
-
-@lru_cache(maxsize=1)
-def default_attack_table() -> AttackTable:
-    """The shipped attack table: RULES.md's reconstruction (A-A1..A-A3)."""
-    return attack_table_from_data(_packaged("attack_table.json"), "the shipped attack table")
-
-
-@lru_cache(maxsize=1)
-def default_critical_table() -> CriticalTable:
-    """The shipped Critical Damage Table: empty (A14)."""
-    return critical_table_from_data(_packaged("critical_damage_table.json"))
-
-
-# --------------------------------------------------------------------------------------------
-# House-rule switches (§6)
-
-DEFAULTS: dict[str, Any] = {
-    "attack_table": "",                    # A-A1..A-A3: "" = shipped reconstruction | a JSON path
-    "damage_by_column": "",                # §6: e.g. 1/1/2/2/3/3/3 (one 4 … three+ 6s)
-    "stun_columns": "",                    # §6: e.g. 4-4/5-5/6-6/6-6-6, or none
-    "sixes_to_block_by_column": "",        # §6: e.g. 1/2/1/2/1/2/match ('-' = cannot be blocked)
-    "critical_damage_table": "",           # A14: "" = none (report the total) | a JSON path
-    "crit_dice_subtract": "dice_rolled",   # A-A5 | "sixes_rolled"
-    "triple_non_six": "double",            # A-A4 | "own_column"
-    "threw_last_turn_defense": "full",     # A-A6 | "armor_shield" | "armor"
-    "zero_attack_dice": "whiff",           # A-A8 | "cannot_attack"
-    "weapon_class_crit_dice": "C:1/D:2",   # A13, A17: other classes +0
-    "stun_duration": "until_next_turn",    # A-A9 (fight tracker) | "one_defence" | "manual"
-    "luck_dice": "spent",                  # A4, A-A9 (fight tracker) | "kept"
-}
-CHOICES: dict[str, tuple[str, ...]] = {
-    "crit_dice_subtract": ("dice_rolled", "sixes_rolled"),
-    "triple_non_six": ("double", "own_column"),
-    "threw_last_turn_defense": ("full", "armor_shield", "armor"),
-    "zero_attack_dice": ("whiff", "cannot_attack"),
-    "stun_duration": ("until_next_turn", "one_defence", "manual"),
-    "luck_dice": ("spent", "kept"),
-}
-FILE_OPTIONS = ("attack_table", "critical_damage_table")
-
-
-@dataclass(frozen=True, slots=True)
-class Rules:
-    """Everything an exchange needs besides the dice: the tables and the switches' values."""
-
-    table: AttackTable
-    critical_table: CriticalTable
-    crit_dice_subtract: str = "dice_rolled"
-    triple_non_six: str = "double"
-    threw_last_turn_defense: str = "full"
-    zero_attack_dice: str = "whiff"
-    class_crit_dice: tuple[tuple[str, int], ...] = (("C", 1), ("D", 2))
-    stun_duration: str = "until_next_turn"
-    luck_dice: str = "spent"
-
-    def crit_dice_for(self, weapon_class: str | None) -> int:
-        """A13, A17: extra critical dice of a weapon class (C +1, D +2, others 0)."""
-        return dict(self.class_crit_dice).get((weapon_class or "").upper(), 0)
-
-
-def _split(value: str) -> list[str]:
-    return [p.strip() for p in value.replace(",", "/").split("/") if p.strip()]
-
-
-def _column_name(code: str, key: str) -> str:
-    c = code.lower().replace("_", " ").replace("+", "")
-    if c in CODES:
-        return CODES[c]
-    for name in HIT_COLUMNS + TRIPLE_COLUMNS:
-        if c in (name, name.replace("+", "")):
-            return name
-    raise OptionError(f"option {key}: '{code}' is not a column; write columns as the seed does: "
-                      f"{', '.join(CODES)}")
-
-
-def check_switch(key: str, value: Any) -> None:
-    """Refuse a switch value that is not one of its choices or is badly written."""
-    if not isinstance(value, str):
-        raise OptionError(f"option {key} takes text, not {value!r}")
-    if key in CHOICES and value not in CHOICES[key]:
-        raise OptionError(f"option {key} takes one of {', '.join(CHOICES[key])}, not '{value}'")
-
-
-def _parse_class_map(value: str) -> tuple[tuple[str, int], ...]:
-    out: dict[str, int] = {}
-    for part in _split(value):
-        cls, sep, n = part.partition(":")
-        cls = cls.strip().upper()
-        if not sep or not (len(cls) == 1 and cls.isalpha()) or not n.strip().lstrip("+").isdigit() \
-                or len(n) > 4:
-            raise OptionError(f"option weapon_class_crit_dice: write class letters and extra "
-                              f"critical dice as C:1/D:2, not '{part}'")
-        out[cls] = int(n.strip().lstrip("+"))
-    return tuple(sorted(out.items()))
-
-
-def _override_table(table: AttackTable, options: Mapping[str, Any]) -> AttackTable:
-    cols = {c.name: c for c in table.columns}
-    names = list(HIT_COLUMNS) + [n for n in TRIPLE_COLUMNS if n in cols]
-    if options.get("damage_by_column"):
-        values = _split(options["damage_by_column"])
-        if len(values) != len(names):
-            raise OptionError(f"option damage_by_column gives {len(values)} values for the "
-                              f"{len(names)} hit columns ({', '.join(names)})")
-        for name, v in zip(names, values):
-            if not v.isdigit() or len(v) > 6:
-                raise OptionError(f"option damage_by_column: '{v}' is not a whole number ≥ 0")
-            c = cols[name]
-            cols[name] = Column(c.name, int(v), c.stun, c.block, c.critical)
-    if options.get("stun_columns"):
-        value = options["stun_columns"]
-        stunning = set() if value.strip().lower() == "none" else {
-            _column_name(v, "stun_columns") for v in _split(value)}
-        for name in names:
-            c = cols[name]
-            cols[name] = Column(c.name, c.damage, name in stunning, c.block, c.critical)
-    if options.get("sixes_to_block_by_column"):
-        values = _split(options["sixes_to_block_by_column"])
-        if len(values) != len(names):
-            raise OptionError(f"option sixes_to_block_by_column gives {len(values)} values for "
-                              f"the {len(names)} hit columns ({', '.join(names)})")
-        for name, v in zip(names, values):
-            block: int | str | None
-            if v.lower() == MATCH:
-                block = MATCH
-            elif v in ("-", "none"):
-                block = None
-            elif v.isdigit() and len(v) <= 6 and int(v) >= 1:
-                block = int(v)
-            else:
-                raise OptionError(f"option sixes_to_block_by_column: '{v}' is not a number of "
-                                  f"6s ≥ 1, 'match' or '-' (cannot be blocked)")
-            c = cols[name]
-            cols[name] = Column(c.name, c.damage, c.stun, block, c.critical)
-    return AttackTable(tuple(cols[n] for n in names))
-
-
-def _file_key(path: str) -> tuple[str, int, int]:
-    if not path:
-        return ("", 0, 0)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return (path, -1, -1)  # the read below raises the readable error
-    return (path, st.st_mtime_ns, st.st_size)
-
-
-def rules_for(options: Mapping[str, Any], table: AttackTable | None = None,
-              critical_table: CriticalTable | None = None) -> Rules:
-    """The rules an exchange runs under: the switches (defaults overlaid) and the two tables.
-
-    ``table`` / ``critical_table`` given (the fight tracker keeps them in its file) win over the
-    ``attack_table`` / ``critical_damage_table`` path options.
-    """
-    if table is None and critical_table is None and \
-            all(DEFAULTS.get(k, object()) == v for k, v in options.items()):
-        return _default_rules()  # the common case: every switch at its default
-    merged = {**DEFAULTS, **options}
-    for name in DEFAULTS:
-        check_switch(name, merged[name])
-    key = tuple(sorted((k, merged[k]) for k in DEFAULTS))
-    files = (_file_key(merged["attack_table"]) if table is None else ("", 0, 0),
-             _file_key(merged["critical_damage_table"]) if critical_table is None else ("", 0, 0))
-    return _rules(key, files, table, critical_table)
-
-
-@lru_cache(maxsize=1)
-def _default_rules() -> Rules:
-    return _rules(tuple(sorted(DEFAULTS.items())), (("", 0, 0), ("", 0, 0)), None, None)
-
-
-@lru_cache(maxsize=64)
-def _rules(key: tuple[tuple[str, Any], ...], files: tuple[tuple[str, int, int], ...],
-           table: AttackTable | None, critical_table: CriticalTable | None) -> Rules:
-    merged = dict(key)
-    if table is None:
-        path = merged["attack_table"]
-        table = attack_table_from_data(read_json_file(path, "attack table"),
-                                       f"the attack table {path}") if path \
-            else default_attack_table()
-    if critical_table is None:
-        path = merged["critical_damage_table"]
-        critical_table = critical_table_from_data(
-            read_json_file(path, "Critical Damage Table"),
-            f"the Critical Damage Table {path}") if path else default_critical_table()
-    table = _override_table(table, merged)
-    if merged["triple_non_six"] == "own_column":
-        for name in TRIPLE_COLUMNS:
-            table.column(name)
-    return Rules(table, critical_table, merged["crit_dice_subtract"], merged["triple_non_six"],
-                 merged["threw_last_turn_defense"], merged["zero_attack_dice"],
-                 _parse_class_map(merged["weapon_class_crit_dice"]), merged["stun_duration"],
-                 merged["luck_dice"])
-
+from .data import (
+    ALL_POOLS,
+    ARMOR,
+    BERSERK,
+    BERSERK_LAST_TURN,
+    CHOICES,
+    CODES,
+    COLUMN_CODES,
+    COLUMNS,
+    DEFAULTS,
+    DEFENCE_STATES,
+    DEFENSIVE,
+    DEFENSIVE_LAST_TURN,
+    DIE,
+    FILE_OPTIONS,
+    HIT_COLUMNS,
+    MATCH,
+    NORMAL,
+    PARRY,
+    SHIELD,
+    STANCES,
+    STUNNED,
+    THREW_LAST_TURN,
+    TRIPLE_COLUMNS,
+    WHIFF,
+    WHIFF_AT_OR_BELOW,
+    WHIFFED_LAST_TURN,
+    AttackTable,
+    Column,
+    CriticalRow,
+    CriticalTable,
+    Rules,
+    attack_table_from_data,
+    check_switch,
+    critical_table_from_data,
+    default_attack_table,
+    default_critical_table,
+    read_json_file,
+    rules_for,
+)
+
+# The data the rules read is re-exported: ``rules`` is where the game's API is found.
+__all__ = [
+    "ALL_POOLS",
+    "ARMOR",
+    "BERSERK",
+    "BERSERK_LAST_TURN",
+    "CHOICES",
+    "CODES",
+    "COLUMNS",
+    "COLUMN_CODES",
+    "DEFAULTS",
+    "DEFENCE_STATES",
+    "DEFENSIVE",
+    "DEFENSIVE_LAST_TURN",
+    "DIE",
+    "FILE_OPTIONS",
+    "HIT_COLUMNS",
+    "MATCH",
+    "NORMAL",
+    "PARRY",
+    "SHIELD",
+    "STANCES",
+    "STUNNED",
+    "THREW_LAST_TURN",
+    "TRIPLE_COLUMNS",
+    "WHIFF",
+    "WHIFFED_LAST_TURN",
+    "WHIFF_AT_OR_BELOW",
+    "AttackTable",
+    "Column",
+    "CriticalRow",
+    "CriticalTable",
+    "Reading",
+    "Rules",
+    "attack_dice",
+    "attack_table_from_data",
+    "blocks",
+    "check_switch",
+    "column_for",
+    "critical_dice",
+    "critical_table_from_data",
+    "critical_total",
+    "default_attack_table",
+    "default_critical_table",
+    "defence_pools",
+    "defence_rule",
+    "pool_size",
+    "read_attack",
+    "read_column",
+    "read_json_file",
+    "rules_for",
+    "sixes",
+]
 
 # --------------------------------------------------------------------------------------------
 # The rules as pure functions, each registered once under its ID (the roller reads them on one
