@@ -59,11 +59,29 @@ def _random_bytes(n: int) -> bytes:
     return chunk
 
 
+def _random_byte() -> int:
+    """One byte (0..255) dealt from the shared block, as ``_random_bytes(1)[0]``."""
+    global _buffer, _pos
+    with _lock:
+        if _pos >= len(_buffer):
+            _buffer = os.urandom(_BLOCK)
+            _pos = 0
+        byte = _buffer[_pos]
+        _pos += 1
+    return byte
+
+
 class SystemSource(Source):
     """The operating system's randomness (``os.urandom``), every face exactly uniform."""
 
     def face(self, size: int, stream: int = 0) -> int:
         # rejection sampling: values at or above ``limit`` would favour the low faces
+        if size <= 256:  # one byte a draw (most dice)
+            limit = 256 - 256 % size
+            while True:
+                byte = _random_byte()
+                if byte < limit:
+                    return byte % size + 1
         width = max(1, (size.bit_length() + 7) // 8)
         span = 1 << (8 * width)
         limit = span - span % size

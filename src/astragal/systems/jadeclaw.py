@@ -598,12 +598,32 @@ def _unknown(word: str, side: str) -> str:
             "(L7), +Nb, -Np, fav, limit dS, +dS, remove biggest, q=Quality")
 
 
+_READ: dict[tuple[Any, ...], Spec] = {}
+
+
 def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> Spec:
-    """Read Jadeclaw notation (after the ``jc:`` prefix).
+    """Read Jadeclaw notation (after the ``jc:`` prefix). Specs are immutable, so a read is
+    remembered per (text, start, options, limits): a repeated roll does not parse again.
 
     >>> print(parse("jc: d12 & d6 +2b vs routine", 3, {}, Limits()))
     jc: d12 d6 +2b vs routine
     """
+    try:
+        key: tuple[Any, ...] | None = (text, start, tuple(sorted(options.items())), limits)
+        hit = _READ.get(key)  # type: ignore[arg-type]
+    except TypeError:  # an unhashable option value: read afresh (it is refused there)
+        key, hit = None, None
+    if hit is not None:
+        return hit
+    spec = _parse(text, start, options, limits)
+    if key is not None:
+        if len(_READ) > 2048:
+            _READ.clear()
+        _READ[key] = spec
+    return spec
+
+
+def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> Spec:
     toks = tokenize(text, start)
     if toks.at_end():
         raise toks.error_at_end("nothing to roll: expected dice such as 'd12 d8 vs 2d10'")
