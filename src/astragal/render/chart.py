@@ -11,8 +11,8 @@ import io
 import json
 from collections.abc import Sequence
 from fractions import Fraction
+from html import escape as _escape
 from typing import Any
-from xml.sax.saxutils import escape
 
 from ..odds import Distribution
 from ..systems import Odds
@@ -28,6 +28,13 @@ __all__ = [
     "svg_chart",
     "terminal_chart",
 ]
+
+
+def escape(text: str) -> str:
+    """``&``, ``<`` and ``>`` escaped for SVG text (xml.sax.saxutils.escape without its import
+    of urllib, http and email: 18 ms of every CLI start)."""
+    return _escape(text, quote=False)
+
 
 VIEWS = {"eq": "P(=)", "at_least": "P(≥)", "at_most": "P(≤)"}
 PALETTE = ("#3b6ea8", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f", "#2e4057")

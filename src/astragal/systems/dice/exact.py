@@ -23,13 +23,12 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
-from ..._errors import LimitError, NotationError
+from ..._errors import NotationError
 from ..._limits import Limits
 from ...odds import Distribution
 from .. import Odds
 from .grammar import TAIL
+from .keep import binomial_all, keep_dp
 from .nodes import (
     PREFIX,
     Call,
@@ -49,6 +48,20 @@ from .nodes import (
     Value,
     format_value,
 )
+from .pmf import (
+    Budget,
+    Pmf,
+    add,
+    binop,
+    convolve,
+    lost_of,
+    mapped,
+    merge,
+    mix,
+    negate,
+    power,
+    series,
+)
 from .rules import (
     BadPower,
     ZeroDivisor,
@@ -62,211 +75,6 @@ from .rules import (
 )
 
 __all__ = ["Budget", "Pmf", "evaluate", "keep_dp", "odds"]
-
-Array = Any  # numpy.ndarray of float64
-
-_FFT_FROM = 4_000_000  # direct convolution above this many multiply-adds switches to the FFT
-
-
-class Budget:
-    """Counts the estimated work and refuses to start a step that would pass the limit."""
-
-    def __init__(self, limits: Limits, text: str) -> None:
-        self.limit = limits.max_odds_work
-        self.limits = limits
-        self.text = text
-        self.used = 0
-
-    def spend(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
-        self.check(work, what, span)
-        self.used += int(work)
-
-    def check(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
-        """Refuse now if ``work`` more steps would pass the limit (without counting them)."""
-        if self.used + work > self.limit:
-            self.used += int(work)
-            raise LimitError(
-                f"the exact odds of {what} would take about {self.used:.2g} steps, over the "
-                f"odds work limit of {self.limit:.2g}", self.text,
-                span if span is not None else ((0, len(self.text)) if self.text else None))
-
-
-class Pmf:
-    """A finite distribution over exact values, with the probability ``lost`` to a cut tail.
-
-    Dense form (whole numbers ``off .. off+len(p)-1``) or sparse form (a dict). Probabilities
-    sum to ``1 - lost``.
-    """
-
-    __slots__ = ("lost", "off", "p", "sparse")
-
-    def __init__(self, off: int = 0, p: Array | None = None,
-                 sparse: dict[Value, float] | None = None, lost: float = 0.0) -> None:
-        self.off = off
-        self.p = p
-        self.sparse = sparse
-        self.lost = lost
-
-    @staticmethod
-    def point(v: Value) -> Pmf:
-        if isinstance(v, int):
-            return Pmf(v, np.ones(1))
-        return Pmf(sparse={v: 1.0})
-
-    @staticmethod
-    def from_dict(d: dict[Value, float], lost: float = 0.0) -> Pmf:
-        items = {k: v for k, v in d.items() if v > 0}
-        if not items:
-            return Pmf(0, np.ones(1) * 0.0, lost=lost)
-        if all(isinstance(k, int) for k in items):
-            lo, hi = min(items), max(items)
-            if hi - lo + 1 <= 4 * len(items) + 64:
-                p = np.zeros(int(hi - lo) + 1)
-                for k, v in items.items():
-                    p[int(k) - int(lo)] = v
-                return Pmf(int(lo), p, lost=lost)
-        return Pmf(sparse=items, lost=lost)
-
-    def with_lost(self, lost: float) -> Pmf:
-        """The same outcomes with another lost mass (parts are shared, never changed in place)."""
-        return Pmf(self.off, self.p, self.sparse, lost)
-
-    @property
-    def dense(self) -> bool:
-        return self.p is not None
-
-    def __len__(self) -> int:
-        return len(self.p) if self.p is not None else len(self.sparse or {})
-
-    def items(self) -> list[tuple[Value, float]]:
-        """(value, probability) for every value with a positive probability, in value order."""
-        if self.p is not None:
-            off = self.off
-            return [(off + i, q) for i, q in enumerate(self.p.tolist()) if q > 0]
-        assert self.sparse is not None
-        return sorted(self.sparse.items())
-
-    def as_dict(self) -> dict[Value, float]:
-        return dict(self.items())
-
-    def total(self) -> float:
-        if self.p is not None:
-            return math.fsum(self.p.tolist())
-        return math.fsum((self.sparse or {}).values())
-
-    def normalised(self) -> Pmf:
-        """The distribution given that the tail was not cut (for the order-statistics DP)."""
-        t = self.total()
-        if self.p is not None:
-            return Pmf(self.off, self.p / t)
-        return Pmf(sparse={k: v / t for k, v in (self.sparse or {}).items()})
-
-
-def _lost(*parts: float) -> float:
-    keep = 1.0
-    for x in parts:
-        keep *= 1.0 - x
-    return 1.0 - keep if any(parts) else 0.0
-
-
-# --------------------------------------------------------------------------------------------
-# Arithmetic on independent parts
-
-
-def convolve(a: Array, b: Array, budget: Budget, what: str) -> Array:
-    """The distribution of a sum of two independent dense parts."""
-    la, lb = len(a), len(b)
-    if la == 1:
-        return b * a[0]
-    if lb == 1:
-        return a * b[0]
-    direct = la * lb
-    if direct <= 96:  # tiny: plain Python, which skips numpy's per-call overhead
-        budget.spend(direct, what)
-        small = [0.0] * (la + lb - 1)
-        bl = b.tolist()
-        for i, x in enumerate(a.tolist()):
-            if x:
-                for j, y in enumerate(bl, i):
-                    small[j] += x * y
-        return np.array(small)
-    if direct <= _FFT_FROM or min(la, lb) < 64:
-        budget.spend(direct, what)
-        return np.convolve(a, b)
-    n = la + lb - 1
-    size = 1 << (n - 1).bit_length()
-    budget.spend(8 * size * max(1, size.bit_length()), what)
-    out = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
-    out[out < 1e-300] = 0.0  # rounding can leave tiny negatives where the answer is 0
-    return out
-
-
-def add(a: Pmf, b: Pmf, budget: Budget, what: str, sign: int = 1) -> Pmf:
-    """The sum (or difference) of two independent parts."""
-    if sign < 0:
-        b = negate(b)
-    lost = _lost(a.lost, b.lost)
-    if a.p is not None and b.p is not None:
-        return Pmf(a.off + b.off, convolve(a.p, b.p, budget, what), lost=lost)
-    return binop(a, b, lambda x, y: x + y, budget, what, lost)
-
-
-def negate(a: Pmf) -> Pmf:
-    if a.p is not None:
-        return Pmf(-(a.off + len(a.p) - 1), a.p[::-1].copy(), lost=a.lost)
-    return Pmf(sparse={-k: v for k, v in (a.sparse or {}).items()}, lost=a.lost)
-
-
-def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, what: str,
-          lost: float | None = None) -> Pmf:
-    """Any operator over all pairs of outcomes of two independent parts."""
-    budget.spend(20 * len(a) * len(b), what)
-    ia, ib = a.items(), b.items()
-    out: dict[Value, float] = {}
-    for x, p in ia:
-        for y, q in ib:
-            v = f(x, y)
-            out[v] = out.get(v, 0.0) + p * q
-    return Pmf.from_dict(out, _lost(a.lost, b.lost) if lost is None else lost)
-
-
-def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: str) -> Pmf:
-    """The distribution of ``f(outcome)``."""
-    budget.spend(20 * len(a), what)
-    items = a.items()
-    out: dict[Value, float] = {}
-    for x, p in items:
-        v = f(x)
-        out[v] = out.get(v, 0.0) + p
-    return Pmf.from_dict(out, a.lost)
-
-
-def power(a: Pmf, n: int, budget: Budget, what: str) -> Pmf:
-    """The sum of ``n`` independent copies (repeated squaring)."""
-    lost = -math.expm1(n * math.log1p(-a.lost)) if a.lost else 0.0
-    if n == 0:
-        return Pmf.point(0)
-    if a.p is None:
-        out = a
-        for _ in range(n - 1):
-            out = add(out, a, budget, what)
-        return out.with_lost(lost)
-    result: Array | None = None
-    base, off, k = a.p, 0, n
-    base_off = a.off
-    while True:
-        if k & 1:
-            if result is None:
-                result, off = base, base_off
-            else:
-                result, off = convolve(result, base, budget, what), off + base_off
-        k >>= 1
-        if not k:
-            break
-        base, base_off = convolve(base, base, budget, what), 2 * base_off
-    assert result is not None
-    return Pmf(off, result, lost=lost)
-
 
 # --------------------------------------------------------------------------------------------
 # Dice terms
@@ -295,30 +103,12 @@ def _depth(q: float, eps: float, cap: int) -> int:
     return min(k, cap)
 
 
-def _series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: str) -> Pmf:
-    """first + first*step + first*step^2 + ... (``depth`` steps): a chain that goes on."""
-    assert first.p is not None and step.p is not None
-    total = first.p.copy()
-    total_off = first.off
-    cur, cur_off = first.p, first.off
-    for _ in range(depth):
-        cur = convolve(cur, step.p, budget, what)
-        cur_off += step.off
-        lo = min(total_off, cur_off)
-        hi = max(total_off + len(total), cur_off + len(cur))
-        merged = np.zeros(hi - lo)
-        merged[total_off - lo: total_off - lo + len(total)] += total
-        merged[cur_off - lo: cur_off - lo + len(cur)] += cur
-        total, total_off = merged, lo
-    return Pmf(total_off, total)
-
-
 def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) -> Pmf:
     """What one die and its explosions add to the term (rules 1, 2 and 4), exactly."""
     what = str(d)
     if (d.explode is None and not d.reroll and d.success is None and d.keep is None
             and not d.custom and d.minimum is None and d.maximum is None):
-        faces = np.full(d.size, 1.0 / d.size)  # a plain die: every face equally likely
+        faces = [1.0 / d.size] * d.size  # a plain die: every face equally likely
         return Pmf(-1 if d.size == 3 and d.sides == 0 else 1, faces)
     budget.spend(20 * d.size, what, d.span)
     g = roll_pmf(d)
@@ -331,30 +121,19 @@ def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) 
         if not boom:
             return _scored(g, w)
         again = add(_scored(boom, w), _scored(g, w), budget, what)
-        return _merge(_scored(calm, w), again) if calm else again
+        return merge(_scored(calm, w), again) if calm else again
     if d.explode == "compound":
-        value = _series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth, budget,
+        value = series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth, budget,
                         what)
         return mapped(value, lambda v: w(int(v)), budget, what).with_lost(q ** (depth + 1))
     if d.explode == "explode":
-        out = _series(_scored(calm, w), _scored(boom, w), depth, budget, what)
+        out = series(_scored(calm, w), _scored(boom, w), depth, budget, what)
         return out.with_lost(q ** (depth + 1))
     # penetrate: the first roll counts its face, every roll an explosion adds counts face − 1
-    tail = _series(_scored(calm, w, -1), _scored(boom, w, -1), depth, budget, what)
+    tail = series(_scored(calm, w, -1), _scored(boom, w, -1), depth, budget, what)
     start = add(_scored(boom, w), tail, budget, what)
     first = _scored(calm, w)
-    return _merge(first, start).with_lost(q * q ** (depth + 1))
-
-
-def _merge(a: Pmf, b: Pmf) -> Pmf:
-    """The mixture a + b of two dense sub-distributions (they are exclusive cases)."""
-    assert a.p is not None and b.p is not None
-    lo = min(a.off, b.off)
-    hi = max(a.off + len(a.p), b.off + len(b.p))
-    out = np.zeros(hi - lo)
-    out[a.off - lo: a.off - lo + len(a.p)] += a.p
-    out[b.off - lo: b.off - lo + len(b.p)] += b.p
-    return Pmf(lo, out)
+    return merge(first, start).with_lost(q * q ** (depth + 1))
 
 
 def _after_clamp(d: Dice, w: Callable[[int], int]) -> Callable[[int], int]:
@@ -383,8 +162,8 @@ def _reroll_add_pmf(d: Dice, budget: Budget) -> Pmf:
     what = str(d)
     g = roll_pmf(d)
     lo = min(g)
-    one = np.zeros(max(g) - lo + 1)
-    calm = np.zeros(len(one))
+    one = [0.0] * (max(g) - lo + 1)
+    calm = [0.0] * len(one)
     for f, p in g.items():
         one[f - lo] = p
         if not explodes(d, f):
@@ -392,11 +171,11 @@ def _reroll_add_pmf(d: Dice, budget: Budget) -> Pmf:
     every = power(Pmf(lo, one), d.count, budget, what)
     quiet = power(Pmf(lo, calm), d.count, budget, what)
     assert every.p is not None and quiet.p is not None
-    some = every.p.copy()
-    some[quiet.off - every.off: quiet.off - every.off + len(quiet.p)] -= quiet.p
-    some[some < 0] = 0.0
+    some = list(every.p)
+    at = quiet.off - every.off
+    some[at:at + len(quiet.p)] = [max(0.0, x - y) for x, y in zip(some[at:], quiet.p)]
     added = Pmf(every.off + lo, convolve(some, one, budget, what))
-    return _merge(quiet, added)
+    return merge(quiet, added)
 
 
 def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
@@ -414,7 +193,7 @@ def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
         left -= p
         nxt: dict[tuple[int, int], float] = {}
         for (r, m), q in state.items():
-            for c, pc in enumerate(_binomial_all(r, x)):
+            for c, pc in enumerate(binomial_all(r, x)):
                 if pc > 0:
                     key = (r - c, m + (1 if c >= size else 0))
                     nxt[key] = nxt.get(key, 0.0) + q * pc
@@ -490,19 +269,7 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
         total = sum(n for n, _ in classes)
         highest, k = d.keep.kept(total)
         parts.append((weight_, keep_dp(classes, highest, k, w, budget, what, d.span)))
-    return _mix(parts).with_lost(max(0.0, 1.0 - math.fsum(wt for wt, _ in parts)))
-
-
-def _mix(parts: Sequence[tuple[float, Pmf]]) -> Pmf:
-    if len(parts) == 1 and parts[0][0] == 1.0:
-        return parts[0][1]
-    acc: Pmf | None = None
-    for wt, pmf in parts:
-        assert pmf.p is not None
-        scaled = Pmf(pmf.off, pmf.p * wt)
-        acc = scaled if acc is None else _merge(acc, scaled)
-    assert acc is not None
-    return acc
+    return mix(parts).with_lost(max(0.0, 1.0 - math.fsum(wt for wt, _ in parts)))
 
 
 def _norm(d: dict[int, float], shift: int = 0) -> dict[int, float]:
@@ -544,7 +311,7 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
     boom, calm, q = _split(g, d)
     if d.explode == "compound":
         depth = _depth(q, eps / max(1, n), limits.max_explosions)
-        value = _series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth,
+        value = series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth,
                         budget, str(d))
         lost = q ** (depth + 1)
         pmf = {int(v): p / (1 - lost) for v, p in value.items()}
@@ -570,228 +337,6 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
     return out
 
 
-def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
-            w: Callable[[int], int], budget: Budget, what: str,
-            span: tuple[int, int] | None = None) -> Pmf:
-    """Order statistics: the distribution of the sum of ``w`` over the ``k`` highest (lowest).
-
-    Dice of one class are i.i.d. Values are placed from the highest down; given that the
-    ``r`` unplaced dice of a class all show at most ``v``, the number showing exactly ``v`` is
-    binomial with ``p = P(v) / P(≤ v)``. The state is how many dice of each class are placed
-    (while fewer than ``k`` are) and the kept sum so far; once ``k`` are placed the rest cannot
-    change the sum.
-    """
-    classes = [(n, pmf) for n, pmf in classes if n > 0]
-    if k <= 0 or not classes:
-        return Pmf.point(0)
-    if not highest:  # the lowest k of X are the highest k of −X
-        classes = [(n, {-v: p for v, p in pmf.items()}) for n, pmf in classes]
-        inner = w
-        w = lambda v: inner(-v)
-    values = sorted({v for _, pmf in classes for v in pmf if pmf[v] > 0}, reverse=True)
-    scores = {v: w(v) for v in values}
-    lo_w, hi_w = min(scores.values()), max(scores.values())
-    off = k * min(lo_w, 0)
-    size = k * max(hi_w, 0) - off + 1
-    n_classes = len(classes)
-    if n_classes == 1:
-        budget.spend(len(values) * 2 * k * (size + 48), what, span)
-        if len(values) * k * k * size < 60_000:  # small: plain Python beats numpy's overhead
-            return _keep_small(classes[0][0], classes[0][1], values, scores, k)
-        return _keep_one_class(classes[0][0], classes[0][1], values, scores, k, off, size)
-    states_bound = math.comb(k + n_classes - 1, n_classes) if n_classes > 1 else k
-    budget.spend(len(values) * n_classes * states_bound * k * (size + 48), what, span)
-    cdf: list[dict[int, float]] = []
-    for _, pmf in classes:
-        acc, upto = 0.0, {}
-        for v in sorted(pmf):
-            acc += pmf[v]
-            upto[v] = acc
-        cdf.append(upto)
-    start = np.zeros(size)
-    start[-off] = 1.0
-    state: dict[tuple[int, ...], Array] = {(0,) * n_classes: start}
-    done = np.zeros(size)
-    comb = math.comb
-    for v in values:
-        sv = scores[v]
-        for c, (count, pmf) in enumerate(classes):
-            p = pmf.get(v, 0.0)
-            if p <= 0 or not state:
-                continue
-            x = min(1.0, p / cdf[c][v])
-            nxt: dict[tuple[int, ...], Array] = {}
-            for key, arr in state.items():
-                r = count - key[c]
-                if r <= 0:
-                    _acc(nxt, key, arr, 0)
-                    continue
-                need = k - sum(key)
-                top = min(r, need - 1)
-                # P(m of the r dice show v) for the m that keep the state below k placed dice
-                pm = [comb(r, m) * x**m * (1 - x) ** (r - m) for m in range(top + 1)]
-                for m in range(top + 1):
-                    if pm[m] > 0:
-                        nk = key if m == 0 else key[:c] + (key[c] + m,) + key[c + 1:]
-                        _acc(nxt, nk, arr * pm[m], m * sv)
-                if r >= need:
-                    tail = 1.0 - math.fsum(pm)
-                    if tail < 0.5:  # a small tail is summed term by term, to keep its digits
-                        tail = math.fsum(comb(r, m) * x**m * (1 - x) ** (r - m)
-                                         for m in range(need, r + 1))
-                    if tail > 0:
-                        _shift_add(done, arr * tail, need * sv)
-            state = nxt
-    return Pmf(off, done)
-
-
-def _binomial_row(r: int, x: float, top: int) -> list[float]:
-    """P(Binomial(r, x) = m) for m = 0..top."""
-    y = 1.0 - x
-    comb = math.comb
-    return [comb(r, m) * x**m * y ** (r - m) for m in range(top + 1)]
-
-
-def _binomial_tail(r: int, x: float, need: int, head: list[float]) -> float:
-    """P(Binomial(r, x) >= need), given the terms below ``need``."""
-    if r < need:
-        return 0.0
-    tail = 1.0 - math.fsum(head)
-    if tail < 0.5:  # a small tail is summed term by term, to keep its digits
-        y = 1.0 - x
-        tail = math.fsum(math.comb(r, m) * x**m * y ** (r - m) for m in range(need, r + 1))
-    return max(tail, 0.0)
-
-
-def _binomial_all(r: int, x: float) -> list[float]:
-    """P(Binomial(r, x) = m) for m = 0..r, by the ratio of successive terms."""
-    y = 1.0 - x
-    if y <= 0.0:
-        return [0.0] * r + [1.0]
-    if x <= 0.0:
-        return [1.0] + [0.0] * r
-    term = y**r
-    if term == 0.0:  # underflow: fall back to the closed form term by term
-        return [math.comb(r, m) * x**m * y ** (r - m) for m in range(r + 1)]
-    out = [term]
-    ratio = x / y
-    for m in range(r):
-        term *= ratio * (r - m) / (m + 1)
-        out.append(term)
-    return out
-
-
-def _keep_small(n: int, pmf: dict[int, float], values: Sequence[int], scores: dict[int, int],
-                k: int) -> Pmf:
-    """``keep_dp`` for one class of ``n`` dice, in plain Python lists (small pools).
-
-    ``state[j][i]``: j dice placed (all kept, j < k) with kept sum ``j·lo + i``.
-    """
-    lo = min(scores.values())
-    width = max(scores.values()) - lo
-    state: list[list[float]] = [[1.0]] + [[0.0] * (j * width + 1) for j in range(1, k)]
-    live = [True] + [False] * (k - 1)
-    done = [0.0] * (k * width + 1)
-    below = 1.0  # P(a die shows at most v)
-    for v in values:
-        p = pmf.get(v, 0.0)
-        if p <= 0:
-            continue
-        x = min(1.0, p / below) if below > 0 else 1.0
-        below -= p
-        step = scores[v] - lo
-        new = [[0.0] * len(row) for row in state]
-        new_live = [False] * k
-        for j in range(k):
-            if not live[j]:
-                continue
-            row, r, need = state[j], n - j, k - j
-            top = min(r, need - 1)
-            if 0.0 < x < 1.0:  # P(m of the r dice show v), m ≤ top, by successive ratios
-                head = [(1.0 - x) ** r]
-                ratio = x / (1.0 - x)
-                for m in range(top):
-                    head.append(head[-1] * ratio * (r - m) / (m + 1))
-            else:
-                head = [1.0 if (x >= 1.0 and m == r) or (x <= 0.0 and m == 0) else 0.0
-                        for m in range(top + 1)]
-            size = len(row)
-            for m in range(top + 1):
-                c = head[m]
-                if c > 0:
-                    dst, sh = new[j + m], m * step
-                    dst[sh:sh + size] = [a + b * c for a, b in zip(dst[sh:sh + size], row)]
-                    new_live[j + m] = True
-            if r >= need:
-                tail = 1.0 - math.fsum(head)
-                if tail < 1e-3:  # a small tail is summed term by term, to keep its digits
-                    tail = math.fsum(_binomial_all(r, x)[need:])
-                if tail > 0:
-                    sh = need * step
-                    done[sh:sh + size] = [a + b * tail for a, b in zip(done[sh:sh + size], row)]
-        state, live = new, new_live
-    return Pmf(k * lo, np.array(done))
-
-
-def _keep_one_class(n: int, pmf: dict[int, float], values: Sequence[int],
-                    scores: dict[int, int], k: int, off: int, size: int) -> Pmf:
-    """``keep_dp`` for one class of ``n`` dice: the state is only how many are placed (j < k),
-    so each value is a few array operations over all j at once."""
-    comb = math.comb
-    state = np.zeros((k, size))  # state[j]: j dice placed so far, by kept sum
-    state[0, -off] = 1.0
-    done = np.zeros(size)
-    below = 1.0  # P(a die shows at most v)
-    for v in values:
-        p = pmf.get(v, 0.0)
-        if p <= 0:
-            continue
-        x = min(1.0, p / below) if below > 0 else 1.0
-        below -= p
-        sv = scores[v]
-        y = 1.0 - x
-        coef = np.zeros((k, k))
-        tails = []
-        for j in range(k):
-            r = n - j
-            row = [comb(r, m) * x**m * y ** (r - m) for m in range(min(r, k - j - 1) + 1)]
-            coef[j, :len(row)] = row
-            tail = 1.0 - math.fsum(row) if r >= k - j else 0.0
-            if 0.0 < tail < 0.5:  # a small tail is summed term by term, to keep its digits
-                tail = math.fsum(comb(r, m) * x**m * y ** (r - m) for m in range(k - j, r + 1))
-            tails.append(max(tail, 0.0))
-        new = state * coef[:, 0:1]
-        for m in range(1, k):
-            part = state[:k - m] * coef[:k - m, m:m + 1]
-            shift = m * sv
-            if shift >= 0:
-                new[m:, shift:] += part[:, :size - shift]
-            else:
-                new[m:, :shift] += part[:, -shift:]
-        for j in range(k):
-            if tails[j] > 0:
-                _shift_add(done, state[j] * tails[j], (k - j) * sv)
-        state = new
-    return Pmf(off, done)
-
-
-def _acc(dst: dict[tuple[int, ...], Array], key: tuple[int, ...], arr: Array, shift: int) -> None:
-    cur = dst.get(key)
-    if cur is None:
-        cur = np.zeros(len(arr))
-        dst[key] = cur
-    _shift_add(cur, arr, shift)
-
-
-def _shift_add(dst: Array, src: Array, shift: int) -> None:
-    if shift == 0:
-        dst += src
-    elif shift > 0:
-        dst[shift:] += src[:-shift]
-    else:
-        dst[:shift] += src[-shift:]
-
-
 # --------------------------------------------------------------------------------------------
 # Groups
 
@@ -800,7 +345,7 @@ def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
     """``{a, b, ...}``: the sum of the items, or keep/drop and success counting over them."""
     what = str(g)
     weight = _weight(g)
-    lost = _lost(*(p.lost for p in items))
+    lost = lost_of(*(p.lost for p in items))
     if g.keep is not None and g.keep.by_value:
         weight = _kept_only(g.keep, weight if weight is not None else (lambda v: v))
     if g.keep is None or g.keep.by_value:
@@ -940,11 +485,12 @@ def _product(op: str, a: Pmf, b: Pmf, budget: Budget, what: str) -> Pmf:
         const, other = (a, b) if len(a.p) == 1 else (b, a)
         c = const.off
         assert other.p is not None
-        lost = _lost(a.lost, b.lost)
+        lost = lost_of(a.lost, b.lost)
         if c == 0:
-            return Pmf(0, np.ones(1) * float(other.p.sum()), lost=lost)
+            return Pmf(0, [math.fsum(other.p)], lost=lost)
         if abs(c) == 1:
-            out = Pmf(other.off, other.p * const.p[0], lost=lost)  # type: ignore[index]
+            scale = const.p[0]  # type: ignore[index]
+            out = Pmf(other.off, [x * scale for x in other.p], lost=lost)
             return out if c == 1 else negate(out)
     return binop(a, b, lambda x, y: arith(op, x, y), budget, what)
 
@@ -1061,7 +607,7 @@ def _repeated(pmf: Pmf, n: int, is_check: bool, budget: Budget) -> dict[str, Any
 def _rows(pmf: Pmf) -> dict[str, float]:
     """value (as text) → probability, for the JSON extras."""
     if pmf.p is not None:
-        return {str(pmf.off + i): q for i, q in enumerate(pmf.p.tolist()) if q > 0}
+        return {str(pmf.off + i): q for i, q in enumerate(pmf.p) if q > 0}
     return {format_value(v): p for v, p in pmf.items()}
 
 

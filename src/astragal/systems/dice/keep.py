@@ -1,0 +1,258 @@
+"""Keep/drop by rank: the exact law of the sum of the ``k`` highest (lowest) dice of a pool.
+
+Dice of one class are i.i.d. Values are placed from the highest down; given that the ``r``
+unplaced dice of a class all show at most ``v``, the number showing exactly ``v`` is binomial with
+``p = P(v) / P(≤ v)``. The state is how many dice of each class are placed (while fewer than ``k``
+are) and the kept sum so far; once ``k`` are placed the rest cannot change the sum.
+
+Small pools run in plain Python lists; numpy is imported only when the work pays for it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .pmf import CALL, CELLS, Budget, Pmf
+
+__all__ = ["keep_dp", "keep_work"]
+
+_NUMPY_FROM = 300_000  # steps above which the numpy kernels run (importing numpy: ~2e6 steps)
+
+
+def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1) -> tuple[int, bool]:
+    """(steps, numpy?) of ``keep_dp``: every value moves every live state (j placed, j < k) by
+    each m < k − j into rows of ``size`` sums — about k²/2 row updates of ``size`` per value per
+    class, times the states of the other classes."""
+    states = math.comb(k + n_classes - 1, n_classes) if n_classes > 1 else 1
+    rows = n_values * n_classes * states * (min(n, k) * (k + 1) // 2 + k)
+    cells = rows * (size + 16)
+    numpy = "numpy" in sys.modules or cells > _NUMPY_FROM
+    if numpy:  # a few numpy calls per (value, class, state, m)
+        return cells // CELLS + n_values * n_classes * states * k * 3 * CALL, True
+    return cells, False
+
+
+def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
+            w: Callable[[int], int], budget: Budget, what: str,
+            span: tuple[int, int] | None = None) -> Pmf:
+    """Order statistics: the distribution of the sum of ``w`` over the ``k`` highest (lowest)."""
+    classes = [(n, pmf) for n, pmf in classes if n > 0]
+    if k <= 0 or not classes:
+        return Pmf.point(0)
+    if not highest:  # the lowest k of X are the highest k of −X
+        classes = [(n, {-v: p for v, p in pmf.items()}) for n, pmf in classes]
+        inner = w
+        w = lambda v: inner(-v)
+    values = sorted({v for _, pmf in classes for v in pmf if pmf[v] > 0}, reverse=True)
+    scores = {v: w(v) for v in values}
+    lo_w, hi_w = min(scores.values()), max(scores.values())
+    off = k * min(lo_w, 0)
+    size = k * max(hi_w, 0) - off + 1
+    n_total = sum(n for n, _ in classes)
+    steps, numpy = keep_work(n_total, len(values), k, size, len(classes))
+    budget.spend(steps, what, span)
+    if len(classes) == 1:
+        n, pmf = classes[0]
+        if numpy:
+            return _keep_one_class(n, pmf, values, scores, k, off, size)
+        return _keep_small(n, pmf, values, scores, k)
+    return _keep_classes(classes, values, scores, k, off, size, numpy)
+
+
+def binomial_all(r: int, x: float) -> list[float]:
+    """P(Binomial(r, x) = m) for m = 0..r, by the ratio of successive terms."""
+    y = 1.0 - x
+    if y <= 0.0:
+        return [0.0] * r + [1.0]
+    if x <= 0.0:
+        return [1.0] + [0.0] * r
+    term = y**r
+    if term == 0.0:  # underflow: fall back to the closed form term by term
+        return [math.comb(r, m) * x**m * y ** (r - m) for m in range(r + 1)]
+    out = [term]
+    ratio = x / y
+    for m in range(r):
+        term *= ratio * (r - m) / (m + 1)
+        out.append(term)
+    return out
+
+
+def _head_and_tail(r: int, x: float, need: int) -> tuple[list[float], float]:
+    """P(m of r show v) for m < need (m ≤ r), and P(at least ``need`` do)."""
+    if r < 0:
+        return [], 0.0
+    top = min(r, need - 1)
+    if 0.0 < x < 1.0:
+        head = [(1.0 - x) ** r]
+        ratio = x / (1.0 - x)
+        for m in range(top):
+            head.append(head[-1] * ratio * (r - m) / (m + 1))
+        if head[0] == 0.0:  # underflow: the closed form term by term
+            head = [math.comb(r, m) * x**m * (1 - x) ** (r - m) for m in range(top + 1)]
+    else:
+        head = [1.0 if (x >= 1.0 and m == r) or (x <= 0.0 and m == 0) else 0.0
+                for m in range(top + 1)]
+    if r < need:
+        return head, 0.0
+    tail = 1.0 - math.fsum(head)
+    if tail < 0.5:  # a small tail is summed term by term, to keep its digits
+        tail = math.fsum(binomial_all(r, x)[need:])
+    return head, max(tail, 0.0)
+
+
+def _keep_small(n: int, pmf: dict[int, float], values: Sequence[int], scores: dict[int, int],
+                k: int) -> Pmf:
+    """One class of ``n`` dice in plain Python lists (small pools).
+
+    ``state[j][i]``: j dice placed (all kept, j < k) with kept sum ``j·lo + i``.
+    """
+    lo = min(scores.values())
+    width = max(scores.values()) - lo
+    state: list[list[float]] = [[1.0]] + [[0.0] * (j * width + 1) for j in range(1, k)]
+    live = [True] + [False] * (k - 1)
+    done = [0.0] * (k * width + 1)
+    below = 1.0  # P(a die shows at most v)
+    for v in values:
+        p = pmf.get(v, 0.0)
+        if p <= 0:
+            continue
+        x = min(1.0, p / below) if below > 0 else 1.0
+        below -= p
+        step = scores[v] - lo
+        new = [[0.0] * len(row) for row in state]
+        new_live = [False] * k
+        for j in range(k):
+            if not live[j]:
+                continue
+            row, r, need = state[j], n - j, k - j
+            head, tail = _head_and_tail(r, x, need)
+            size = len(row)
+            for m, c in enumerate(head):
+                if c > 0:
+                    dst, sh = new[j + m], m * step
+                    dst[sh:sh + size] = [a + b * c for a, b in zip(dst[sh:sh + size], row)]
+                    new_live[j + m] = True
+            if tail > 0:
+                sh = need * step
+                done[sh:sh + size] = [a + b * tail for a, b in zip(done[sh:sh + size], row)]
+        state, live = new, new_live
+    return Pmf(k * lo, done)
+
+
+def _keep_one_class(n: int, pmf: dict[int, float], values: Sequence[int],
+                    scores: dict[int, int], k: int, off: int, size: int) -> Pmf:
+    """One class of ``n`` dice in numpy: the state is only how many are placed (j < k), so each
+    value is a few array operations over all j at once."""
+    import numpy as np
+
+    state = np.zeros((k, size))  # state[j]: j dice placed so far, by kept sum
+    state[0, -off] = 1.0
+    done = np.zeros(size)
+    below = 1.0  # P(a die shows at most v)
+    for v in values:
+        p = pmf.get(v, 0.0)
+        if p <= 0:
+            continue
+        x = min(1.0, p / below) if below > 0 else 1.0
+        below -= p
+        sv = scores[v]
+        coef = np.zeros((k, k))
+        tails = []
+        for j in range(k):
+            head, tail = _head_and_tail(n - j, x, k - j)
+            coef[j, :len(head)] = head
+            tails.append(tail)
+        nonzero = np.flatnonzero(state.any(axis=1))
+        if not len(nonzero):
+            break
+        live = int(nonzero[-1]) + 1  # rows past it are all 0
+        new = state * coef[:, 0:1]
+        for m in range(1, k):
+            rows = min(live, k - m)
+            part = state[:rows] * coef[:rows, m:m + 1]
+            shift = m * sv
+            if shift >= 0:
+                new[m:m + rows, shift:] += part[:, :size - shift]
+            else:
+                new[m:m + rows, :shift] += part[:, -shift:]
+        for j in range(live):
+            if tails[j] > 0:
+                _shift_add(done, state[j] * tails[j], (k - j) * sv)
+        state = new
+    return Pmf(off, done.tolist())
+
+
+def _keep_classes(classes: Sequence[tuple[int, dict[int, float]]], values: Sequence[int],
+                  scores: dict[int, int], k: int, off: int, size: int, numpy: bool) -> Pmf:
+    """Several classes: the state is how many dice of each class are placed."""
+    n_classes = len(classes)
+    if numpy:
+        import numpy as np
+
+        zeros: Callable[[int], Any] = np.zeros
+        scale: Callable[[Any, float], Any] = lambda arr, c: arr * c
+    else:
+        zeros = lambda n: [0.0] * n
+        scale = lambda arr, c: [x * c for x in arr]
+    cdf: list[dict[int, float]] = []
+    for _, pmf in classes:
+        acc, upto = 0.0, {}
+        for v in sorted(pmf):
+            acc += pmf[v]
+            upto[v] = acc
+        cdf.append(upto)
+    start = zeros(size)
+    start[-off] = 1.0
+    state: dict[tuple[int, ...], Any] = {(0,) * n_classes: start}
+    done = zeros(size)
+    for v in values:
+        sv = scores[v]
+        for c, (count, pmf) in enumerate(classes):
+            p = pmf.get(v, 0.0)
+            if p <= 0 or not state:
+                continue
+            x = min(1.0, p / cdf[c][v])
+            nxt: dict[tuple[int, ...], Any] = {}
+            for key, arr in state.items():
+                r = count - key[c]
+                if r <= 0:
+                    _acc(nxt, key, arr, 0, zeros)
+                    continue
+                need = k - sum(key)
+                head, tail = _head_and_tail(r, x, need)
+                for m, pm in enumerate(head):
+                    if pm > 0:
+                        nk = key if m == 0 else key[:c] + (key[c] + m,) + key[c + 1:]
+                        _acc(nxt, nk, scale(arr, pm), m * sv, zeros)
+                if tail > 0:
+                    _shift_add(done, scale(arr, tail), need * sv)
+            state = nxt
+    return Pmf(off, done.tolist() if numpy else done)
+
+
+def _acc(dst: dict[tuple[int, ...], Any], key: tuple[int, ...], arr: Any, shift: int,
+         zeros: Callable[[int], Any]) -> None:
+    cur = dst.get(key)
+    if cur is None:
+        cur = zeros(len(arr))
+        dst[key] = cur
+    _shift_add(cur, arr, shift)
+
+
+def _shift_add(dst: Any, src: Any, shift: int) -> None:
+    """dst[i + shift] += src[i] where both are in range (lists or numpy arrays)."""
+    n = len(dst)
+    if isinstance(dst, list):
+        if shift >= 0:
+            dst[shift:] = [a + b for a, b in zip(dst[shift:], src[:n - shift])]
+        else:
+            dst[:shift] = [a + b for a, b in zip(dst[:shift], src[-shift:])]
+    elif shift == 0:
+        dst += src
+    elif shift > 0:
+        dst[shift:] += src[:-shift]
+    else:
+        dst[:shift] += src[-shift:]

@@ -1,0 +1,274 @@
+"""Distributions of the general dice notation and the arithmetic on independent parts.
+
+A ``Pmf`` is a finite law over exact values: dense (whole numbers ``off .. off+len(p)-1`` as a
+plain list of floats) or sparse (a dict). Plain lists keep small odds in plain Python: numpy is
+imported only by a step large enough to pay for its import (``convolve`` through the shared
+``odds.maths.convolve``, the FFT above ``_FFT_FROM``; the keep DP in ``keep``).
+
+Every step spends its work on a ``Budget`` before it is done; past ``Limits.max_odds_work`` the
+answer is a LimitError. A *step* is one multiply-add in a Python loop (about 30 ns); numpy does
+about ``CELLS`` element operations in the time of one step, plus ``CALL`` steps per call, so the
+budget measures time whichever kernel runs.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..._errors import LimitError
+from ..._limits import Limits
+from ...odds import maths
+from .nodes import Value
+
+__all__ = ["CALL", "CELLS", "Budget", "Pmf", "add", "binop", "convolve", "mapped", "merge", "mix", "negate",
+           "power"]
+
+CELLS = 40  # numpy element operations (multiply-add over arrays) in the time of one step
+CALL = 60  # steps one numpy call costs whatever its size (about 1.5 µs)
+_FFT_FROM = 4_000_000  # direct convolution above this many multiply-adds switches to the FFT
+
+
+class Budget:
+    """Counts the estimated work and refuses to start a step that would pass the limit."""
+
+    def __init__(self, limits: Limits, text: str) -> None:
+        self.limit = limits.max_odds_work
+        self.limits = limits
+        self.text = text
+        self.used = 0
+
+    def spend(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
+        self.check(work, what, span)
+        self.used += int(work)
+
+    def check(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
+        """Refuse now if ``work`` more steps would pass the limit (without counting them)."""
+        if self.used + work > self.limit:
+            self.used += int(work)
+            raise LimitError(
+                f"the exact odds of {what} would take about {self.used:.2g} steps, over the "
+                f"odds work limit of {self.limit:.2g}", self.text,
+                span if span is not None else ((0, len(self.text)) if self.text else None))
+
+
+class Pmf:
+    """A finite distribution over exact values, with the probability ``lost`` to a cut tail.
+
+    Dense form (whole numbers ``off .. off+len(p)-1``, ``p`` a list of floats) or sparse form
+    (a dict). Probabilities sum to ``1 - lost``. Parts are shared, never changed in place.
+    """
+
+    __slots__ = ("lost", "off", "p", "sparse")
+
+    def __init__(self, off: int = 0, p: list[float] | None = None,
+                 sparse: dict[Value, float] | None = None, lost: float = 0.0) -> None:
+        self.off = off
+        self.p = p
+        self.sparse = sparse
+        self.lost = lost
+
+    @staticmethod
+    def point(v: Value) -> Pmf:
+        if isinstance(v, int):
+            return Pmf(v, [1.0])
+        return Pmf(sparse={v: 1.0})
+
+    @staticmethod
+    def from_dict(d: dict[Value, float], lost: float = 0.0) -> Pmf:
+        items = {k: v for k, v in d.items() if v > 0}
+        if not items:
+            return Pmf(0, [0.0], lost=lost)
+        if all(isinstance(k, int) for k in items):
+            lo, hi = min(items), max(items)
+            if hi - lo + 1 <= 4 * len(items) + 64:
+                p = [0.0] * (int(hi - lo) + 1)
+                for k, v in items.items():
+                    p[int(k) - int(lo)] = v
+                return Pmf(int(lo), p, lost=lost)
+        return Pmf(sparse=items, lost=lost)
+
+    def with_lost(self, lost: float) -> Pmf:
+        """The same outcomes with another lost mass."""
+        return Pmf(self.off, self.p, self.sparse, lost)
+
+    @property
+    def dense(self) -> bool:
+        return self.p is not None
+
+    def __len__(self) -> int:
+        return len(self.p) if self.p is not None else len(self.sparse or {})
+
+    def items(self) -> list[tuple[Value, float]]:
+        """(value, probability) for every value with a positive probability, in value order."""
+        if self.p is not None:
+            off = self.off
+            return [(off + i, q) for i, q in enumerate(self.p) if q > 0]
+        assert self.sparse is not None
+        return sorted(self.sparse.items())
+
+    def as_dict(self) -> dict[Value, float]:
+        return dict(self.items())
+
+    def total(self) -> float:
+        if self.p is not None:
+            return math.fsum(self.p)
+        return math.fsum((self.sparse or {}).values())
+
+    def normalised(self) -> Pmf:
+        """The distribution given that the tail was not cut (for the order-statistics DP)."""
+        t = self.total()
+        if self.p is not None:
+            return Pmf(self.off, [x / t for x in self.p])
+        return Pmf(sparse={k: v / t for k, v in (self.sparse or {}).items()})
+
+
+def lost_of(*parts: float) -> float:
+    """The mass lost by a combination of independent parts that each lost some."""
+    keep = 1.0
+    for x in parts:
+        keep *= 1.0 - x
+    return 1.0 - keep if any(parts) else 0.0
+
+
+def convolve(a: Sequence[float], b: Sequence[float], budget: Budget, what: str) -> list[float]:
+    """The distribution of a sum of two independent dense parts."""
+    la, lb = len(a), len(b)
+    if la == 1:
+        return [x * a[0] for x in b]
+    if lb == 1:
+        return [x * b[0] for x in a]
+    direct = la * lb
+    if direct <= _FFT_FROM or min(la, lb) < 64:
+        # maths.convolve runs Python loops below its numpy threshold, numpy's direct loop
+        # (several hundred multiply-adds a step) above it
+        python = direct <= 256 or ("numpy" not in sys.modules and direct <= maths._NUMPY_WORTH
+                                   and maths._python_work < 10 * maths._NUMPY_WORTH)
+        budget.spend(direct if python else direct // 200 + CALL, what)
+        return maths.convolve(a, b)
+    import numpy as np
+
+    n = la + lb - 1
+    size = 1 << (n - 1).bit_length()
+    budget.spend(size * max(1, size.bit_length()) // 4 + 4 * CALL, what)
+    out = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
+    out[out < 1e-300] = 0.0  # rounding can leave tiny negatives where the answer is 0
+    result: list[float] = out.tolist()
+    return result
+
+
+def add(a: Pmf, b: Pmf, budget: Budget, what: str, sign: int = 1) -> Pmf:
+    """The sum (or difference) of two independent parts."""
+    if sign < 0:
+        b = negate(b)
+    lost = lost_of(a.lost, b.lost)
+    if a.p is not None and b.p is not None:
+        return Pmf(a.off + b.off, convolve(a.p, b.p, budget, what), lost=lost)
+    return binop(a, b, lambda x, y: x + y, budget, what, lost)
+
+
+def negate(a: Pmf) -> Pmf:
+    if a.p is not None:
+        return Pmf(-(a.off + len(a.p) - 1), a.p[::-1], lost=a.lost)
+    return Pmf(sparse={-k: v for k, v in (a.sparse or {}).items()}, lost=a.lost)
+
+
+def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, what: str,
+          lost: float | None = None) -> Pmf:
+    """Any operator over all pairs of outcomes of two independent parts."""
+    budget.spend(20 * len(a) * len(b), what)
+    ia, ib = a.items(), b.items()
+    out: dict[Value, float] = {}
+    get = out.get
+    for x, p in ia:
+        for y, q in ib:
+            v = f(x, y)
+            out[v] = get(v, 0.0) + p * q
+    return Pmf.from_dict(out, lost_of(a.lost, b.lost) if lost is None else lost)
+
+
+def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: str) -> Pmf:
+    """The distribution of ``f(outcome)``."""
+    budget.spend(20 * len(a), what)
+    out: dict[Value, float] = {}
+    for x, p in a.items():
+        v = f(x)
+        out[v] = out.get(v, 0.0) + p
+    return Pmf.from_dict(out, a.lost)
+
+
+def power(a: Pmf, n: int, budget: Budget, what: str) -> Pmf:
+    """The sum of ``n`` independent copies (repeated squaring)."""
+    lost = -math.expm1(n * math.log1p(-a.lost)) if a.lost else 0.0
+    if n == 0:
+        return Pmf.point(0)
+    if a.p is None:
+        out = a
+        for _ in range(n - 1):
+            out = add(out, a, budget, what)
+        return out.with_lost(lost)
+    result: list[float] | None = None
+    base, off, k = a.p, 0, n
+    base_off = a.off
+    while True:
+        if k & 1:
+            if result is None:
+                result, off = base, base_off
+            else:
+                result, off = convolve(result, base, budget, what), off + base_off
+        k >>= 1
+        if not k:
+            break
+        base, base_off = convolve(base, base, budget, what), 2 * base_off
+    assert result is not None
+    return Pmf(off, result, lost=lost)
+
+
+def merge(a: Pmf, b: Pmf) -> Pmf:
+    """The mixture a + b of two dense sub-distributions (they are exclusive cases)."""
+    assert a.p is not None and b.p is not None
+    return Pmf(*_sum_at(a.off, a.p, b.off, b.p))
+
+
+def _sum_at(off_a: int, a: Sequence[float], off_b: int,
+            b: Sequence[float]) -> tuple[int, list[float]]:
+    lo = min(off_a, off_b)
+    hi = max(off_a + len(a), off_b + len(b))
+    out = [0.0] * (hi - lo)
+    i = off_a - lo
+    out[i:i + len(a)] = a
+    j = off_b - lo
+    out[j:j + len(b)] = [x + y for x, y in zip(out[j:j + len(b)], b)]
+    return lo, out
+
+
+def mix(parts: Sequence[tuple[float, Pmf]]) -> Pmf:
+    """The mixture of dense parts with the given weights."""
+    if len(parts) == 1 and parts[0][0] == 1.0:
+        return parts[0][1]
+    acc: Pmf | None = None
+    for wt, pmf in parts:
+        assert pmf.p is not None
+        scaled = Pmf(pmf.off, [x * wt for x in pmf.p])
+        acc = scaled if acc is None else merge(acc, scaled)
+    assert acc is not None
+    return acc
+
+
+def series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: str) -> Pmf:
+    """first + first*step + first*step^2 + ... (``depth`` steps): a chain that goes on."""
+    assert first.p is not None and step.p is not None
+    total: list[float] = list(first.p)
+    total_off = first.off
+    cur: list[float] = first.p
+    cur_off = first.off
+    for _ in range(depth):
+        cur = convolve(cur, step.p, budget, what)
+        cur_off += step.off
+        total_off, total = _sum_at(total_off, total, cur_off, cur)
+    return Pmf(total_off, total)
+
+
+Array = Any
