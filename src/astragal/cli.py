@@ -324,10 +324,14 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--db", default=None, help="sqlite file path or postgresql://… URL")
     sv.set_defaults(func=_cmd_serve)
 
-    vl = sub.add_parser("verify-log", help="check a room log's hash chain")
+    vl = sub.add_parser("verify-log", help="check a room log's hash chain, signatures, receipts")
     vl.add_argument("source", help="an exported JSON log file, or a room id with --db")
     vl.add_argument("--db", default=None,
                     help="the database holding the room (sqlite file or postgresql:// URL)")
+    vl.add_argument("--key", default=None, help="the table's public key (64 hex digits, shown "
+                    "in the room), or a file holding it")
+    vl.add_argument("--receipts", default=None, metavar="FILE",
+                    help="a player's receipts (downloaded from the room): the log must match")
     vl.set_defaults(func=_cmd_verify_log)
 
     f = sub.add_parser("fight", help="run an attack-table fight: new, add, attack, show",

@@ -11,6 +11,7 @@ import os
 import secrets
 import socket
 import subprocess
+import tempfile
 import sys
 import threading
 import time
@@ -178,12 +179,17 @@ class ServerThread:
 class ServerProcess:
     """``astragal serve`` in a subprocess on a free port (a separate app instance)."""
 
-    def __init__(self, db: str) -> None:
+    def __init__(self, db: str, key: str | None = None) -> None:
         sock = free_socket()
         self.port = sock.getsockname()[1]
         sock.close()
         self.url = f"http://127.0.0.1:{self.port}"
         self.db = db
+        # the table's signing key: beside an SQLite file as `astragal serve` keeps it (so a
+        # restart keeps it); for PostgreSQL a temporary file, never the working folder
+        if key is None and db.startswith("postgres"):
+            key = os.path.join(tempfile.mkdtemp(prefix="astragal-key-"), "server.key")
+        self.key = key or db + ".key"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Self:
@@ -192,7 +198,8 @@ class ServerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "astragal.cli", "serve", "--host", "127.0.0.1",
              "--port", str(self.port), "--db", self.db],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            env={**os.environ, "ASTRAGAL_KEY": self.key})
         deadline = time.monotonic() + 20
         while True:
             if self.proc.poll() is not None:

@@ -823,3 +823,43 @@ def test_accessibility_axe(browser: Any, server: ServerThread, axe_source: str,
     bad = {k: v for k, v in found.items() if v}
     assert not bad, json.dumps(bad, indent=1)
     assert not unexpected(errors), errors
+
+
+def test_pages_keep_receipts_that_check_the_log(browser: Any, server: ServerThread,
+                                                tmp_path: Path) -> None:
+    """Each page keeps the signed entries it saw; the receipts file it downloads checks an
+    export offline, and catches the export cut short."""
+    from astragal.web.verify import verify_source
+
+    errors: list[str] = []
+    gm, link = open_room(browser, server, errors, system="dice")
+    wu = join(browser, link, "Wu", errors)
+    for n, text in enumerate(["d20", "2d6", "d8", "3d4"], 1):
+        gm.roll(text, "gm" if n == 3 else "public")
+        gm.entry(n).wait_for()
+    wu.entry(4).wait_for()
+    key = gm.page.get_attribute("#signing-key", "title")
+    assert key and len(key) == 64
+    for p in (gm, wu):
+        p.page.evaluate("document.getElementById('table-panel').open = true")
+    with wu.page.expect_download() as got:
+        wu.page.click("#export-receipts")
+    receipts = tmp_path / "wu-receipts.json"
+    got.value.save_as(receipts)
+    kept = json.loads(receipts.read_text())
+    assert kept["key"] == key and [r["id"] for r in kept["receipts"]] == [1, 2, 4]  # not the GM's
+    with gm.page.expect_download() as got:
+        gm.page.click("#export-json")
+    export = tmp_path / "export.json"
+    got.value.save_as(export)
+    report = verify_source(str(export), key=key, receipts=str(receipts))
+    assert report.ok and report.receipts == 3 and report.signed == 4, report.problems
+    cut = json.loads(export.read_text())
+    cut["entries"] = cut["entries"][:2]
+    cut["head"] = cut["entries"][-1]["hash"]
+    export.write_text(json.dumps(cut))
+    report = verify_source(str(export), key=key, receipts=str(receipts))
+    assert any("entry 4: a receipt shows it" in p for p in report.problems)
+    assert not unexpected(errors), errors
+    for p in (gm, wu):
+        p.close()

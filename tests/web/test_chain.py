@@ -16,12 +16,14 @@ from astragal.web.chain import (
     FORMAT,
     GENESIS,
     canonical,
-    entry_hash,
+    commitment,
+    header_hash,
     redact,
     seal,
     verify_entries,
     verify_export,
 )
+from astragal.web.signing import Signer
 from astragal.web.room import RecordingSource
 from astragal.web.store import SQLiteStore
 
@@ -29,7 +31,15 @@ ROLLS = ["jc: d12 d8 vs 2d10", "jc: L7 +1b fav vs L8 q=expert:expert", "jc: dmg 
          "jc: d6 -2p vs routine", "jc: d4"]
 
 
-def make_log(texts: list[str] = ROLLS, seed: int = 7) -> list[dict[str, Any]]:
+SIGNER = Signer.generate()  # the table's key in these tests
+
+
+def sign(entry_id: int, entry_hash: str) -> str:
+    return SIGNER.sign("r1", entry_id, entry_hash)
+
+
+def make_log(texts: list[str] = ROLLS, seed: int = 7,
+             hidden: tuple[int, ...] = ()) -> list[dict[str, Any]]:
     """A log as the table writes it: real rolls with their recorded draws, sealed in order."""
     entries: list[dict[str, Any]] = []
     prev = GENESIS
@@ -37,11 +47,12 @@ def make_log(texts: list[str] = ROLLS, seed: int = 7) -> list[dict[str, Any]]:
         source = RecordingSource(astragal.SeededSource(seed + n))
         result = astragal.roll(text, source=source)
         body = {"kind": "roll", "room": "r1", "at": f"2025-01-01T00:00:0{n}Z", "member": "m1",
-                "who": "Wu", "role": "player", "visibility": "public", "text": text,
+                "who": "Wu", "role": "player",
+                "visibility": "gm" if n in hidden else "public", "text": text,
                 "notation": text, "system": result.system, "outcome": result.outcome,
                 "verdict": result.transcript[-1], "transcript_text": str(result),
                 "roll": result.to_json(), "draws": source.draws, "nonce": f"{n:032x}"}
-        entry = seal(body, n, prev)
+        entry = seal(body, n, prev, sign)
         prev = entry["hash"]
         entries.append(entry)
     return entries
@@ -49,7 +60,8 @@ def make_log(texts: list[str] = ROLLS, seed: int = 7) -> list[dict[str, Any]]:
 
 def export(entries: list[dict[str, Any]]) -> dict[str, Any]:
     return {"format": FORMAT, "room": {"id": "r1", "name": "x", "system": "jadeclaw"},
-            "head": entries[-1]["hash"] if entries else GENESIS, "entries": entries}
+            "head": entries[-1]["hash"] if entries else GENESIS, "key": SIGNER.public,
+            "entries": entries}
 
 
 def test_canonical_form_is_order_free_and_compact() -> None:
@@ -64,7 +76,7 @@ def test_seal_links_each_entry_to_the_one_before() -> None:
     assert log[0]["prev"] == GENESIS
     for before, after in itertools.pairwise(log):
         assert after["prev"] == before["hash"]
-    assert all(e["hash"] == entry_hash(e) for e in log)
+    assert all(e["hash"] == header_hash(e) and e["commit"] == commitment(e) for e in log)
     assert len({e["hash"] for e in log}) == len(log)
 
 
@@ -126,7 +138,7 @@ def test_cutting_entries_from_the_end_is_found_by_the_stated_head() -> None:
 
 
 def test_redacted_entries_keep_the_chain_checkable() -> None:
-    log = make_log()
+    log = make_log(hidden=(3,))
     log[2] = redact(log[2])
     report = verify_export(export(log))
     assert report.ok and report.redacted == 1 and report.replayed == len(ROLLS) - 1

@@ -57,9 +57,14 @@ def test_serve_keeps_the_log_across_a_restart(tmp_path: Path) -> None:
 def test_two_instances_on_one_postgresql_share_rooms_live(pg_schema: str) -> None:
     from astragal.web.store import PostgresStore
 
+    from astragal.web.room import Table
+    from astragal.web.signing import Signer
+
     url = f"{PG_URL}?schema={pg_schema}"
-    app_a = create_app(PostgresStore(url))
-    with ServerThread(app_a) as a, ServerProcess(url) as b:
+    store = PostgresStore(url)
+    b = ServerProcess(url)  # both instances sign with the one key of the table (ASTRAGAL_KEY)
+    app_a = create_app(store, table=Table(store, signer=Signer.load_or_create(Path(b.key))))
+    with ServerThread(app_a) as a, b:
         made = httpx.post(a.url + "/api/rooms", json={"system": "jadeclaw", "gm_name": "Mei"})
         rid, gm = made.json()["room"]["id"], made.json()["key"]
         # Wu joins through instance B: the room exists there too.

@@ -467,7 +467,7 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         last, head = store.head(room_id)
         return {"member": member.to_json(), "sheet": member.sheet.to_json(),
                 "room": table.room(room_id), "members": store.members(room_id),
-                "head": {"id": last, "hash": head}}
+                "head": {"id": last, "hash": head}, "key": table.signer.public}
 
     @app.put("/api/rooms/{room_id}/sheet", tags=["characters"])
     def put_sheet(room_id: str, body: SheetIn,

@@ -1,9 +1,16 @@
 """The room log's entry format: canonical JSON, the hash chain, and checking a log end to end.
 
-Each entry is a JSON object; its ``hash`` is the SHA-256 of the canonical JSON of every other field,
-and its ``prev`` is the hash of the entry before it (``GENESIS`` for the first). Editing, removing
-or reordering an entry therefore breaks every link after it. A random ``nonce`` in each entry keeps
-the hash of a hidden roll from revealing its faces (a d12 has only 12 faces to try).
+Each entry is a JSON object: its content (who rolled what, the faces, the verdict, a random
+``nonce``), ``commit``, the SHA-256 of the canonical JSON of the content, and a header: ``id``,
+``prev`` (the hash of the entry before, ``GENESIS`` for the first), ``visibility``, ``commit``.
+Its ``hash`` is the SHA-256 of the canonical JSON of the header, so an entry a reader may not see
+can be shown as a stub of its header alone and still be checked, a stub cannot pretend to hide
+something else (its commitment is fixed), and a public entry cannot become a stub (its visibility
+is in the hash). Editing, removing or reordering an entry breaks every link after it. The nonce
+keeps the commitment of a hidden roll from revealing its faces (a d12 has only 12 faces to try).
+``sig`` is the table's signature of the room, the id and the hash (``signing.py``): it is outside
+the hash, and it vouches for the whole chain up to its entry. Entries written before the header
+existed (format 1: the hash of the whole entry) are still read and checked as they were.
 
 Each roll entry also keeps its ``draws``: every face in the order the dice were drawn, with the die
 size and the side (stream) it was rolled for. Replaying the draws through the game's rules must give
@@ -16,16 +23,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
     "FORMAT",
+    "FORMATS",
     "GENESIS",
     "Report",
     "canonical",
+    "commitment",
     "entry_hash",
+    "header_hash",
     "redact",
     "seal",
     "verify_entries",
@@ -33,7 +43,11 @@ __all__ = [
 ]
 
 GENESIS = "0" * 64
-FORMAT = "astragal-log/1"
+FORMAT = "astragal-log/2"
+FORMATS = ("astragal-log/1", FORMAT)  # exports this reads
+HEADER = ("id", "prev", "visibility", "commit")
+STUB = frozenset(HEADER) | {"hash", "redacted", "sig"}
+_OUTSIDE = frozenset(("id", "prev", "commit", "hash", "sig"))  # not part of the content
 
 
 def canonical(data: Any) -> str:
@@ -42,22 +56,42 @@ def canonical(data: Any) -> str:
                       allow_nan=False)
 
 
+def _sha(data: Any) -> str:
+    return hashlib.sha256(canonical(data).encode("utf-8")).hexdigest()
+
+
 def entry_hash(entry: Mapping[str, Any]) -> str:
-    """SHA-256 (hex) of the canonical JSON of an entry without its own ``hash``."""
-    body = {k: v for k, v in entry.items() if k != "hash"}
-    return hashlib.sha256(canonical(body).encode("utf-8")).hexdigest()
+    """Format 1: SHA-256 (hex) of the canonical JSON of an entry without its own ``hash``."""
+    return _sha({k: v for k, v in entry.items() if k != "hash"})
 
 
-def seal(body: Mapping[str, Any], seq: int, prev: str) -> dict[str, Any]:
-    """The stored entry: ``body`` numbered ``seq``, linked to ``prev``, with its own hash."""
-    entry = {**body, "id": seq, "prev": prev}
-    entry["hash"] = entry_hash(entry)
+def commitment(entry: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of an entry's content: everything but its header, hash and signature."""
+    return _sha({k: v for k, v in entry.items() if k not in _OUTSIDE})
+
+
+def header_hash(entry: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of an entry's header: id, prev, visibility and the content's commitment."""
+    return _sha({k: entry.get(k) for k in HEADER})
+
+
+def seal(body: Mapping[str, Any], seq: int, prev: str,
+         sign: Callable[[int, str], str] | None = None) -> dict[str, Any]:
+    """The stored entry: ``body`` numbered ``seq``, linked to ``prev``, committed and hashed,
+    and signed by ``sign(id, hash)`` (the table's key) when given."""
+    entry = {**body, "visibility": body.get("visibility", "public")}
+    entry.update(id=seq, prev=prev, commit=commitment(entry))
+    entry["hash"] = header_hash(entry)
+    if sign is not None:
+        entry["sig"] = sign(seq, entry["hash"])
     return entry
 
 
 def redact(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """A placeholder for an entry the reader may not see: only its place in the chain."""
-    return {"id": entry["id"], "prev": entry["prev"], "hash": entry["hash"], "redacted": True}
+    """A stub for an entry the reader may not see: its header, hash and signature only."""
+    if "commit" not in entry:  # format 1
+        return {"id": entry["id"], "prev": entry["prev"], "hash": entry["hash"], "redacted": True}
+    return {**{k: entry[k] for k in (*HEADER, "hash", "sig") if k in entry}, "redacted": True}
 
 
 @dataclass
@@ -67,6 +101,10 @@ class Report:
     entries: int = 0
     redacted: int = 0
     replayed: int = 0
+    signed: int = 0
+    receipts: int = 0
+    key: str | None = None
+    key_from_export: bool = False
     head: str = GENESIS
     problems: list[str] = field(default_factory=list)
 
@@ -81,6 +119,16 @@ class Report:
             if self.replayed:
                 out.append(f"ok: {self.replayed} roll(s) replayed from their faces give the "
                            "stored verdicts")
+            if self.signed:
+                out.append(f"ok: {self.signed} entries signed by the table's key {self.key}"
+                           + (" (the key given in the export itself: pass --key with the key "
+                              "your room shows to know it is your table's)"
+                              if self.key_from_export else ""))
+            elif self.key is None:
+                out.append("note: no signing key was given or found, so no signature was "
+                           "checked (pass --key)")
+            if self.receipts:
+                out.append(f"ok: {self.receipts} receipt(s) match the log")
             if self.redacted:
                 out.append(f"note: {self.redacted} hidden "
                            f"{'entry appears' if self.redacted == 1 else 'entries appear'} only as "
@@ -119,17 +167,116 @@ def _replay(entry: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _hash_or_none(entry: Mapping[str, Any]) -> str | None:
-    """The entry's hash; None when it holds what no entry can (NaN, a value too deep)."""
+def _safe(function: Callable[[Mapping[str, Any]], str], entry: Mapping[str, Any]) -> str | None:
+    """``function(entry)``; None when the entry holds what no entry can (NaN, too deep)."""
     try:
-        return entry_hash(entry)
+        return function(entry)
     except (ValueError, TypeError, RecursionError):
         return None
 
 
-def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True) -> Report:
-    """Check ids (1, 2, 3…), every hash, every link, and (``replay``) every verdict."""
-    report = Report()
+class _Checker:
+    """One pass over a log: each entry's place, hash, content, signature and replay."""
+
+    def __init__(self, report: Report, replay: bool, trust_stubs: bool, room: str | None,
+                 key: str | None) -> None:
+        self.report, self.replay, self.trust_stubs = report, replay, trust_stubs
+        self.room, self.key = room, key
+        self.new_format = False
+        self.hashes: dict[int, str] = {}
+
+    def entry(self, entry: Mapping[str, Any], where: str) -> None:
+        problems = self.report.problems
+        stated = entry.get("hash")
+        stub = entry.get("redacted") is True
+        if "commit" in entry:
+            self.new_format = True
+            if stub and not set(entry) <= STUB:
+                problems.append(f"{where}: a stub that carries content")
+            elif _safe(header_hash, entry) != stated or (
+                    not stub and _safe(commitment, entry) != entry.get("commit")):
+                problems.append(f"{where}: its contents do not match its hash (edited)")
+            elif stub:
+                self._stub(entry, where)
+            else:
+                self._replay(entry, where)
+            self._signature(entry, where)
+        elif self.new_format:
+            problems.append(f"{where}: an entry of the old format after entries of the new one "
+                            "(rewritten)")
+        elif stub and set(entry) == {"id", "prev", "hash", "redacted"}:
+            self._stub(entry, where)
+        elif not isinstance(stated, str) or _safe(entry_hash, entry) != stated:
+            problems.append(f"{where}: its contents do not match its hash (edited)")
+        else:
+            self._replay(entry, where)
+        if isinstance(entry.get("id"), int) and isinstance(stated, str):
+            self.hashes[entry["id"]] = stated
+
+    def _stub(self, entry: Mapping[str, Any], where: str) -> None:
+        if not self.trust_stubs:
+            self.report.problems.append(f"{where}: only a stub is stored, its contents are gone")
+        elif entry.get("visibility", "hidden") == "public":
+            self.report.problems.append(f"{where}: a public entry is shown as a stub (hidden "
+                                        "after the fact)")
+        else:
+            self.report.redacted += 1
+
+    def _replay(self, entry: Mapping[str, Any], where: str) -> None:
+        if self.replay and entry.get("kind", "roll") == "roll":
+            why = _replay(entry)
+            if why is None:
+                self.report.replayed += 1
+            else:
+                self.report.problems.append(f"{where}: {why}")
+
+    def _signature(self, entry: Mapping[str, Any], where: str) -> None:
+        if self.key is None or self.room is None:
+            return
+        from .signing import check_signature
+
+        if check_signature(self.key, self.room, int(entry.get("id", -1)),
+                           str(entry.get("hash")), entry.get("sig")):
+            self.report.signed += 1
+        else:
+            self.report.problems.append(f"{where}: its signature is not the table's (forged, "
+                                        "resealed or added)")
+
+    def receipt(self, receipt: Any, n: int) -> None:
+        problems = self.report.problems
+        if (not isinstance(receipt, Mapping) or not isinstance(receipt.get("id"), int)
+                or isinstance(receipt.get("id"), bool) or not isinstance(receipt.get("hash"), str)):
+            problems.append(f"receipt {n} is not a receipt (id, hash, sig)")
+            return
+        rid, rhash = receipt["id"], receipt["hash"]
+        if self.key is not None and self.room is not None:
+            from .signing import check_signature
+
+            if not check_signature(self.key, self.room, rid, rhash, receipt.get("sig")):
+                problems.append(f"receipt {n} (entry {rid}): its signature is not the table's")
+                return
+        last = max(self.hashes, default=0)
+        if rid > last:
+            problems.append(f"entry {rid}: a receipt shows it, but the log ends at entry {last} "
+                            "(entries were cut from the end)")
+        elif self.hashes.get(rid) != rhash:
+            problems.append(f"entry {rid}: its hash is not the one its receipt shows (the log "
+                            "was rewritten)")
+        else:
+            self.report.receipts += 1
+
+
+def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True,
+                   trust_stubs: bool = True, room: str | None = None, key: str | None = None,
+                   receipts: Iterable[Any] = ()) -> Report:
+    """Check ids (1, 2, 3…), every hash and link, every commitment, every verdict (``replay``),
+    every signature (with the table's public ``key`` and the ``room``'s id) and every receipt.
+
+    Stubs of hidden entries are checked by their header; ``trust_stubs`` False (a database, which
+    keeps every entry whole) refuses them.
+    """
+    report = Report(key=key)
+    checker = _Checker(report, replay, trust_stubs, room, key)
     prev = GENESIS
     expected_id = 1
     for n, entry in enumerate(entries, 1):
@@ -146,25 +293,20 @@ def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True)
         if entry.get("prev") != prev:
             report.problems.append(f"{where}: its link to the entry before does not match "
                                    "(an earlier entry was edited or removed)")
+        checker.entry(entry, where)
         stated = entry.get("hash")
-        if entry.get("redacted") is True and set(entry) == {"id", "prev", "hash", "redacted"}:
-            report.redacted += 1
-        elif not isinstance(stated, str) or _hash_or_none(entry) != stated:
-            report.problems.append(f"{where}: its contents do not match its hash (edited)")
-        elif replay and entry.get("kind", "roll") == "roll":
-            why = _replay(entry)
-            if why is None:
-                report.replayed += 1
-            else:
-                report.problems.append(f"{where}: {why}")
         prev = stated if isinstance(stated, str) else ""
     report.head = prev
+    for n, receipt in enumerate(receipts, 1):
+        checker.receipt(receipt, n)
     return report
 
 
-def verify_export(data: Any, *, replay: bool = True) -> Report:
-    """Check an exported log (``{"format": "astragal-log/1", "entries": [...]}``)."""
-    if not isinstance(data, Mapping) or data.get("format") != FORMAT:
+def verify_export(data: Any, *, replay: bool = True, key: str | None = None,
+                  receipts: Iterable[Any] = ()) -> Report:
+    """Check an exported log (``{"format": "astragal-log/2", "entries": [...]}``), with the table's
+    public ``key`` (else the one the export states) and a player's ``receipts``."""
+    if not isinstance(data, Mapping) or data.get("format") not in FORMATS:
         report = Report()
         report.problems.append(f"not an astragal log export (expected \"format\": \"{FORMAT}\")")
         return report
@@ -173,7 +315,14 @@ def verify_export(data: Any, *, replay: bool = True) -> Report:
         report = Report()
         report.problems.append("the export has no list of entries")
         return report
-    report = verify_entries(entries, replay=replay)
+    room = data.get("room")
+    room_id = room.get("id") if isinstance(room, Mapping) else None
+    stated_key = data.get("key") if isinstance(data.get("key"), str) else None
+    report = verify_entries(entries, replay=replay, room=room_id if isinstance(room_id, str)
+                            else None, key=key or stated_key, receipts=receipts)
+    report.key_from_export = key is None and stated_key is not None
+    if key is not None and stated_key is not None and stated_key != key:
+        report.problems.append("the export states another signing key than the one given")
     head = data.get("head")
     if head is not None and head != report.head:
         report.problems.append("the export's stated head hash does not match its last entry "

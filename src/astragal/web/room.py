@@ -35,6 +35,7 @@ from .chain import FORMAT, canonical, redact
 from .names import hidden_character
 from .oddspool import OddsPool, shared_pool, short_error
 from .sheet import Expansion, Sheet, check_sheet, expand
+from .signing import Signer
 from .store import MAX_PAGE, NameTaken, RoomFull, Store
 from .tabletools import (
     EXAMPLES,
@@ -242,8 +243,12 @@ class Table:
                  source: Callable[[], Source] = SystemSource,
                  roll_rate: tuple[float, int] = (2.0, 6),
                  odds_rate: tuple[float, int] = (2.0, 6),
-                 caps: Caps | None = None, pool: OddsPool | None = None) -> None:
+                 caps: Caps | None = None, pool: OddsPool | None = None,
+                 signer: Signer | None = None) -> None:
         self.store = store
+        # Every entry is signed with the table's key (a fresh one when none is given: tests)
+        self.signer = signer or Signer.generate()
+        store.sign = self.signer.sign
         # The web's own bounds: the same engine limits, with exact odds kept well inside a
         # request's time (every odds request holds a worker thread).
         self.limits = limits or Limits(max_notation_length=500, max_odds_work=5_000_000)
@@ -753,7 +758,8 @@ class Table:
         room = self.room(viewer.room)
         last, head = self.store.head(room["id"])
         header = {"format": FORMAT, "room": {k: room[k] for k in ("id", "name", "system")},
-                  "exported_at": _now(), "exported_by": viewer.to_json(), "head": head}
+                  "exported_at": _now(), "exported_by": viewer.to_json(), "head": head,
+                  "key": self.signer.public}
         yield json.dumps(header, ensure_ascii=False, separators=(",", ":"))[:-1] + ',"entries":['
         first = True
         for e in self._all(room["id"], last):

@@ -20,6 +20,8 @@ __all__ = ["build", "main", "uvicorn_options"]
 def build(db: str | None) -> FastAPI:
     """The app over the store that ``db`` names (a SQLite path, or a postgresql:// URL)."""
     from .app import create_app
+    from .room import Table
+    from .signing import Signer, default_key_path
     from .store import open_store
 
     try:
@@ -29,7 +31,9 @@ def build(db: str | None) -> FastAPI:
     except Exception as exc:  # noqa: BLE001 - any driver's failure to open: say which and why
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"cannot open the database {shown(db)}: {why}") from None
-    return create_app(store)
+    # the table's signing key: its own file, apart from the database (ASTRAGAL_KEY to place it)
+    signer = Signer.load_or_create(default_key_path(db))
+    return create_app(store, table=Table(store, signer=signer))
 
 
 def shown(db: str | None) -> str:

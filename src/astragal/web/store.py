@@ -104,8 +104,15 @@ class Store(Protocol):
     def remove_member(self, member_id: str) -> None:
         """Take a member out of their room (their log entries stay)."""
 
+    sign: Callable[[str, int, str], str] | None
+    """The table's signature of (room, id, hash), given to every entry appended (``signing``)."""
+
     def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """Seal ``body`` as the room's next entry (id, prev, hash) and store it atomically."""
+        """Seal ``body`` as the room's next entry (id, prev, hash, sig) and store it atomically."""
+
+    def hashes(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[tuple[int, str]]:
+        """The (id, hash) pairs of the hash column, id > ``after`` (``verify-log`` compares them
+        with the entries)."""
 
     def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
         """The room's entries with id > ``after``, oldest first, at most ``limit``."""
@@ -200,6 +207,7 @@ class SQLiteStore:
 
     def __init__(self, path: str | Path = DEFAULT_DB) -> None:
         self.path = str(path)
+        self.sign: Callable[[str, int, str], str] | None = None
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
                                    timeout=10.0)
@@ -312,7 +320,7 @@ class SQLiteStore:
                     "SELECT seq, hash FROM astragal_log WHERE room_id = ? "
                     "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
                 seq, prev = (last[0], last[1]) if last else (0, GENESIS)
-                entry = seal(body, seq + 1, prev)
+                entry = seal(body, seq + 1, prev, _signer(self.sign, room_id))
                 self._db.execute("INSERT INTO astragal_log VALUES (?, ?, ?, ?)",
                                  (room_id, seq + 1, entry["hash"], canonical(entry)))
                 self._db.execute("COMMIT")
@@ -327,6 +335,13 @@ class SQLiteStore:
                 "SELECT body FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (room_id, after, limit)).fetchall()
         return [json.loads(r[0]) for r in rows]
+
+    def hashes(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[tuple[int, str]]:
+        with _sqlite_errors("be read"):
+            rows = self._reader().execute(
+                "SELECT seq, hash FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq "
+                "LIMIT ?", (room_id, after, limit)).fetchall()
+        return [(int(r[0]), str(r[1])) for r in rows]
 
     def head(self, room_id: str) -> tuple[int, str]:
         with _sqlite_errors("be read"):
@@ -397,6 +412,7 @@ class PostgresStore:
     def __init__(self, url: str, schema: str | None = None, pool_size: int = 24) -> None:
         import psycopg
 
+        self.sign: Callable[[str, int, str], str] | None = None
         self._psycopg = psycopg
         self.url, url_schema = split_schema(url)
         self.schema = schema or url_schema
@@ -613,7 +629,7 @@ class PostgresStore:
                 last = conn.execute(f"SELECT seq, hash FROM {self._log} WHERE room_id = %s "
                                     "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
                 seq, prev = (last[0], last[1]) if last else (0, GENESIS)
-                entry = seal(body, seq + 1, prev)
+                entry = seal(body, seq + 1, prev, _signer(self.sign, room_id))
                 conn.execute(f"INSERT INTO {self._log} VALUES (%s, %s, %s, %s)",
                              (room_id, seq + 1, entry["hash"], canonical(entry)))
                 # Delivered on commit only, so a woken instance always finds the entry.
@@ -658,6 +674,12 @@ class PostgresStore:
             f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq "
             "LIMIT %s", (room_id, after, limit)).fetchall())
         return [json.loads(r[0]) for r in rows]
+
+    def hashes(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[tuple[int, str]]:
+        rows = self._do("read the log", lambda conn, _: conn.execute(
+            f"SELECT seq, hash FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq "
+            "LIMIT %s", (room_id, after, limit)).fetchall())
+        return [(int(r[0]), str(r[1])) for r in rows]
 
     def head(self, room_id: str) -> tuple[int, str]:
         row = self._do("read the log", lambda conn, _: conn.execute(
@@ -722,6 +744,12 @@ class PostgresStore:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _signer(sign: Callable[[str, int, str], str] | None,
+            room_id: str) -> Callable[[int, str], str] | None:
+    return None if sign is None else (lambda entry_id, entry_hash: sign(room_id, entry_id,
+                                                                        entry_hash))
 
 
 def open_store(db: str | None) -> Store:

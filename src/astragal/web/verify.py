@@ -1,8 +1,12 @@
 """``astragal verify-log``: check a room log's hash chain, and replay every roll from its faces.
 
 The source is an exported JSON log file (``/api/rooms/{id}/export.json``), or a room id read
-straight from the database (``--db``; SQLite ./astragal.db by default). Exit status: 0 the log is
-intact, 1 it was altered (each problem is printed with its entry id), 2 it could not be read.
+straight from the database (``--db``; SQLite ./astragal.db by default). Every entry's signature
+is checked with the table's public key (``--key``; else the export's own, or the one beside the
+database), and ``--receipts`` holds a player's receipts (the signed entries their page saw): a log
+cut shorter, or rewritten, no longer matches them. In the database every entry is kept whole, so
+a stub there is a problem. Exit status: 0 the log is intact, 1 it was altered (each problem is
+printed with its entry id), 2 it could not be read.
 """
 
 from __future__ import annotations
@@ -19,7 +23,63 @@ from .chain import Report, verify_entries, verify_export
 __all__ = ["main", "verify_source"]
 
 
-def _from_db(room_id: str, db: str | None) -> Report:
+MAX_RECEIPTS = 64 << 20  # bytes: a long session's receipts are well under a MiB
+
+
+def read_key(text: str | None) -> str | None:
+    """A public key given as 64 hex digits, or a file holding them."""
+    if text is None:
+        return None
+    from .._files import read_text
+
+    value = text.strip()
+    if len(value) != 64 or any(c not in "0123456789abcdefABCDEF" for c in value):
+        if not Path(text).is_file():
+            raise InputError(f"--key: give the table's public key (64 hex digits, shown in the "
+                             f"room and in exports) or a file holding it, not {text[:80]!r}")
+        value = read_text(text, "key file", 4096).strip()
+        if len(value) != 64 or any(c not in "0123456789abcdefABCDEF" for c in value):
+            raise InputError(f"--key: {text} does not hold a public key (64 hex digits)")
+    return value.lower()
+
+
+def read_receipts(path: str | None) -> tuple[list[Any], str | None]:
+    """A player's receipts file: ``{"format": "astragal-receipts/1", "room", "key", "receipts"}``
+    (or a bare list of receipts). Returns the receipts and the key it names."""
+    if path is None:
+        return [], None
+    from .._files import read_text
+
+    try:
+        data = json.loads(read_text(path, "receipts file", MAX_RECEIPTS),
+                          parse_constant=_no_constant)
+    except FileNotFoundError:
+        raise InputError(f"--receipts: the file {path} is missing (no such file)") from None
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(f"--receipts: cannot read {path} as JSON: {why}") from None
+    if isinstance(data, dict) and data.get("format") == "astragal-receipts/1" and isinstance(
+            data.get("receipts"), list):
+        key = data.get("key")
+        return list(data["receipts"]), key if isinstance(key, str) else None
+    if isinstance(data, list):
+        return data, None
+    raise InputError(f"--receipts: {path} is not a receipts file (expected \"format\": "
+                     "\"astragal-receipts/1\" and a list of receipts)")
+
+
+def _key_beside(db: str | None) -> str | None:
+    """The public half of the key the table keeps beside its database, if it is there."""
+    from .signing import Signer, default_key_path
+
+    path = default_key_path(db)
+    if not path.is_file():
+        return None
+    return Signer.load_or_create(path).public
+
+
+def _from_db(room_id: str, db: str | None, key: str | None = None,
+             receipts: list[Any] | None = None) -> Report:
     from .store import DEFAULT_DB, MAX_PAGE, open_store
 
     if not (db or "").startswith(("postgresql://", "postgres://")):
@@ -35,6 +95,7 @@ def _from_db(room_id: str, db: str | None) -> Report:
         if store.room(room_id) is None:
             raise InputError(f"no room '{room_id}' in the database", room_id, (0, len(room_id)))
         entries: list[dict[str, Any]] = []
+        column: dict[int, str] = {}
         unreadable = None
         while True:
             after = entries[-1]["id"] if entries else 0
@@ -51,9 +112,22 @@ def _from_db(room_id: str, db: str | None) -> Report:
             entries += page
             if len(page) < MAX_PAGE:
                 break
+        after = 0
+        while True:
+            hashes = store.hashes(room_id, after, MAX_PAGE)
+            column.update(hashes)
+            if len(hashes) < MAX_PAGE:
+                break
+            after = hashes[-1][0]
     finally:
         store.close()
-    report = verify_entries(entries)
+    key = key or _key_beside(db)
+    report = verify_entries(entries, trust_stubs=False, room=room_id, key=key,
+                            receipts=receipts or ())
+    for entry in entries:  # the hash column the next entry links to, against the entry itself
+        if column.get(entry["id"]) != entry.get("hash"):
+            report.problems.append(f"entry {entry['id']}: its hash column does not match the "
+                                   "entry (edited)")
     if unreadable:
         report.problems.append(unreadable)
     return report
@@ -66,10 +140,14 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def verify_source(source: str, db: str | None = None) -> Report:
-    """Check an export file, or a room in the database."""
+def verify_source(source: str, db: str | None = None, key: str | None = None,
+                  receipts: str | None = None) -> Report:
+    """Check an export file, or a room in the database, with a key and receipts."""
     from .._files import read_text
 
+    key = read_key(key)
+    given, receipts_key = read_receipts(receipts)
+    key = key or receipts_key
     path = Path(source)
     if path.exists() and not path.is_file() or source == "-":
         read_text(source, "log export", MAX_EXPORT)  # names what it is: a device, a FIFO…
@@ -80,13 +158,14 @@ def verify_source(source: str, db: str | None = None) -> Report:
         except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             raise InputError(f"cannot read {source} as a JSON log export: {why}") from None
-        return verify_export(data)
-    return _from_db(source, db)
+        return verify_export(data, key=key, receipts=given)
+    return _from_db(source, db, key, given)
 
 
 def main(args: argparse.Namespace) -> int:
     """Print what was found; 0 intact, 1 altered (input errors go to the CLI: 2)."""
-    report = verify_source(args.source, args.db)
+    report = verify_source(args.source, args.db, getattr(args, "key", None),
+                           getattr(args, "receipts", None))
     for line in report.lines():
         print(line, file=sys.stdout if report.ok else sys.stderr)
     return 0 if report.ok else 1

@@ -189,6 +189,8 @@ async function enterRoom(roomId, key) {
   }
   try { await loadSystems(); } catch (_) { /* examples are a nicety */ }
   state.room = me.room; state.member = me.member; state.key = key; state.sheet = me.sheet;
+  state.signingKey = me.key; $("signing-key").textContent = (me.key || "").slice(0, 16) + "…";
+  $("signing-key").title = me.key || "";
   state.backlog = me.head.id;  // entries up to here are history: not announced, not unread
   $("room").hidden = false;
   state.title = me.room.name + " · astragal";
@@ -381,7 +383,33 @@ function toEnd() {
   $("new-rolls").hidden = true;
 }
 
+// Receipts: every signed entry this page has seen, kept on the device per room. Anyone can later
+// check the room's log against them (astragal verify-log --receipts): a log cut shorter or
+// rewritten after the fact no longer matches what the players were shown.
+function receiptsName(roomId) { return "astragal:receipts:" + roomId; }
+
+function keepReceipt(entry) {
+  if (!entry.sig || !entry.hash || !state.room) return;
+  const name = receiptsName(state.room.id);
+  let kept;
+  try { kept = JSON.parse(localStorage.getItem(name) || "[]"); } catch (_) { kept = []; }
+  if (kept.length && kept[kept.length - 1].id >= entry.id) return;
+  kept.push({ id: entry.id, hash: entry.hash, sig: entry.sig });
+  try { localStorage.setItem(name, JSON.stringify(kept.slice(-20000))); } catch (_) { /* full */ }
+}
+
+function downloadReceipts() {
+  let kept;
+  try { kept = JSON.parse(localStorage.getItem(receiptsName(state.room.id)) || "[]"); } catch (_) { kept = []; }
+  const file = { format: "astragal-receipts/1", room: state.room.id, key: state.signingKey,
+                 member: state.member.name, receipts: kept };
+  const blob = new Blob([JSON.stringify(file)], { type: "application/json" });
+  const a = el("a", { href: URL.createObjectURL(blob), download: "astragal-" + state.room.id + "-receipts.json" });
+  document.body.append(a); a.click(); a.remove();
+}
+
 function addEntry(entry) {
+  keepReceipt(entry);
   if (state.seen.has(entry.id)) return;
   state.last = Math.max(state.last, entry.id);
   if (entry.kind === "fight") { state.fight = entry.state; renderFight(); }
@@ -885,6 +913,7 @@ function wire() {
     setTimeout(() => { $("copy-join").textContent = "Copy"; }, 2000);
   });
   $("export-json").addEventListener("click", () => download("json"));
+  $("export-receipts").addEventListener("click", downloadReceipts);
   $("export-md").addEventListener("click", () => download("md"));
   $("new-rolls").addEventListener("click", toEnd);
   $("log").addEventListener("scroll", () => { if (atEnd()) { state.fresh = 0; $("new-rolls").hidden = true; } });
