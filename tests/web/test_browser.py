@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from astragal import Source, SystemSource
+from astragal import Source
 from astragal._rng import make_source
 from astragal.web.store import SQLiteStore
 
@@ -63,8 +63,9 @@ if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
 SCRIPT: list[str] = []
 
 
-def scripted() -> Source:
-    return make_source(None, SCRIPT.pop(0)) if SCRIPT else SystemSource()
+def scripted() -> Source | None:
+    """Typed faces for the next roll; none: the room's seeded faces (the table's own)."""
+    return make_source(None, SCRIPT.pop(0)) if SCRIPT else None
 
 
 @pytest.fixture(scope="module")
@@ -842,24 +843,33 @@ def test_pages_keep_receipts_that_check_the_log(browser: Any, server: ServerThre
     assert key and len(key) == 64
     for p in (gm, wu):
         p.page.evaluate("document.getElementById('table-panel').open = true")
+    # the dice seed: committed in the room, revealed by the GM, and then every face checks
+    assert wu.page.inner_text("#seed-epoch") == "1" and not wu.page.is_visible("#end-epoch")
+    committed = wu.page.get_attribute("#seed-commitment", "title")
+    gm.page.click("#end-epoch")
+    wu.entry(5).wait_for()
+    assert "Seed epoch 1 ended" in wu.entry(5).inner_text()
+    assert wu.page.inner_text("#seed-epoch") == "2"
+    assert wu.page.get_attribute("#seed-commitment", "title") != committed
     with wu.page.expect_download() as got:
         wu.page.click("#export-receipts")
     receipts = tmp_path / "wu-receipts.json"
     got.value.save_as(receipts)
     kept = json.loads(receipts.read_text())
-    assert kept["key"] == key and [r["id"] for r in kept["receipts"]] == [1, 2, 4]  # not the GM's
+    assert kept["key"] == key and [r["id"] for r in kept["receipts"]] == [1, 2, 4, 5]  # not 3
     with gm.page.expect_download() as got:
         gm.page.click("#export-json")
     export = tmp_path / "export.json"
     got.value.save_as(export)
     report = verify_source(str(export), key=key, receipts=str(receipts))
-    assert report.ok and report.receipts == 3 and report.signed == 4, report.problems
+    assert report.ok and report.receipts == 4 and report.signed == 5, report.problems
+    assert report.derived == 4  # every face of epoch 1 follows from its revealed seed
     cut = json.loads(export.read_text())
     cut["entries"] = cut["entries"][:2]
     cut["head"] = cut["entries"][-1]["hash"]
     export.write_text(json.dumps(cut))
     report = verify_source(str(export), key=key, receipts=str(receipts))
-    assert any("entry 4: a receipt shows it" in p for p in report.problems)
+    assert any("entry 5: a receipt shows it" in p for p in report.problems)
     assert not unexpected(errors), errors
     for p in (gm, wu):
         p.close()

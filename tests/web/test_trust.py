@@ -228,3 +228,130 @@ def test_malformed_receipts_are_clear_errors(room: Room, tmp_path: Path, content
 def test_a_bad_key_argument_is_a_clear_error(room: Room, capsys: Any) -> None:
     assert cli(["verify-log", room.id, "--db", room.db, "--key", "not-a-key"]) == 2
     assert "64 hex digits" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------------
+# Provably fair faces: committed seeds, client seeds, nonces, revealed seeds
+
+
+def _independent_faces(seed: str, params: dict[str, Any], sizes: list[int]) -> list[int]:
+    """docs/trust.md's derivation written again from its words, as a re-implementer would."""
+    import hashlib
+    import hmac
+
+    stream, block, out = b"", 0, []
+    for size in sizes:
+        k = 1
+        while 256 ** k < size:
+            k += 1
+        while True:
+            while len(stream) < k:
+                msg = json.dumps({**params, "block": block}, sort_keys=True,
+                                 separators=(",", ":"), ensure_ascii=False).encode()
+                stream += hmac.new(bytes.fromhex(seed), msg, hashlib.sha256).digest()
+                block += 1
+            x, stream = int.from_bytes(stream[:k], "big"), stream[k:]
+            if x < 256 ** k - (256 ** k) % size:
+                out.append(x % size + 1)
+                break
+    return out
+
+
+def test_the_faces_follow_the_documented_stream() -> None:
+    from astragal.web.fair import commitment, derive
+
+    vectors = json.loads((Path(__file__).parent / "fair_vectors.json").read_text())
+    for v in vectors:
+        params = {k: v[k] for k in ("room", "epoch", "member", "client", "nonce")}
+        assert commitment(v["seed"]) == v["commitment"]
+        assert derive(v["seed"], **params, sizes=v["sizes"]) == v["faces"]
+        assert _independent_faces(v["seed"], params, v["sizes"]) == v["faces"]
+
+
+def test_seeded_faces_are_uniform() -> None:
+    """Rejection sampling leaves no bias: a d6, a d10, a d20 and a d100 over many draws (chi-square,
+    false alarm 1e-7 each)."""
+    from scipy.stats import chisquare
+
+    from astragal.web.fair import FairSource, new_seed
+
+    for size, draws in ((6, 60_000), (10, 60_000), (20, 60_000), (100, 100_000)):
+        src = FairSource(new_seed(), "r", 1, "m", "c", 1)
+        counts = [0] * size
+        for _ in range(draws):
+            counts[src.face(size) - 1] += 1
+        assert chisquare(counts).pvalue > 1e-7, (size, counts)
+
+
+class FairRoom(Room):
+    """A room whose faces come from its committed seed (no source given to the table)."""
+
+
+@pytest.fixture
+def fair_room(tmp_path: Path) -> Room:
+    return FairRoom(tmp_path)
+
+
+def test_every_face_is_derived_again_once_the_epoch_ends(fair_room: Room, tmp_path: Path) -> None:
+    room = fair_room
+    before = verify_source(room.id, room.db)
+    assert before.ok and before.pending == len(ROLLS) and before.derived == 0
+    assert all(e["fair"]["nonce"] == e["id"] for e in room.rows())
+    with pytest.raises(Exception, match="only the GM"):
+        room.table.end_epoch(room.wu)
+    ended = room.table.end_epoch(room.gm)
+    assert ended["kind"] == "seed" and ended["next"] == 2
+    room.table.roll(room.wu, "d20", client_seed="my own seed")  # epoch 2, not revealed yet
+    after = verify_source(room.id, room.db)
+    assert after.ok, after.problems
+    assert after.derived == len(ROLLS) and after.pending == 1
+    data = room.table.export(room.wu)  # the player's export: the GM-only roll is a stub
+    path = tmp_path / "wu.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    report = verify_source(str(path), key=room.key)
+    assert report.ok and report.derived == len(ROLLS) - 1
+
+
+def _resign(room: Room, entries: list[dict[str, Any]], start: int) -> None:
+    """The operator's forgery: with the table's own key, so only the seed can tell."""
+    signer = Signer.load_or_create(default_key_path(room.db))
+    reseal(entries, start, signer)
+
+
+def test_a_face_chosen_by_the_operator_is_caught_by_the_revealed_seed(fair_room: Room) -> None:
+    room = fair_room
+    room.table.end_epoch(room.gm)
+    entries = room.rows()
+    e = entries[1]  # d20+3: make it a natural 20
+    e["draws"] = [[0, 20, 20]]
+    import astragal
+
+    e["roll"] = astragal.roll(e["notation"], faces="20").to_json()
+    e["outcome"], e["verdict"] = e["roll"]["outcome"], e["roll"]["transcript"][-1]
+    _resign(room, entries, 1)
+    room.write(entries)
+    report = verify_source(room.id, room.db)
+    assert any(p.startswith("entry 2: its faces are not the ones epoch 1's seed gives")
+               for p in report.problems), report.problems
+    assert report.signed == len(entries)  # the signatures alone could not tell
+
+
+def test_a_revealed_seed_that_breaks_its_commitment_is_caught(fair_room: Room) -> None:
+    room = fair_room
+    room.table.end_epoch(room.gm)
+    entries = room.rows()
+    entries[-1]["seed"] = "00" * 32
+    _resign(room, entries, len(entries) - 1)
+    room.write(entries)
+    report = verify_source(room.id, room.db)
+    assert any("the revealed seed does not match its commitment" in p for p in report.problems)
+
+
+def test_a_roll_tried_again_shows_as_a_nonce_that_is_not_its_number(fair_room: Room) -> None:
+    room = fair_room
+    entries = room.rows()
+    entries[4]["fair"]["nonce"] = 99
+    _resign(room, entries, 4)
+    room.write(entries)
+    report = verify_source(room.id, room.db)
+    assert any(p.startswith("entry 5: its nonce is not its number") for p in report.problems)

@@ -80,6 +80,8 @@ class RollIn(BaseModel):
     text: str = Field(..., examples=["d12 d8 vs 2d10"])
     visibility: Literal["public", "gm", "blind"] = Field(
         "public", description="public: everyone; gm: the GM and you; blind: the GM only")
+    client_seed: str = Field("", max_length=64, description="your own seed: the faces follow "
+                             "from it and the room's committed seed (docs/trust.md)")
 
 
 class SheetIn(BaseModel):
@@ -467,7 +469,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         last, head = store.head(room_id)
         return {"member": member.to_json(), "sheet": member.sheet.to_json(),
                 "room": table.room(room_id), "members": store.members(room_id),
-                "head": {"id": last, "hash": head}, "key": table.signer.public}
+                "head": {"id": last, "hash": head}, "key": table.signer.public,
+                "fair": table.fairness(room_id)}
 
     @app.put("/api/rooms/{room_id}/sheet", tags=["characters"])
     def put_sheet(room_id: str, body: SheetIn,
@@ -475,6 +478,15 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         """Replace your stats (``Fast-Talk = d12``) and macros (``sneak = jc: …``)."""
         member = table.member(room_id, _key(authorization))
         return table.save_sheet(member, body.model_dump()).to_json()
+
+    @app.post("/api/rooms/{room_id}/epoch", status_code=201, tags=["rolls"])
+    def end_epoch(room_id: str, request: Request,
+                  authorization: str | None = Header(None)) -> dict[str, Any]:
+        """End the seed epoch (the GM): its seed is revealed in the log, a new one committed."""
+        member = table.member(room_id, _key(authorization))
+        entry = table.end_epoch(member, _client(request))
+        hub.wake_threadsafe(room_id)
+        return entry
 
     @app.post("/api/rooms/{room_id}/rolls", status_code=201, tags=["rolls"])
     def post_roll(room_id: str, body: RollIn, request: Request,
@@ -484,7 +496,7 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         Returns the stored entry as you may see it (a blind roll comes back without its result).
         """
         member = table.member(room_id, _key(authorization))
-        entry = table.roll(member, body.text, body.visibility, _client(request))
+        entry = table.roll(member, body.text, body.visibility, _client(request), body.client_seed)
         hub.wake_threadsafe(room_id)
         seen = Table.visible(entry, member)
         assert seen is not None  # the roller always sees at least a stub

@@ -103,6 +103,8 @@ class Report:
     replayed: int = 0
     signed: int = 0
     receipts: int = 0
+    derived: int = 0   # rolls whose faces were derived again from their revealed seed
+    pending: int = 0   # rolls of an epoch whose seed is not revealed yet
     key: str | None = None
     key_from_export: bool = False
     head: str = GENESIS
@@ -129,6 +131,12 @@ class Report:
                            "checked (pass --key)")
             if self.receipts:
                 out.append(f"ok: {self.receipts} receipt(s) match the log")
+            if self.derived:
+                out.append(f"ok: {self.derived} roll(s) have exactly the faces their revealed "
+                           "seed gives")
+            if self.pending:
+                out.append(f"note: {self.pending} roll(s) wait for their seed epoch to end "
+                           "before their faces can be derived")
             if self.redacted:
                 out.append(f"note: {self.redacted} hidden "
                            f"{'entry appears' if self.redacted == 1 else 'entries appear'} only as "
@@ -184,6 +192,8 @@ class _Checker:
         self.room, self.key = room, key
         self.new_format = False
         self.hashes: dict[int, str] = {}
+        self.fair: list[tuple[int, Mapping[str, Any]]] = []  # (entry id, the roll)
+        self.seeds: dict[int, tuple[int, str]] = {}          # epoch → (entry id, seed)
 
     def entry(self, entry: Mapping[str, Any], where: str) -> None:
         problems = self.report.problems
@@ -200,6 +210,7 @@ class _Checker:
                 self._stub(entry, where)
             else:
                 self._replay(entry, where)
+                self._collect(entry)
             self._signature(entry, where)
         elif self.new_format:
             problems.append(f"{where}: an entry of the old format after entries of the new one "
@@ -212,6 +223,67 @@ class _Checker:
             self._replay(entry, where)
         if isinstance(entry.get("id"), int) and isinstance(stated, str):
             self.hashes[entry["id"]] = stated
+
+    def _collect(self, entry: Mapping[str, Any]) -> None:
+        """Remember the rolls with seeded faces, and the seeds revealed (``fair.py``)."""
+        eid = entry.get("id")
+        if not isinstance(eid, int):
+            return
+        if entry.get("kind") == "seed" and isinstance(entry.get("epoch"), int):
+            self.seeds.setdefault(entry["epoch"], (eid, str(entry.get("seed", ""))))
+            from .fair import commitment
+
+            try:
+                ok = commitment(str(entry.get("seed"))) == entry.get("commitment")
+            except ValueError:
+                ok = False
+            if not ok:
+                self.report.problems.append(f"entry {eid}: the revealed seed does not match its "
+                                            "commitment")
+        elif isinstance(entry.get("fair"), Mapping):
+            self.fair.append((eid, entry))
+        elif entry.get("kind") == "reveal" and isinstance(entry.get("of"), Mapping) and \
+                isinstance(entry["of"].get("fair"), Mapping) and \
+                isinstance(entry["of"].get("id"), int):
+            self.fair.append((entry["of"]["id"], {**entry["of"], "room": entry.get("room")}))
+
+    def faces(self) -> None:
+        """Every seeded roll: its nonce is its number, and once its epoch's seed is revealed,
+        its faces are the seed's (a forged or chosen face shows here)."""
+        from .fair import commitment, derive
+
+        for eid, roll in self.fair:
+            fair = roll["fair"]
+            where = f"entry {eid}"
+            if fair.get("nonce") != eid:
+                self.report.problems.append(f"{where}: its nonce is not its number in the log "
+                                            "(a roll tried again)")
+                continue
+            epoch = fair.get("epoch")
+            revealed = self.seeds.get(epoch) if isinstance(epoch, int) else None
+            if revealed is None:
+                self.report.pending += 1
+                continue
+            at, seed = revealed
+            draws = roll.get("draws")
+            try:
+                published = commitment(seed) == fair.get("commitment")
+                sizes = [int(d[1]) for d in draws] if isinstance(draws, list) else []
+                faces = derive(seed, str(roll.get("room", self.room)), int(epoch),
+                               str(roll.get("member")), str(fair.get("client", "")), eid, sizes)
+            except (ValueError, TypeError, IndexError):
+                published, faces = False, []
+            if not published:
+                self.report.problems.append(f"{where}: it was rolled under another commitment "
+                                            f"than epoch {epoch}'s")
+            elif eid > at:
+                self.report.problems.append(f"{where}: rolled with epoch {epoch}'s seed after "
+                                            "it was revealed")
+            elif not isinstance(draws, list) or faces != [d[2] for d in draws]:
+                self.report.problems.append(f"{where}: its faces are not the ones epoch "
+                                            f"{epoch}'s seed gives (forged)")
+            else:
+                self.report.derived += 1
 
     def _stub(self, entry: Mapping[str, Any], where: str) -> None:
         if not self.trust_stubs:
@@ -297,6 +369,7 @@ def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True,
         stated = entry.get("hash")
         prev = stated if isinstance(stated, str) else ""
     report.head = prev
+    checker.faces()
     for n, receipt in enumerate(receipts, 1):
         checker.receipt(receipt, n)
     return report

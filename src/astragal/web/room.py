@@ -32,11 +32,12 @@ from astragal.render import odds_text, outcome_words, roll_text
 
 from .caps import Budget, Caps
 from .chain import FORMAT, canonical, redact
+from .fair import FairSource, commitment
 from .names import hidden_character
 from .oddspool import OddsPool, shared_pool, short_error
 from .sheet import Expansion, Sheet, check_sheet, expand
 from .signing import Signer
-from .store import MAX_PAGE, NameTaken, RoomFull, Store
+from .store import MAX_PAGE, Moved, NameTaken, RoomFull, Store
 from .tabletools import (
     EXAMPLES,
     check_sheet_rolls,
@@ -64,6 +65,7 @@ __all__ = [
 
 VISIBILITIES = ("public", "gm", "blind")
 MAX_NAME = 40
+MAX_CLIENT_SEED = 64
 MAX_ROOM_NAME = 80
 MAX_ODDS_VALUES = 2000
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -240,7 +242,7 @@ class Table:
     """The web table over a ``Store``: every operation the HTTP API offers, with its checks."""
 
     def __init__(self, store: Store, *, limits: Limits | None = None,
-                 source: Callable[[], Source] = SystemSource,
+                 source: Callable[[], Source | None] | None = None,
                  roll_rate: tuple[float, int] = (2.0, 6),
                  odds_rate: tuple[float, int] = (2.0, 6),
                  caps: Caps | None = None, pool: OddsPool | None = None,
@@ -397,11 +399,17 @@ class Table:
         return expand(text, sheet, system, self._aliases())
 
     def roll(self, member: Member, text: object, visibility: object = "public",
-             who: str = "") -> dict[str, Any]:
+             who: str = "", client_seed: object = "") -> dict[str, Any]:
         """Roll ``text`` for ``member`` and append it to the room's log; the stored entry.
 
-        ``who`` is the client's address, whose rolls and stored bytes are metered too.
+        ``who`` is the client's address, whose rolls and stored bytes are metered too. The faces
+        come from the room's seed (``fair.py``) with the member's ``client_seed``, unless the
+        table was given a source of its own (tests).
         """
+        if not isinstance(client_seed, str) or len(client_seed) > MAX_CLIENT_SEED or not (
+                client_seed.isascii() and client_seed.isprintable()):
+            raise TableError(422, "RequestError", f"a client seed is up to {MAX_CLIENT_SEED} "
+                             "printable ASCII characters")
         if visibility not in VISIBILITIES:
             raise TableError(422, "RequestError", f"visibility is one of {', '.join(VISIBILITIES)}"
                                                   f", not {visibility!r}")
@@ -413,7 +421,33 @@ class Table:
         room = self.room(member.room)
         self._check_room_space(room["id"])
         exp = self.expand(member, text, room["system"])
-        source = RecordingSource(self.source())
+        for _ in range(8):  # the nonce is the entry's id: roll again if another entry took it
+            source, fair, nonce = self._faces(member, room["id"], client_seed)
+            body = self._rolled(member, exp, room, visibility, source, fair)
+            try:
+                return self._append(room["id"], body, who, expect=nonce)
+            except Moved:
+                continue
+        raise TableError(503, "Busy", "the room's log is too busy to take this roll: try again",
+                         retry_after=1)
+
+    def _faces(self, member: Member, room_id: str,
+               client_seed: str) -> tuple[RecordingSource, dict[str, Any] | None, int | None]:
+        """Where a roll's faces come from: the room's seed (and the entry id it is rolled for),
+        or the table's own source (tests)."""
+        given = self.source() if self.source is not None else None
+        if given is not None:
+            return RecordingSource(given), None, None
+        epoch, seed = self.store.epoch(room_id)
+        nonce = self.store.head(room_id)[0] + 1
+        fair = {"epoch": epoch, "commitment": commitment(seed), "client": client_seed,
+                "nonce": nonce}
+        return (RecordingSource(FairSource(seed, room_id, epoch, member.id, client_seed, nonce)),
+                fair, nonce)
+
+    def _rolled(self, member: Member, exp: Expansion, room: Mapping[str, Any], visibility: object,
+                source: RecordingSource, fair: dict[str, Any] | None) -> dict[str, Any]:
+        """The entry of one roll with faces from ``source``."""
         try:
             result = astragal.roll(exp.text, source=source, limits=self.limits,
                                    default_system=room["system"])
@@ -441,9 +475,12 @@ class Table:
             "draws": source.draws,
             "nonce": secrets.token_hex(16),
         }
-        return self._append(room["id"], body, who)
+        if fair is not None:
+            body["fair"] = fair
+        return body
 
-    def _append(self, room_id: str, body: dict[str, Any], who: str) -> dict[str, Any]:
+    def _append(self, room_id: str, body: dict[str, Any], who: str,
+                expect: int | None = None) -> dict[str, Any]:
         """Store an entry within the caps of an entry, a room and an address."""
         size = len(canonical(body).encode("utf-8")) + 200  # + id, prev and hash
         if size > self.caps.entry_bytes:
@@ -451,7 +488,7 @@ class Table:
                              f"a room stores at most {self.caps.entry_bytes:,} bytes per roll "
                              "(roll fewer dice, or fewer re-rolls)")
         self._check_room_space(room_id, size)
-        entry = self.store.append(room_id, body)
+        entry = self.store.append(room_id, body, expect)
         self.address_bytes.charge(f"ip:{who}", size)
         with self._caps_lock:
             stored, when = self._log_bytes.get(room_id, (0, 0.0))
@@ -608,10 +645,31 @@ class Table:
             raise TableError(403, "Forbidden", "only the GM, or whoever rolled it, may reveal "
                                                "a hidden roll")
         self.roll_limit.check(member.id, "rolls")
-        keep = ("id", "at", "who", "role", "visibility", "text", "notation", "system", "outcome",
-                "verdict", "headline", "tone", "transcript_text", "roll")
+        keep = ("id", "at", "member", "who", "role", "visibility", "text", "notation", "system",
+                "outcome", "verdict", "headline", "tone", "transcript_text", "roll", "draws",
+                "fair")
         body = {**self._base(member, "reveal"), "reveals": entry["id"],
                 "of": {k: entry[k] for k in keep if k in entry}}
+        return self._append(member.room, body, who)
+
+    def fairness(self, room_id: str) -> dict[str, Any]:
+        """The room's current seed epoch and the commitment to its secret seed (``fair.py``)."""
+        epoch, seed = self.store.epoch(room_id)
+        return {"epoch": epoch, "commitment": commitment(seed)}
+
+    def end_epoch(self, member: Member, who: str = "") -> dict[str, Any]:
+        """The GM ends the seed epoch: its seed is revealed in the log (every face of the epoch
+        can then be derived again) and a new epoch starts with a new commitment."""
+        if not member.is_gm:
+            raise TableError(403, "Forbidden", "only the GM may end a seed epoch")
+        self.roll_limit.check(member.id, "rolls")
+        epoch, seed = self.store.epoch(member.room)
+        made = self.store.next_epoch(member.room, epoch)
+        if made is None:
+            raise TableError(409, "Conflict", f"epoch {epoch} has just been ended")
+        body = {**self._base(member, "seed"), "epoch": epoch, "seed": seed,
+                "commitment": commitment(seed), "next": made[0],
+                "next_commitment": commitment(made[1])}
         return self._append(member.room, body, who)
 
     def _gm_over(self, gm: Member, member_id: object) -> dict[str, Any]:
@@ -671,7 +729,7 @@ class Table:
         self.address_rolls.check(f"ip:{who}", "rolls from this address")
         with self._room_lock(member.room):
             state = self._states(member.room).get("fight")
-            source = RecordingSource(self.source())
+            source, fair, nonce = self._faces(member, member.room, "")
             try:
                 message, new, as_json = fight_command(state, text, source)
             except InputError as exc:
@@ -684,7 +742,13 @@ class Table:
                              "headline": headline(as_json["outcome"],
                                                   as_json.get("transcript", ())),
                              "tone": outcome_kind(as_json["outcome"])})
-            return self._append(member.room, body, who)
+                if fair is not None:
+                    body["fair"] = fair
+            try:
+                return self._append(member.room, body, who, expect=nonce)
+            except Moved:
+                raise TableError(503, "Busy", "another entry came first: try the command again",
+                                 retry_after=1) from None
 
     def turns(self, member: Member, text: object, who: str = "") -> dict[str, Any]:
         """One turn-order command (any game): add NAME [initiative], remove NAME, next, clear."""

@@ -25,8 +25,9 @@ from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from .chain import GENESIS, canonical, seal
+from .fair import new_seed
 
-__all__ = ["DEFAULT_DB", "MEMBERS_NOTE", "NameTaken", "PostgresStore", "RoomFull", "SQLiteStore",
+__all__ = ["DEFAULT_DB", "MEMBERS_NOTE", "Moved", "NameTaken", "PostgresStore", "RoomFull", "SQLiteStore",
            "Store", "StoreError", "open_store"]
 
 log = logging.getLogger("astragal.web")
@@ -51,6 +52,14 @@ class NameTaken(Exception):
 
 class RoomFull(Exception):
     """The room is at its cap of members (``add_member``'s ``max_members``)."""
+
+
+class Moved(Exception):
+    """The entry would not get the id it was rolled for: another entry came first."""
+
+    def __init__(self, next_id: int) -> None:
+        super().__init__(f"the log moved on to entry {next_id}")
+        self.next_id = next_id
 
 
 class StoreError(Exception):
@@ -107,8 +116,16 @@ class Store(Protocol):
     sign: Callable[[str, int, str], str] | None
     """The table's signature of (room, id, hash), given to every entry appended (``signing``)."""
 
-    def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """Seal ``body`` as the room's next entry (id, prev, hash, sig) and store it atomically."""
+    def append(self, room_id: str, body: Mapping[str, Any],
+               expect: int | None = None) -> dict[str, Any]:
+        """Seal ``body`` as the room's next entry (id, prev, hash, sig) and store it atomically;
+        ``expect``: the id it must get (``Moved`` if another entry took it first)."""
+
+    def epoch(self, room_id: str) -> tuple[int, str]:
+        """The room's current seed epoch and its secret seed (epoch 1 made on first use)."""
+
+    def next_epoch(self, room_id: str, epoch: int) -> tuple[int, str] | None:
+        """Start epoch ``epoch + 1`` with a new seed, if ``epoch`` is still the current one."""
 
     def hashes(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[tuple[int, str]]:
         """The (id, hash) pairs of the hash column, id > ``after`` (``verify-log`` compares them
@@ -172,6 +189,9 @@ CREATE TABLE IF NOT EXISTS astragal_members (
 CREATE TABLE IF NOT EXISTS astragal_log (
   room_id TEXT NOT NULL REFERENCES astragal_rooms(id), seq INTEGER NOT NULL,
   hash TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (room_id, seq));
+CREATE TABLE IF NOT EXISTS astragal_seeds (
+  room_id TEXT NOT NULL REFERENCES astragal_rooms(id), epoch INTEGER NOT NULL,
+  seed TEXT NOT NULL, PRIMARY KEY (room_id, epoch));
 """
 
 
@@ -312,7 +332,8 @@ class SQLiteStore:
         with self._lock, _sqlite_errors("be written"):
             self._db.execute("DELETE FROM astragal_members WHERE id = ?", (member_id,))
 
-    def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    def append(self, room_id: str, body: Mapping[str, Any],
+               expect: int | None = None) -> dict[str, Any]:
         with self._lock, _sqlite_errors("be written"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -320,6 +341,8 @@ class SQLiteStore:
                     "SELECT seq, hash FROM astragal_log WHERE room_id = ? "
                     "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
                 seq, prev = (last[0], last[1]) if last else (0, GENESIS)
+                if expect is not None and expect != seq + 1:
+                    raise Moved(seq + 1)
                 entry = seal(body, seq + 1, prev, _signer(self.sign, room_id))
                 self._db.execute("INSERT INTO astragal_log VALUES (?, ?, ?, ?)",
                                  (room_id, seq + 1, entry["hash"], canonical(entry)))
@@ -335,6 +358,24 @@ class SQLiteStore:
                 "SELECT body FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?",
                 (room_id, after, limit)).fetchall()
         return [json.loads(r[0]) for r in rows]
+
+    def epoch(self, room_id: str) -> tuple[int, str]:
+        with self._lock, _sqlite_errors("be written"):
+            row = self._db.execute("SELECT epoch, seed FROM astragal_seeds WHERE room_id = ? "
+                                   "ORDER BY epoch DESC LIMIT 1", (room_id,)).fetchone()
+            if row is None:
+                self._db.execute("INSERT OR IGNORE INTO astragal_seeds VALUES (?, 1, ?)",
+                                 (room_id, new_seed()))
+                row = self._db.execute("SELECT epoch, seed FROM astragal_seeds WHERE room_id = ?"
+                                       " ORDER BY epoch DESC LIMIT 1", (room_id,)).fetchone()
+        return int(row[0]), str(row[1])
+
+    def next_epoch(self, room_id: str, epoch: int) -> tuple[int, str] | None:
+        seed = new_seed()
+        with self._lock, _sqlite_errors("be written"):
+            made = self._db.execute("INSERT OR IGNORE INTO astragal_seeds VALUES (?, ?, ?)",
+                                    (room_id, epoch + 1, seed)).rowcount
+        return (epoch + 1, seed) if made else None
 
     def hashes(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[tuple[int, str]]:
         with _sqlite_errors("be read"):
@@ -422,6 +463,7 @@ class PostgresStore:
         s = f'"{self.schema}".'
         self._rooms, self._members, self._log = (s + "astragal_rooms", s + "astragal_members",
                                                  s + "astragal_log")
+        self._seeds = s + "astragal_seeds"
         self._idle: list[Any] = []
         self._pool_lock = threading.Lock()
         self._pool_size = pool_size
@@ -444,6 +486,9 @@ class PostgresStore:
             conn.execute(f"""CREATE TABLE IF NOT EXISTS {self._log} (
               room_id TEXT NOT NULL REFERENCES {self._rooms}(id), seq INTEGER NOT NULL,
               hash TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (room_id, seq))""")
+            conn.execute(f"""CREATE TABLE IF NOT EXISTS {self._seeds} (
+              room_id TEXT NOT NULL REFERENCES {self._rooms}(id), epoch INTEGER NOT NULL,
+              seed TEXT NOT NULL, PRIMARY KEY (room_id, epoch))""")
 
     # A small pool: psycopg_pool is a separate package. It keeps up to ``pool_size`` idle
     # connections, enough for the request threads under load (a new connection per request
@@ -616,7 +661,8 @@ class PostgresStore:
         self._do("remove a member", lambda conn, _: conn.execute(
             f"DELETE FROM {self._members} WHERE id = %s", (member_id,)))
 
-    def append(self, room_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    def append(self, room_id: str, body: Mapping[str, Any],
+               expect: int | None = None) -> dict[str, Any]:
         sealed: list[dict[str, Any]] = []
 
         def work(conn: Any, state: dict[str, bool]) -> dict[str, Any]:
@@ -629,6 +675,8 @@ class PostgresStore:
                 last = conn.execute(f"SELECT seq, hash FROM {self._log} WHERE room_id = %s "
                                     "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
                 seq, prev = (last[0], last[1]) if last else (0, GENESIS)
+                if expect is not None and expect != seq + 1:
+                    raise Moved(seq + 1)
                 entry = seal(body, seq + 1, prev, _signer(self.sign, room_id))
                 conn.execute(f"INSERT INTO {self._log} VALUES (%s, %s, %s, %s)",
                              (room_id, seq + 1, entry["hash"], canonical(entry)))
@@ -674,6 +722,25 @@ class PostgresStore:
             f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq "
             "LIMIT %s", (room_id, after, limit)).fetchall())
         return [json.loads(r[0]) for r in rows]
+
+    def epoch(self, room_id: str) -> tuple[int, str]:
+        def work(conn: Any, _: dict[str, bool]) -> tuple[int, str]:
+            with conn.transaction():
+                conn.execute(f"INSERT INTO {self._seeds} SELECT %s, 1, %s WHERE NOT EXISTS "
+                             f"(SELECT 1 FROM {self._seeds} WHERE room_id = %s) "
+                             "ON CONFLICT DO NOTHING", (room_id, new_seed(), room_id))
+                row = conn.execute(f"SELECT epoch, seed FROM {self._seeds} WHERE room_id = %s "
+                                   "ORDER BY epoch DESC LIMIT 1", (room_id,)).fetchone()
+            return int(row[0]), str(row[1])
+
+        return self._do("read the seed", work)  # type: ignore[no-any-return]
+
+    def next_epoch(self, room_id: str, epoch: int) -> tuple[int, str] | None:
+        seed = new_seed()
+        made = self._do("start an epoch", lambda conn, _: conn.execute(
+            f"INSERT INTO {self._seeds} VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+            (room_id, epoch + 1, seed)).rowcount)
+        return (epoch + 1, seed) if made else None
 
     def hashes(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[tuple[int, str]]:
         rows = self._do("read the log", lambda conn, _: conn.execute(

@@ -190,6 +190,8 @@ async function enterRoom(roomId, key) {
   try { await loadSystems(); } catch (_) { /* examples are a nicety */ }
   state.room = me.room; state.member = me.member; state.key = key; state.sheet = me.sheet;
   state.signingKey = me.key; $("signing-key").textContent = (me.key || "").slice(0, 16) + "…";
+  showFairness(me.fair);
+  $("end-epoch").hidden = me.member.role !== "gm";
   $("signing-key").title = me.key || "";
   state.backlog = me.head.id;  // entries up to here are history: not announced, not unread
   $("room").hidden = false;
@@ -398,6 +400,35 @@ function keepReceipt(entry) {
   try { localStorage.setItem(name, JSON.stringify(kept.slice(-20000))); } catch (_) { /* full */ }
 }
 
+// This device's client seed for the room: the faces follow from it and the room's committed seed.
+function clientSeed() {
+  const name = "astragal:client-seed:" + state.room.id;
+  let seed = localStorage.getItem(name);
+  if (!seed) {
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    seed = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    localStorage.setItem(name, seed);
+  }
+  return seed;
+}
+
+function showFairness(fair) {
+  if (!fair) return;
+  $("seed-epoch").textContent = String(fair.epoch);
+  $("seed-commitment").textContent = fair.commitment.slice(0, 16) + "…";
+  $("seed-commitment").title = fair.commitment;
+}
+
+async function endEpoch() {
+  try {
+    const entry = await api("POST", roomPath("/epoch"), {}, state.key);
+    showFairness({ epoch: entry.next, commitment: entry.next_commitment });
+  } catch (err) {
+    showError($("members-error"), err);
+  }
+}
+
 function downloadReceipts() {
   let kept;
   try { kept = JSON.parse(localStorage.getItem(receiptsName(state.room.id)) || "[]"); } catch (_) { kept = []; }
@@ -410,6 +441,7 @@ function downloadReceipts() {
 
 function addEntry(entry) {
   keepReceipt(entry);
+  if (entry.kind === "seed") showFairness({ epoch: entry.next, commitment: entry.next_commitment });
   if (state.seen.has(entry.id)) return;
   state.last = Math.max(state.last, entry.id);
   if (entry.kind === "fight") { state.fight = entry.state; renderFight(); }
@@ -445,6 +477,7 @@ function addEntry(entry) {
 function announceText(e) {
   if (e.kind === "roll") return e.who + " rolled " + e.text + ": " + (e.hidden ? "hidden" : (e.headline || e.verdict));
   if (e.kind === "reveal") return e.who + " revealed a hidden roll: " + ((e.of && (e.of.headline || e.of.verdict)) || "");
+  if (e.kind === "seed") return e.who + " ended seed epoch " + e.epoch + ": its seed is revealed";
   return e.who + ": " + (e.message || e.text || "");
 }
 
@@ -459,8 +492,17 @@ function entryHead(e, who, extra) {
     el("time", { datetime: e.at, title: e.at }, time));
 }
 
+function renderSeed(e) {
+  const head = entryHead(e, whoOf(e), [el("span", { class: "badge" }, "dice seed")]);
+  return el("li", { class: "entry note tone-neutral", "data-id": e.id, "data-kind": "seed" }, head,
+    el("div", { class: "verdict" }, "Seed epoch " + e.epoch + " ended: its seed is revealed, so every face " +
+      "rolled in it can be checked (astragal verify-log). Epoch " + e.next + " begins, committed as " +
+      String(e.next_commitment).slice(0, 16) + "…"));
+}
+
 function renderEntry(e) {
   if (e.kind === "reveal") return renderReveal(e);
+  if (e.kind === "seed") return renderSeed(e);
   if (e.kind === "fight" || e.kind === "turns") return renderNote(e);
   const head = entryHead(e, whoOf(e), [
     el("code", { class: "text" }, e.text),
@@ -673,7 +715,8 @@ async function roll(text) {
   button.disabled = true;
   try {
     const entry = await api("POST", roomPath("/rolls"),
-                            { text, visibility: $("roll-visibility").value }, state.key);
+                            { text, visibility: $("roll-visibility").value,
+                              client_seed: clientSeed() }, state.key);
     addEntry(entry);
     remember(text);
     return true;
@@ -914,6 +957,7 @@ function wire() {
   });
   $("export-json").addEventListener("click", () => download("json"));
   $("export-receipts").addEventListener("click", downloadReceipts);
+  $("end-epoch").addEventListener("click", endEpoch);
   $("export-md").addEventListener("click", () => download("md"));
   $("new-rolls").addEventListener("click", toEnd);
   $("log").addEventListener("scroll", () => { if (atEnd()) { state.fresh = 0; $("new-rolls").hidden = true; } });
