@@ -58,8 +58,30 @@ def _system_flag(name: str | None) -> str | None:
 def _cmd_roll(args: argparse.Namespace) -> int:
     result = roll(args.text, seed=args.seed, faces=args.faces, options=_options(args.option),
                   default_system=_system_flag(args.system))
-    print(to_json_text(result.to_json()) if args.json else roll_text(result))
+    found = None
+    if args.luck:
+        from .luck import luck
+
+        found = luck(result, odds(args.text, options=_options(args.option),
+                                  default_system=_system_flag(args.system)))
+    if args.json:
+        data = result.to_json()
+        if args.luck:
+            data["luck"] = found.to_json() if found is not None else None
+        print(to_json_text(data))
+        return 0
+    print(roll_text(result))
+    if args.luck:
+        print(f"Luck: {found.words()} (P(worse) {100 * found.worse:.1f}%, P(the same) "
+              f"{100 * found.same:.1f}%)" if found is not None
+              else "Luck: this roll has no ordered value to place in its odds")
     return 0
+
+
+def _cmd_luck(args: argparse.Namespace) -> int:
+    from .luck_report import main as luck_main
+
+    return luck_main(args)
 
 
 def _exact_json(result: Any) -> dict[str, Any]:
@@ -268,8 +290,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--faces", default=None,
                    help="faces as rolled, actor then opposition: '7,2 / 3,4'")
     r.add_argument("--json", action="store_true", help="machine-readable output")
+    r.add_argument("--luck", action="store_true",
+                   help="where the roll fell in its own exact odds ('better than 87%% of rolls')")
     common(r)
     r.set_defaults(func=_cmd_roll)
+
+    lk = sub.add_parser("luck", help="a luck report from a room's export: per member and "
+                        "session, and a test of fair dice")
+    lk.add_argument("export", help="an exported JSON log (the room's Export JSON)")
+    lk.add_argument("--json", action="store_true", help="machine-readable output")
+    lk.add_argument("--seed", type=int, default=0,
+                    help="the seed of the randomised percentiles (the report is reproducible)")
+    lk.add_argument("--plot", default=None, metavar="FILE.svg",
+                    help="also draw each member's histogram of percentiles (SVG)")
+    lk.set_defaults(func=_cmd_luck)
 
     o = sub.add_parser("odds", help="exact odds of one roll, or several side by side")
     o.add_argument("text", nargs="+", help="one or more rolls, any systems")
