@@ -61,9 +61,40 @@ def test_estimate_is_within_4x_of_the_work_done(n: int, m: int, fa: bool, fd: bo
                                                 sizes: tuple[int, ...]) -> None:
     """``estimate`` (before any work) within a factor of 4 of the steps each kernel counts."""
     att, dfn = _pools(n, m, fa, fd, sizes)
-    guess = P.estimate(att, dfn, steps, 1)
     shape = P._shape(att, dfn, steps, 1)
     _, exact_steps = P._exact(shape)
     _, numpy_steps, _ = P._numpy(shape)
-    for done in (exact_steps, numpy_steps):
-        assert done / 4 <= guess.steps <= done * 4, (guess, done)
+    for kernel, done in (("exact", exact_steps), ("numpy", numpy_steps)):
+        guess = P.estimate(att, dfn, steps, 1, kernel)
+        assert done / 4 <= guess.steps <= done * 4, (kernel, guess, done)
+
+
+MEMORY = [(n, m, fa, fd, sizes) for n, m in [(3, 3), (6, 4), (8, 6), (10, 10), (20, 2), (30, 0)]
+          for fa, fd in [(False, False), (True, True)]
+          for sizes in [(12,), (12, 10, 8)]]
+
+
+@pytest.mark.parametrize("n,m,fa,fd,sizes", MEMORY)
+def test_estimated_memory_is_within_4x_of_the_traced_peak(n: int, m: int, fa: bool, fd: bool,
+                                                          sizes: tuple[int, ...]) -> None:
+    """``estimate``'s peak bytes against what ``tracemalloc`` sees the kernel allocate (numpy
+    reports its arrays to it); small runs are held to 4x of a 1 MiB floor."""
+    import tracemalloc
+
+    att, dfn = _pools(n, m, fa, fd, sizes)
+    steps = KINDS[0]
+    for kernel in ("exact", "numpy"):
+        guess = P.estimate(att, dfn, steps, 1, kernel)
+        if guess.steps > 3_000_000:
+            continue  # the slow kernel on a big pool: the other one is checked
+        shape = P._shape(att, dfn, steps, 1)
+        run = P._exact if kernel == "exact" else P._numpy
+        tracemalloc.start()
+        try:
+            run(shape)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        floor = 1 << 20
+        assert max(peak, floor) / 4 <= max(guess.peak_bytes, floor) <= max(peak, floor) * 4, \
+            (kernel, guess, peak)

@@ -17,6 +17,7 @@ CEILINGS: dict[str, int] = {
     "max_rolls": 1_000_000,
     "max_explosions": 1_000_000,
     "max_odds_work": 10**12,
+    "max_odds_memory": 1 << 40,
 }
 
 
@@ -28,7 +29,10 @@ class Limits:
     max_dice: int = 500
     max_rolls: int = 100
     max_explosions: int = 100
-    max_odds_work: int = 20_000_000
+    max_odds_work: int = 20_000_000  # steps: one step is about one multiply-add in a Python
+    # loop (~30 ns), so the default is about a second of work; numpy kernels count what they do
+    # in the same units (their estimates are tested within 4x of the work they count)
+    max_odds_memory: int = 512 * 1024 * 1024  # bytes one odds request may use at its peak
 
     def __post_init__(self) -> None:
         # A limit is a whole number from 1 to its ceiling: a string, a float (NaN would turn the
@@ -70,6 +74,21 @@ class Limits:
                 text,
                 (0, len(text)) if text else None,
             )
+
+
+    def check_memory(self, nbytes: int, what: str, text: str = "") -> None:
+        """Refuse exact odds whose estimated peak memory exceeds ``max_odds_memory``."""
+        if nbytes > self.max_odds_memory:
+            raise LimitError(
+                f"the exact odds of {what} would need about {_mib(nbytes)} of memory, over the "
+                f"odds memory limit of {_mib(self.max_odds_memory)}",
+                text,
+                (0, len(text)) if text else None,
+            )
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / 2**20:,.0f} MiB" if nbytes >= 2**20 else f"{nbytes / 1024:,.0f} KiB"
 
 
 def _shown(value: object) -> str:

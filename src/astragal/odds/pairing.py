@@ -32,17 +32,21 @@ of the number of 1s per size, so a favoured pool is tracked per size (one class 
 costs about what a plain pool does, not one evaluation per re-roll case.
 
 Two kernels run the same steps: ``exact`` (pure Python, integer counts, a hits polynomial packed
-into one integer — no numpy import, fast for small pools) and ``numpy`` (float64, the states of a
-face in arrays, aggregated through a dense index). ``estimate`` counts the work of either before
-any of it is done; ``last_work`` reports what a run really did, in the same units.
+into one integer — no numpy import, fast for small pools) and ``numpy`` (float64: a face's states
+as rows of an int array, their hit laws as columns; each step's structure is built once and
+indexed, see ``_numpy``). ``estimate`` counts the work and peak memory of either before any of it
+is done, in the units of ``Limits`` (tested within 4x of what the kernels count and allocate);
+results are remembered.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["Pool", "Work", "distribution", "estimate"]
@@ -277,7 +281,7 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
     mask = (1 << bits) - 1
     denominator = total * den
     return [Fraction((out >> (bits * h)) & mask, denominator)
-            for h in range(shape.max_hits + 1)], work * (shape.max_hits + 1)
+            for h in range(shape.max_hits + 1)], work * EXACT_STEPS_PER_MOVE
 
 
 # -------------------------------------------------------------------------------------------
@@ -287,6 +291,13 @@ _DENSE_KEYS = 1 << 23  # a key table of up to 8 M entries (32 MiB); sort the key
 
 
 def _numpy(shape: _Shape) -> tuple[list[float], int, int]:
+    """The numpy kernel. The states of a face are rows of an int array; their hit laws are the
+    columns of ``probs`` (hits × states). A step's *structure* (which state moves where, with
+    which binomial coefficient and hit shift) depends only on the states it starts from, not
+    on the face's probabilities, so it is built once and indexed: the states are ordered by how
+    many dice they still place, so the moves that place ``k`` dice are a leading slice (a
+    contiguous multiply, no gather), and one ``bincount`` sums every move into its new state.
+    Faces below the smallest die repeat the same structures."""
     import numpy as np
 
     a_cls, d_cls = shape.attack.classes(), shape.defence.classes()
@@ -297,79 +308,138 @@ def _numpy(shape: _Shape) -> tuple[list[float], int, int]:
     first_read = min((t for t, _ in steps2), default=0)
     first = shape.step_at(1)
     width = shape.max_hits + 1
-    cols = np.arange(width)
     radix = [len(c) + 1 for c in a_cls] + [len(c) + 1 for c in d_cls] + \
         [min(shape.n, m) + 1] * depth
     space = math.prod(radix)
     place = np.array([math.prod(radix[:i]) for i in range(len(radix))], dtype=np.int64)
-    table = np.empty(space, dtype=np.int64) if space <= _DENSE_KEYS else None
+    table = np.empty(space, dtype=np.int32) if space <= _DENSE_KEYS else None
     rmax = max(shape.n, m)
     states = np.zeros((1, nd + depth), dtype=np.int64)
-    probs = np.zeros((1, width))
+    probs = np.zeros((width, 1))
     probs[0, 0] = 1.0
     work = 0
     peak = 0
+    memo: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    scratch: list[Any] = [np.empty(0), np.empty(0, dtype=np.int64)]
 
-    def merge(new: Any, rows: Any, shift: Any) -> tuple[Any, Any]:
-        nonlocal peak
+    def dedupe(new: Any) -> tuple[Any, Any]:
+        """(first row of each distinct state, each row's state number)."""
         keys = new @ place
         if table is not None:
-            table[keys] = np.arange(len(keys))
-            winner = table[keys]
+            table[keys] = np.arange(len(keys), dtype=np.int32)
+            winner = table[keys].astype(np.int64)
             firsts = np.flatnonzero(winner == np.arange(len(keys)))
             compact = np.zeros(len(keys), dtype=np.int64)
             compact[firsts] = np.arange(len(firsts))
-            ids = compact[winner]
+            return firsts, compact[winner]
+        _, firsts, ids = np.unique(keys, return_index=True, return_inverse=True)
+        return firsts, ids.ravel()
+
+    def structure(key: tuple[Any, ...], col: int | None, elig: int,
+                  move: Callable[[Any, Any], tuple[Any, Any]]) -> tuple[Any, ...]:
+        """The step from ``states`` placing up to ``elig - states[:, col]`` dice (``col`` None:
+        none, only ``move``): (order of the states, moves per k, coefficient index, target
+        index, largest shift, new states). ``move(rows, k)`` gives the moved rows and shifts."""
+        full = key + (states.tobytes(),)
+        hit = memo.get(full)
+        if hit is not None:
+            return hit
+        if col is None:
+            r = np.zeros(len(states), dtype=np.int64)
+            order = None
         else:
-            _, firsts, ids = np.unique(keys, return_index=True, return_inverse=True)
-        flat = (ids * width + shift)[:, None] + cols
-        out = np.bincount(flat.ravel(), weights=rows.ravel(),
-                          minlength=len(firsts) * width)[:len(firsts) * width]
-        peak = max(peak, rows.nbytes * 3 + flat.nbytes)
-        return new[firsts], out.reshape(len(firsts), width)
+            r = np.maximum(elig - states[:, col], 0)
+            order = np.argsort(-r, kind="stable")
+            if (order == np.arange(len(order))).all():
+                order = None
+            else:
+                r = r[order]
+        src = states if order is None else states[order]
+        counts = [int(x) for x in np.bincount(r, minlength=rmax + 1)[::-1].cumsum()[::-1]]
+        runs = [n for n in counts if n]  # runs[k]: the states that place k or more dice
+        rep = np.concatenate([np.arange(n) for n in runs])
+        k = np.repeat(np.arange(len(runs)), runs)
+        new, shift = move(src[rep], k)
+        firsts, ids = dedupe(new)
+        top = int(shift.max()) if len(shift) else 0
+        hit = memo[full] = (order, runs, r[rep] * (rmax + 1) + k, shift * len(firsts) + ids,
+                            top, new[firsts])
+        return hit
 
-    def expand(r: Any) -> tuple[Any, Any]:
-        counts = r + 1
-        rep = np.repeat(np.arange(len(r)), counts)
-        k = np.arange(len(rep)) - np.repeat(np.cumsum(counts) - counts, counts)
-        return rep, k
+    def apply(hit: tuple[Any, ...], pmf: Any) -> Any:
+        """One step's numbers: each move's column scaled by its coefficient (a slice per k),
+        summed into its new state and hit count by one ``bincount``."""
+        nonlocal work, peak
+        order, runs, coef, target, top, new_states = hit
+        src = probs if order is None else probs[:, order]
+        size = len(target) * width
+        if scratch[0].size < size:
+            scratch[0] = np.empty(size)
+            scratch[1] = np.empty(size, dtype=np.int64)
+        rows = scratch[0][:size].reshape(width, len(target))
+        scale = pmf[coef]
+        at = 0
+        for n in runs:
+            np.multiply(src[:, :n], scale[at:at + n], out=rows[:, at:at + n])
+            at += n
+        n_out = len(new_states)
+        flat = scratch[1][:size].reshape(width, len(target))
+        # the move's hit count w + shift, state number: (w + shift) · n_out + state
+        np.add(target[None, :], (np.arange(width) * n_out)[:, None], out=flat)
+        out = np.bincount(flat.ravel(), weights=rows.ravel(), minlength=(width + top) * n_out)
+        out = out[:width * n_out].reshape(width, n_out)  # nothing scores past the last count
+        work += size
+        peak = max(peak, rows.nbytes + flat.nbytes + 2 * out.nbytes)
+        return out
 
+    stages = 3 * (shape.top - 1)
     for v in range(shape.top, 1, -1):
         q = 1.0 / v
         pmf = np.zeros((rmax + 1, rmax + 1))
         for total in range(rmax + 1):
             for j in range(total + 1):
                 pmf[total, j] = math.comb(total, j) * q ** j * (1 - q) ** (total - j)
+        pmf = pmf.ravel()
         for c, elig in enumerate(_eligible(d_cls, v)):
             col = ka + c
-            r = np.maximum(elig - states[:, col], 0)
-            if not r.any():
+            if not (elig > states[:, col]).any():
                 continue
-            rep, k = expand(r)
-            new = states[rep]
-            new[:, col] += k
-            hist = [new[:, nd + j] for j in range(depth)]
-            shift = _defence_hits(k, hist, reads, np.minimum) if reads else np.zeros_like(k)
-            for j in range(depth):
-                new[:, nd + j] = np.maximum(0, hist[j] - k)
-            work += len(rep) * width
-            states, probs = merge(new, probs[rep] * pmf[r[rep], k][:, None], shift)
+
+            def defence(new: Any, k: Any, col: int = col) -> tuple[Any, Any]:
+                new[:, col] += k
+                hist = [new[:, nd + j] for j in range(depth)]
+                shift = _defence_hits(k, hist, reads, np.minimum) if reads else \
+                    np.zeros_like(k)
+                for j in range(depth):
+                    new[:, nd + j] = np.maximum(0, hist[j] - k)
+                return new, shift
+
+            hit = structure(("d", col, elig), col, elig, defence)
+            probs, states = apply(hit, pmf), hit[5]
         surplus = shape.step_at(v - 1)
-        if depth:  # one face lower: D(v+1) enters the history (0 once no step reads it)
-            a, b = states[:, :ka].sum(axis=1), states[:, ka:nd].sum(axis=1)
-            enter = np.maximum(0, np.minimum(a, m) - b) if v >= first_read else 0 * a
-            states = np.concatenate([states[:, :nd], states[:, nd + 1:], enter[:, None]], axis=1)
+        if depth:  # one face lower: D(v+1) enters the history (0 once no step reads it);
+            # states that differed only in the history slot that leaves are merged
+            live = v >= first_read
+
+            def enter(new: Any, k: Any, live: bool = live) -> tuple[Any, Any]:
+                a, b = new[:, :ka].sum(axis=1), new[:, ka:nd].sum(axis=1)
+                entry = np.maximum(0, np.minimum(a, m) - b) if live else 0 * a
+                new = np.concatenate([new[:, :nd], new[:, nd + 1:], entry[:, None]], axis=1)
+                return new, 0 * k
+
+            hit = structure(("e", live), None, 0, enter)
+            probs, states = apply(hit, pmf), hit[5]
         for c, elig in enumerate(_eligible(a_cls, v)):
-            r = np.maximum(elig - states[:, c], 0)
-            if not r.any():
+            if not (elig > states[:, c]).any():
                 continue
-            rep, k = expand(r)
-            new = states[rep]
-            a, b = new[:, :ka].sum(axis=1), new[:, ka:nd].sum(axis=1)
-            new[:, c] += k
-            shift = _attack_hits(a, k, b, m, first, surplus, np.minimum, np.maximum)
-            work += len(rep) * width
-            states, probs = merge(new, probs[rep] * pmf[r[rep], k][:, None], shift)
+
+            def attack(new: Any, k: Any, c: int = c, surplus: int = surplus) -> tuple[Any, Any]:
+                a, b = new[:, :ka].sum(axis=1), new[:, ka:nd].sum(axis=1)
+                new[:, c] += k
+                return new, _attack_hits(a, k, b, m, first, surplus, np.minimum, np.maximum)
+
+            hit = structure(("a", c, elig, surplus), c, elig, attack)
+            probs, states = apply(hit, pmf), hit[5]
     # face 1, as in the exact kernel
     b = states[:, ka:nd].sum(axis=1)
     weight = np.ones(len(states))
@@ -385,18 +455,26 @@ def _numpy(shape: _Shape) -> tuple[list[float], int, int]:
     hist = [states[:, nd + j] for j in range(depth)]
     shift = _defence_hits(m - b, hist, reads, np.minimum) if reads else np.zeros_like(b)
     shift = shift + shape.bonus * (b == 0)
-    flat = shift[:, None] + cols
-    out = np.bincount(flat.ravel(), weights=(probs * weight[:, None]).ravel(),
+    flat = shift[:, None] + np.arange(width)
+    out = np.bincount(flat.ravel(), weights=(probs.T * weight[:, None]).ravel(),
                       minlength=width)
     work += len(states) * width
-    return [float(x) for x in out[:width]], work, peak
+    return [float(x) for x in out[:width]], work // NUMPY_CELLS_PER_STEP + stages * \
+        NUMPY_STEPS_PER_STAGE, peak
 
 
 # -------------------------------------------------------------------------------------------
 # The work, counted before any of it is done
 
 
-_EXACT_MOVES = 12_000  # the pure-Python kernel up to here (tens of ms); numpy above
+# Work is counted in the steps of ``Limits.max_odds_work``: a step is about one multiply-add in a
+# Python loop (~30 ns). A move of the exact kernel (a dict update of a packed big integer) costs
+# about 20 steps; the numpy kernel does about 8 cells (a move's hit count: one multiply, one
+# index, one bincount slot) a step, plus the fixed cost of the numpy calls of each face's step.
+EXACT_STEPS_PER_MOVE = 20
+NUMPY_CELLS_PER_STEP = 8
+NUMPY_STEPS_PER_STAGE = 1500  # ~45 µs of numpy calls per placement step
+_NUMPY_IMPORT = 1_500_000  # steps importing numpy costs (~40 ms): the exact kernel below it
 
 
 def _count_moves(shape: _Shape) -> tuple[int, int]:
@@ -437,24 +515,30 @@ def _count_moves(shape: _Shape) -> tuple[int, int]:
 
 
 def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
-             all_ones_bonus: int = 0) -> Work:
-    """The work of ``distribution`` before doing it: which kernel, how many steps (moves × the
-    hit counts each carries), and the peak bytes of its largest face."""
+             all_ones_bonus: int = 0, kernel: str = "auto") -> Work:
+    """The work of ``distribution`` before doing it: which kernel (``auto``: the faster, counting
+    numpy's import while it is not loaded), its steps and its peak bytes."""
     if not attack.sizes:
         return Work(1, 0, "exact")
     shape = _shape(attack, defence, steps, all_ones_bonus)
     moves, widest = _count_moves(shape)
     width = shape.max_hits + 1
-    if moves <= _EXACT_MOVES:
-        # states are dicts of packed integers: ~200 bytes a state, a few bits per hit count
-        return Work(moves * width, widest * (200 + width), "exact")
-    # numpy: the candidate rows of a step (width floats, state ints, the flat index), ×2 for
-    # the old and new arrays alive at once, plus the dense key table
+    exact = Work(moves * EXACT_STEPS_PER_MOVE, moves * 200 + widest * (300 + width), "exact")
+    # numpy: a step's rows and flat index (width floats and ints per move), its structure
+    # (moves, state rows) and the structures kept for the faces that repeat them, the key table
     radix = [len(c) + 1 for c in shape.attack.classes() + shape.defence.classes()] + \
         [min(shape.n, shape.m) + 1] * shape.depth
     space = math.prod(radix)
-    table = 8 * space if space <= _DENSE_KEYS else 0
-    return Work(moves * width, widest * (3 * 8 * width + 8 * len(radix)) * 2 + table, "numpy")
+    table = 4 * space if space <= _DENSE_KEYS else 0
+    stages = 3 * (shape.top - 1)
+    numpy = Work(moves * width // NUMPY_CELLS_PER_STEP + stages * NUMPY_STEPS_PER_STAGE,
+                 widest * (24 * width + 8 * (len(radix) + 8)) + 24 * moves + table, "numpy")
+    if kernel == "exact":
+        return exact
+    if kernel == "numpy":
+        return numpy
+    loading = 0 if "numpy" in sys.modules else _NUMPY_IMPORT
+    return exact if exact.steps <= numpy.steps + loading else numpy
 
 
 def distribution(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
@@ -463,13 +547,20 @@ def distribution(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
     (by ``estimate``), "exact" or "numpy"."""
     if not attack.sizes:
         return [1.0]
-    shape = _shape(attack, defence, steps, all_ones_bonus)
     if kernel == "auto":
         kernel = estimate(attack, defence, steps, all_ones_bonus).kernel
+    return list(_distribution(attack, defence, tuple(steps), all_ones_bonus, kernel))
+
+
+@lru_cache(maxsize=256)
+def _distribution(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...],
+                  all_ones_bonus: int, kernel: str) -> tuple[float, ...]:
+    """``distribution``, remembered (a table or a repeated request asks the same pools again)."""
+    shape = _shape(attack, defence, steps, all_ones_bonus)
     if kernel == "numpy":
         result = _numpy(shape)[0]
     else:
         result = [float(p) for p in _exact(shape)[0]]
     while len(result) > 1 and result[-1] == 0.0:
         result.pop()
-    return result
+    return tuple(result)

@@ -1218,6 +1218,7 @@ def damage_work(damage: Sequence[int], soak: Sequence[int], kind: str = NORMAL,
                             pairing.Pool(tuple(soak), soak_favored), _pair_steps(kind), 1)
     if limits is not None:
         limits.check_work(work.steps, "this Damage Roll", text)
+        limits.check_memory(work.peak_bytes, "this Damage Roll", text)
     return work
 
 
