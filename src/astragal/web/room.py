@@ -482,7 +482,7 @@ class Table:
     def _append(self, room_id: str, body: dict[str, Any], who: str,
                 expect: int | None = None) -> dict[str, Any]:
         """Store an entry within the caps of an entry, a room and an address."""
-        size = len(canonical(body).encode("utf-8")) + 200  # + id, prev and hash
+        size = len(canonical(body).encode("utf-8")) + 400  # + id, prev, commit, hash and sig
         if size > self.caps.entry_bytes:
             raise TableError(413, "EntryTooLarge", f"this roll's record would be {size:,} bytes; "
                              f"a room stores at most {self.caps.entry_bytes:,} bytes per roll "
