@@ -395,11 +395,11 @@ def _numpy(shape: _Shape) -> tuple[list[float], int, int]:
     stages = 3 * (shape.top - 1)
     for v in range(shape.top, 1, -1):
         q = 1.0 / v
-        pmf = np.zeros((rmax + 1, rmax + 1))
+        binom = np.zeros((rmax + 1, rmax + 1))
         for total in range(rmax + 1):
             for j in range(total + 1):
-                pmf[total, j] = math.comb(total, j) * q ** j * (1 - q) ** (total - j)
-        pmf = pmf.ravel()
+                binom[total, j] = math.comb(total, j) * q ** j * (1 - q) ** (total - j)
+        pmf = binom.ravel()
         for c, elig in enumerate(_eligible(d_cls, v)):
             col = ka + c
             if not (elig > states[:, col]).any():

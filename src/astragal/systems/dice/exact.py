@@ -26,9 +26,10 @@ from typing import Any
 from ..._errors import NotationError
 from ..._limits import Limits
 from ...odds import Distribution
+from ...odds.maths import binomial
 from .. import Odds
 from .grammar import TAIL
-from .keep import binomial_all, keep_dp
+from .keep import binomial_all, keep_cost, keep_dp
 from .nodes import (
     PREFIX,
     Call,
@@ -49,6 +50,9 @@ from .nodes import (
     format_value,
 )
 from .pmf import (
+    LIST_BYTES,
+    ROW,
+    ROW_BYTES,
     Budget,
     Pmf,
     add,
@@ -60,6 +64,7 @@ from .pmf import (
     mix,
     negate,
     power,
+    power_cost,
     series,
 )
 from .rules import (
@@ -108,9 +113,10 @@ def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) 
     what = str(d)
     if (d.explode is None and not d.reroll and d.success is None and d.keep is None
             and not d.custom and d.minimum is None and d.maximum is None):
+        budget.spend(d.size, what, d.span, memory=8 * d.size)
         faces = [1.0 / d.size] * d.size  # a plain die: every face equally likely
         return Pmf(-1 if d.size == 3 and d.sides == 0 else 1, faces)
-    budget.spend(20 * d.size, what, d.span)
+    budget.spend(20 * d.size, what, d.span, memory=ROW_BYTES * d.size)
     g = roll_pmf(d)
     if d.explode is None:
         return _scored(g, w)
@@ -253,21 +259,35 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     if by_value:  # k>3, p<2: a die kept or dropped on its own value adds w(v) or nothing
         w = _kept_only(d.keep, w) if d.minimum is None and d.maximum is None else (
             _clamped_kept(d, weight if weight is not None else (lambda v: v)))
-    # refuse at once what the convolutions could not finish: the sum spans about count × size
-    span = d.count * d.size
-    if d.count > 1 and (d.keep is None or by_value):
-        budget.check(min(span * span / 3, 16 * span * span.bit_length()), what, d.span)
-    if d.keep is None or by_value:
+    if d.keep is None or by_value:  # power() refuses at once what it could not finish
+        steps, memory = power_cost(d.size, d.count)  # at least this, explosions or not
+        budget.check(steps + (20 * d.size if d.reroll or d.explode else 0),
+                     f"{what} ({(d.size - 1) * d.count + 1:,} possible values or more)", d.span,
+                     memory)
         return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
+    budget.spend(20 * d.count, what, d.span, memory=LIST_BYTES * d.count)  # the mixture's law
+    if d.explode is not None and d.explode != "compound":  # refuse at once a huge mixture:
+        # about 40 standard deviations of the number of explosions, each part a keep DP
+        _, _, q = _split(roll_pmf(d), d)
+        n_parts = min(d.count + 1, 40 * math.sqrt(d.count * q / max(1e-9, 1 - q) ** 2) + 1)
+        one = keep_cost([(d.count, roll_pmf(d))], d.keep.kept(d.count)[1], w)
+        budget.check(n_parts * one[0], what, d.span, one[1])
     mixture = _pool_classes(d, limits, budget)
     if d.minimum is not None or d.maximum is not None:
         mixture = [(wt, [(n, _clamped(d, pmf)) for n, pmf in classes])
                    for wt, classes in mixture]
         w = weight if weight is not None else (lambda v: v)
-    parts: list[tuple[float, Pmf]] = []
-    for weight_, classes in mixture:
+    plans = []
+    steps = memory = 0
+    for weight_, classes in mixture:  # the work of every part, before any is done
         total = sum(n for n, _ in classes)
         highest, k = d.keep.kept(total)
+        cost = keep_cost(classes, k, w)
+        steps, memory = steps + cost[0], max(memory, cost[1])
+        budget.check(steps, what, d.span, memory)
+        plans.append((weight_, classes, highest, k))
+    parts: list[tuple[float, Pmf]] = []
+    for weight_, classes, highest, k in plans:
         parts.append((weight_, keep_dp(classes, highest, k, w, budget, what, d.span)))
     return mix(parts).with_lost(max(0.0, 1.0 - math.fsum(wt for wt, _ in parts)))
 
@@ -275,10 +295,6 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
 def _norm(d: dict[int, float], shift: int = 0) -> dict[int, float]:
     t = math.fsum(d.values())
     return {f + shift: p / t for f, p in d.items()}
-
-
-def _binom(n: int, p: float) -> list[float]:
-    return [math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
 
 
 def _negbin_upto(r: int, q: float, eps: float) -> list[float]:
@@ -324,7 +340,7 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
         for m, pm in enumerate(_negbin_upto(n, q, eps)):
             out.append((pm, [(n, calm_n), (m, boom_n)]))
         return out
-    first = _binom(n, q)
+    first = binomial(n, q)
     for a, pa in enumerate(first):
         if pa == 0:
             continue
@@ -554,9 +570,8 @@ def odds(expr: Expression | Rolls, limits: Limits, text: str) -> Odds:
     budget = Budget(limits, text)
     pmf = evaluate(expr.body, limits, budget)
     # every possible value becomes a row of the answer: a d999999 is refused, not built
-    rows = 40 * len(pmf)
-    if budget.used + rows > budget.limit:
-        budget.spend(rows, f"{expr.notation()} ({len(pmf):,} possible values)")
+    budget.spend(ROW * len(pmf), f"{expr.notation()} ({len(pmf):,} possible values)",
+                 memory=ROW_BYTES * len(pmf))
     notes: list[str] = []
     is_check = isinstance(expr.body, Comparison)
     den = None if pmf.lost else denominator(expr.body)
@@ -586,7 +601,7 @@ def _repeated(pmf: Pmf, n: int, is_check: bool, budget: Budget) -> dict[str, Any
     items = pmf.items()
     if is_check:
         p1 = dict(items).get(1, 0.0)
-        return {f"successes_of_{n}": {str(k): p for k, p in enumerate(_binom(n, p1))}}
+        return {f"successes_of_{n}": {str(k): p for k, p in enumerate(binomial(n, p1))}}
     best: dict[str, float] = {}
     worst: dict[str, float] = {}
     below = 0.0

@@ -54,6 +54,7 @@ __all__ = ["CHOICES", "DEFAULTS", "MAX_DEPTH", "MAX_SIDES", "TAIL", "parse"]
 
 MAX_DEPTH = 40  # parentheses, unary signs, groups and calls nested inside each other
 MAX_SIDES = 1_000_000
+MAX_COUNT = 999_999  # dice in one term: rolling is bounded by Limits.max_dice, odds by their work
 MAX_DIGITS = 15
 MAX_CUSTOM = 1000  # faces on a custom die
 TAIL = 1e-15  # the probability below which an endless tail may be cut (explosions, re-rolls)
@@ -544,9 +545,9 @@ class _Parser:
             self.pos = m.end()
         n = count.value if isinstance(count, Num) and isinstance(count.value, int) else 1
         if isinstance(count, Num):
-            if n > self.limits.max_dice:
-                raise LimitError(f"{n} dice is more than the limit of {self.limits.max_dice} "
-                                 "dice per roll", self.text, (start, self.pos))
+            if n > MAX_COUNT:
+                raise LimitError(f"{n} dice is more than {MAX_COUNT:,}, the most one term may "
+                                 "hold", self.text, (start, self.pos))
             count = None
         if sides_node is not None:
             if self.pos < self.end and (self.text[self.pos].isalpha() or
@@ -591,9 +592,9 @@ class _Parser:
         count = 1
         if m.group(1):
             count = self.int_literal(m.group(1), start)
-        if count > self.limits.max_dice:
-            raise LimitError(f"{count} dice is more than the limit of {self.limits.max_dice} "
-                             "dice per roll", self.text, (start, m.end()))
+        if count > MAX_COUNT:
+            raise LimitError(f"{count} dice is more than {MAX_COUNT:,}, the most one term may "
+                             "hold", self.text, (start, m.end()))
         sides_text = m.group(2)
         if sides_text in ("%", "00"):  # d00: the percentile die's own marking
             sides = 100
@@ -1046,7 +1047,9 @@ def _too_long(q: float, dice: int, limits: Limits) -> bool:
 
 
 def check(expr: Expression | Rolls, text: str, limits: Limits) -> None:
-    """Refuse what would never end, never match, or pass the dice limit."""
+    """Refuse a roll of more dice than ``Limits.max_dice`` (all terms and repeats together).
+    Exact odds are bounded by their work and memory instead: ``1000d6`` has odds in
+    milliseconds, though rolling it is refused."""
     parts = expr.parts if isinstance(expr, Rolls) else (expr,)
     total = sum(node.count * part.repeat for part in parts for node in _walk(part.body)
                 if isinstance(node, Dice))
@@ -1075,6 +1078,4 @@ def parse(text: str, start: int, options: Mapping[str, Any],
     dice: 4d6kh3+2
     """
     check_options(options)
-    expr = _Parser(text, start, options, limits).request()
-    check(expr, text, limits)
-    return expr
+    return _Parser(text, start, options, limits).request()

@@ -12,27 +12,98 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
+from functools import lru_cache
 from typing import Any
 
-from .pmf import CALL, CELLS, Budget, Pmf
+from .pmf import CALL, CELLS, LIST_BYTES, Budget, Pmf
 
-__all__ = ["keep_dp", "keep_work"]
+__all__ = ["keep_cost", "keep_dp", "keep_work"]
 
 _NUMPY_FROM = 300_000  # steps above which the numpy kernels run (importing numpy: ~2e6 steps)
 
 
-def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1) -> tuple[int, bool]:
-    """(steps, numpy?) of ``keep_dp``: every value moves every live state (j placed, j < k) by
-    each m < k − j into rows of ``size`` sums — about k²/2 row updates of ``size`` per value per
-    class, times the states of the other classes."""
-    states = math.comb(k + n_classes - 1, n_classes) if n_classes > 1 else 1
-    rows = n_values * n_classes * states * (min(n, k) * (k + 1) // 2 + k)
-    cells = rows * (size + 16)
+@lru_cache(maxsize=4096)
+def _class_rows(caps: tuple[int, ...], c: int, n: int, k: int) -> tuple[int, int]:
+    """(live states, row updates) when class ``c`` (``n`` dice) places dice at one value and
+    the classes with ``caps`` (dice each may have placed so far, ``caps[c]`` included) are
+    live: a state moves ``min(r, need - 1) + 1`` rows, plus one for the tail once ``r ≥ need``
+    (r = n − j_c, need = k − Σj)."""
+    others = [1] + [0] * (k - 1)  # how many tuples of the other classes sum to s < k
+    for i, cap in enumerate(caps):
+        if i == c or not cap:
+            continue
+        nxt = [0] * k
+        for s_, ways in enumerate(others):
+            if ways:
+                for j in range(min(cap, k - 1 - s_) + 1):
+                    nxt[s_ + j] += ways
+        others = nxt
+    states = total = 0
+    for j in range(min(caps[c], k - 1) + 1):
+        r = n - j
+        for s_, ways in enumerate(others[:k - j]):
+            need = k - j - s_
+            states += ways
+            total += ways * (min(r, need - 1) + 1 + (1 if r >= need else 0))
+    return states, total
+
+
+def _multi_rows(classes: Sequence[tuple[int, Set[int]]], k: int) -> tuple[int, int]:
+    """(most live states, row updates) of the several-class DP: values from the highest down;
+    a class has placed dice only once a value of its own has been passed."""
+    values = sorted({v for _, vs in classes for v in vs}, reverse=True)
+    caps = [0] * len(classes)
+    states = rows = 0
+    lowest = [min(vs) for _, vs in classes]
+    fixed = 0  # dice of classes already past their lowest value: all of them are placed
+    for v in values:
+        for c, (n, vs) in enumerate(classes):
+            if v in vs and fixed < k:
+                live, moved = _class_rows(tuple(caps), c, n, k - fixed)
+                if v == lowest[c]:  # every unplaced die shows it: one move a state, and the
+                    # class is placed in full from here on
+                    states, rows = max(states, live), rows + live
+                    caps[c], fixed = 0, fixed + n
+                else:
+                    states, rows = max(states, live), rows + moved
+                    caps[c] = min(n, k - 1)
+    return states, rows
+
+
+def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
+              classes: Sequence[tuple[int, Set[int]]] = ()) -> tuple[int, int, bool]:
+    """(steps, peak bytes, numpy?) of ``keep_dp``: each value moves each live state (dice placed
+    per class, fewer than k in all) by each m below what it still needs, a row of ``size`` sums
+    each. ``classes``: (dice, its values) of each class when there are several."""
+    if n_classes == 1:  # a state with j dice placed holds j/k of the sums: size/2 on average
+        states, rows = k, n_values * (min(n, k) * (k + 1) // 2 + k)
+        per_row = size // 2 + 1
+    else:
+        states, rows = _multi_rows(classes, k)
+        per_row = 2 * size  # the row scaled, then added in
+    # plus the setup of a run: the values and their scores, the binomial terms of each value
+    cells = rows * (per_row + 16) + 300 + 40 * n_values * n_classes
     numpy = "numpy" in sys.modules or cells > _NUMPY_FROM
-    if numpy:  # a few numpy calls per (value, class, state, m)
-        return cells // CELLS + n_values * n_classes * states * k * 3 * CALL, True
-    return cells, False
+    if numpy:  # a few numpy calls per row (one class: per value and m, over every state)
+        calls = rows // max(1, states) * 3 if n_classes == 1 else rows * 2
+        return cells // CELLS + calls * CALL, 8 * 3 * states * size, True
+    return cells, LIST_BYTES * 2 * states * size, False
+
+
+def keep_cost(classes: Sequence[tuple[int, dict[int, float]]], k: int,
+              w: Callable[[int], int]) -> tuple[int, int]:
+    """(steps, peak bytes) of ``keep_dp`` on these classes, before running it."""
+    classes = [(n, pmf) for n, pmf in classes if n > 0]
+    if k <= 0 or not classes:
+        return 1, 0
+    values = {v for _, pmf in classes for v in pmf if pmf[v] > 0}
+    scores = [w(v) for v in values]
+    size = k * (max(max(scores), 0) - min(min(scores), 0)) + 1
+    shape = [(n, frozenset(v for v, p in pmf.items() if p > 0)) for n, pmf in classes]
+    steps, memory, _ = keep_work(sum(n for n, _ in classes), len(values), k, size, len(classes),
+                                 shape)
+    return steps, memory
 
 
 def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
@@ -52,8 +123,9 @@ def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: i
     off = k * min(lo_w, 0)
     size = k * max(hi_w, 0) - off + 1
     n_total = sum(n for n, _ in classes)
-    steps, numpy = keep_work(n_total, len(values), k, size, len(classes))
-    budget.spend(steps, what, span)
+    shape = [(n, frozenset(v for v, p in pmf.items() if p > 0)) for n, pmf in classes]
+    steps, memory, numpy = keep_work(n_total, len(values), k, size, len(classes), shape)
+    budget.spend(steps, what, span, memory)
     if len(classes) == 1:
         n, pmf = classes[0]
         if numpy:

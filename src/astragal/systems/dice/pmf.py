@@ -23,35 +23,52 @@ from ..._limits import Limits
 from ...odds import maths
 from .nodes import Value
 
-__all__ = ["CALL", "CELLS", "Budget", "Pmf", "add", "binop", "convolve", "mapped", "merge", "mix", "negate",
-           "power"]
+__all__ = ["CALL", "CELLS", "Budget", "Pmf", "add", "binop", "convolve", "mapped", "merge", "mix",
+           "negate", "power"]
 
 CELLS = 40  # numpy element operations (multiply-add over arrays) in the time of one step
 CALL = 60  # steps one numpy call costs whatever its size (about 1.5 µs)
 _FFT_FROM = 4_000_000  # direct convolution above this many multiply-adds switches to the FFT
 
 
+LIST_BYTES = 32  # a float in a Python list: the pointer and the float object
+ROW = 40  # steps per possible value of the answer (its row, the JSON, a chart's bar)
+ROW_BYTES = 150  # bytes per possible value of the answer (a (value, probability) row)
+
+
 class Budget:
-    """Counts the estimated work and refuses to start a step that would pass the limit."""
+    """Counts the estimated work and refuses to start a step that would pass the limits: the
+    steps of ``Limits.max_odds_work`` in all, and ``Limits.max_odds_memory`` at any one step
+    (``peak`` keeps the largest estimate, for the tests that hold it to what is allocated)."""
 
     def __init__(self, limits: Limits, text: str) -> None:
         self.limit = limits.max_odds_work
         self.limits = limits
         self.text = text
         self.used = 0
+        self.peak = 0
 
-    def spend(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
-        self.check(work, what, span)
+    def spend(self, work: float, what: str, span: tuple[int, int] | None = None,
+              memory: float = 0) -> None:
+        self.check(work, what, span, memory)
         self.used += int(work)
+        self.peak = max(self.peak, int(memory))
 
-    def check(self, work: float, what: str, span: tuple[int, int] | None = None) -> None:
-        """Refuse now if ``work`` more steps would pass the limit (without counting them)."""
+    def check(self, work: float, what: str, span: tuple[int, int] | None = None,
+              memory: float = 0) -> None:
+        """Refuse now if ``work`` more steps would pass the limit, or ``memory`` bytes the
+        memory limit (without counting them)."""
+        where = span if span is not None else ((0, len(self.text)) if self.text else None)
         if self.used + work > self.limit:
             self.used += int(work)
             raise LimitError(
                 f"the exact odds of {what} would take about {self.used:.2g} steps, over the "
-                f"odds work limit of {self.limit:.2g}", self.text,
-                span if span is not None else ((0, len(self.text)) if self.text else None))
+                f"odds work limit of {self.limit:.2g}", self.text, where)
+        if memory > self.limits.max_odds_memory:
+            try:
+                self.limits.check_memory(int(memory), what, self.text)
+            except LimitError as exc:
+                raise LimitError(exc.message, self.text, where) from None
 
 
 class Pmf:
@@ -133,30 +150,64 @@ def lost_of(*parts: float) -> float:
     return 1.0 - keep if any(parts) else 0.0
 
 
-def convolve(a: Sequence[float], b: Sequence[float], budget: Budget, what: str) -> list[float]:
-    """The distribution of a sum of two independent dense parts."""
-    la, lb = len(a), len(b)
-    if la == 1:
-        return [x * a[0] for x in b]
-    if lb == 1:
-        return [x * b[0] for x in a]
+def convolve_cost(la: int, lb: int) -> tuple[int, int]:
+    """(steps, peak bytes) of ``convolve`` on parts of these lengths, by the path it takes."""
+    if la == 1 or lb == 1:
+        return la * lb, LIST_BYTES * la * lb
     direct = la * lb
+    out = la + lb - 1
     if direct <= _FFT_FROM or min(la, lb) < 64:
         # maths.convolve runs Python loops below its numpy threshold, numpy's direct loop
         # (several hundred multiply-adds a step) above it
         python = direct <= 256 or ("numpy" not in sys.modules and direct <= maths._NUMPY_WORTH
                                    and maths._python_work < 10 * maths._NUMPY_WORTH)
-        budget.spend(direct if python else direct // 200 + CALL, what)
+        if python:
+            return direct, LIST_BYTES * out
+        return direct // 200 + CALL + out, LIST_BYTES * out + 8 * 2 * (la + lb + out)
+    size = 1 << (out - 1).bit_length()
+    return size * max(1, size.bit_length()) // 4 + 4 * CALL + out, \
+        LIST_BYTES * out + 8 * 6 * size
+
+
+def convolve(a: Sequence[float], b: Sequence[float], budget: Budget, what: str) -> list[float]:
+    """The distribution of a sum of two independent dense parts."""
+    la, lb = len(a), len(b)
+    steps, memory = convolve_cost(la, lb)
+    budget.spend(steps, what, memory=memory)
+    if la == 1:
+        return [x * a[0] for x in b]
+    if lb == 1:
+        return [x * b[0] for x in a]
+    if la * lb <= _FFT_FROM or min(la, lb) < 64:
         return maths.convolve(a, b)
     import numpy as np
 
     n = la + lb - 1
     size = 1 << (n - 1).bit_length()
-    budget.spend(size * max(1, size.bit_length()) // 4 + 4 * CALL, what)
     out = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
     out[out < 1e-300] = 0.0  # rounding can leave tiny negatives where the answer is 0
     result: list[float] = out.tolist()
     return result
+
+
+def power_cost(length: int, n: int) -> tuple[int, int]:
+    """(steps, peak bytes) of ``power`` of a dense part of ``length`` values: the squarings and
+    products it will do, and the rows of its answer."""
+    steps = peak = 0
+    result = 0
+    base, k = length, n
+    while k:
+        if k & 1:
+            if result:
+                s, m = convolve_cost(result, base)
+                steps, peak, result = steps + s, max(peak, m), result + base - 1
+            else:
+                result = base
+        k >>= 1
+        if k:
+            s, m = convolve_cost(base, base)
+            steps, peak, base = steps + s, max(peak, m), 2 * base - 1
+    return steps + ROW * result, max(peak, ROW_BYTES * result)
 
 
 def add(a: Pmf, b: Pmf, budget: Budget, what: str, sign: int = 1) -> Pmf:
@@ -178,7 +229,8 @@ def negate(a: Pmf) -> Pmf:
 def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, what: str,
           lost: float | None = None) -> Pmf:
     """Any operator over all pairs of outcomes of two independent parts."""
-    budget.spend(20 * len(a) * len(b), what)
+    budget.spend(pair_cost(a, b) * len(a) * len(b), what,
+                 memory=ROW_BYTES * len(a) * len(b) if a.p is None or b.p is None else 0)
     ia, ib = a.items(), b.items()
     out: dict[Value, float] = {}
     get = out.get
@@ -189,9 +241,16 @@ def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, wh
     return Pmf.from_dict(out, lost_of(a.lost, b.lost) if lost is None else lost)
 
 
+def pair_cost(a: Pmf, b: Pmf | None = None) -> int:
+    """Steps to apply an operator to one pair of outcomes: 10 for whole numbers, 300 where a
+    part holds fractions (each Fraction operation allocates and reduces)."""
+    frac = a.sparse is not None or (b is not None and b.sparse is not None)
+    return 300 if frac else 10
+
+
 def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: str) -> Pmf:
     """The distribution of ``f(outcome)``."""
-    budget.spend(20 * len(a), what)
+    budget.spend(pair_cost(a) * len(a), what, memory=ROW_BYTES * len(a))
     out: dict[Value, float] = {}
     for x, p in a.items():
         v = f(x)
@@ -204,6 +263,10 @@ def power(a: Pmf, n: int, budget: Budget, what: str) -> Pmf:
     lost = -math.expm1(n * math.log1p(-a.lost)) if a.lost else 0.0
     if n == 0:
         return Pmf.point(0)
+    if a.p is not None:  # refuse at once what the squarings could not finish
+        steps, memory = power_cost(len(a.p), n)
+        budget.check(steps, f"{what} ({(len(a.p) - 1) * n + 1:,} possible values)",
+                     memory=memory)
     if a.p is None:
         out = a
         for _ in range(n - 1):

@@ -11,7 +11,7 @@ from ..._errors import LimitError, NotationError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
-from .grammar import MAX_SIDES
+from .grammar import MAX_SIDES, check
 from .nodes import (
     FUDGE,
     PREFIX,
@@ -75,6 +75,9 @@ def _notation(expr: Expression) -> str:
     text = expr.notation()
     _TEXTS[id(expr)] = (expr, text)
     return text
+
+
+_CHECKED: dict[int, tuple[object, Limits]] = {}  # parsed trees already within the dice limit
 
 
 def json_value(v: Value) -> int | float:
@@ -447,6 +450,12 @@ def _headline(result: dict[str, Any]) -> str:
 
 def roll(expr: Expression | Rolls, source: Source, limits: Limits, text: str) -> Roll:
     """Roll the expression: every die through the Tray, a transcript line per dice term."""
+    seen = _CHECKED.get(id(expr))
+    if seen is None or seen[0] is not expr or seen[1] != limits:
+        check(expr, text, limits)
+        if len(_CHECKED) > 4096:
+            _CHECKED.clear()
+        _CHECKED[id(expr)] = (expr, limits)
     tray = Tray(source, limits)
     r = _Roller(tray, limits, text)
     if isinstance(expr, Rolls):
