@@ -303,12 +303,13 @@ class _Checker:
                 self.report.problems.append(f"{where}: {why}")
 
     def _signature(self, entry: Mapping[str, Any], where: str) -> None:
-        if self.key is None or self.room is None:
+        eid = entry.get("id")
+        if self.key is None or self.room is None or not isinstance(eid, int) or isinstance(
+                eid, bool):  # an entry without a whole-number id is reported by its place
             return
         from .signing import check_signature
 
-        if check_signature(self.key, self.room, int(entry.get("id", -1)),
-                           str(entry.get("hash")), entry.get("sig")):
+        if check_signature(self.key, self.room, eid, str(entry.get("hash")), entry.get("sig")):
             self.report.signed += 1
         else:
             self.report.problems.append(f"{where}: its signature is not the table's (forged, "
@@ -351,6 +352,7 @@ def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True,
     checker = _Checker(report, replay, trust_stubs, room, key)
     prev = GENESIS
     expected_id = 1
+    last: Mapping[str, Any] | None = None  # the last entry object
     for n, entry in enumerate(entries, 1):
         report.entries = n
         if not isinstance(entry, Mapping):
@@ -366,9 +368,16 @@ def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True,
             report.problems.append(f"{where}: its link to the entry before does not match "
                                    "(an earlier entry was edited or removed)")
         checker.entry(entry, where)
+        last = entry
         stated = entry.get("hash")
         prev = stated if isinstance(stated, str) else ""
     report.head = prev
+    if key is not None and last is not None and "commit" not in last:
+        eid = last.get("id")
+        report.problems.append(f"entry {eid if isinstance(eid, int) else report.entries}: the log "
+                               "ends in an entry nobody signed (the old format 1), though the "
+                               "table signs every entry: a log rewritten without the key looks "
+                               "like this")
     checker.faces()
     for n, receipt in enumerate(receipts, 1):
         checker.receipt(receipt, n)

@@ -1,0 +1,77 @@
+"""The anchored log's edges: a log rewritten in the old unsigned format, hostile exports whose
+entries are not what entries are, and what a verifier must say about them (exit 1 naming the
+entry, or exit 2 for a file that is not a log; never a traceback)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from astragal.cli import main as cli
+from astragal.web.chain import GENESIS, entry_hash
+from astragal.web.verify import verify_source
+
+from .test_trust import Room
+
+
+@pytest.fixture
+def room(tmp_path: Path) -> Room:
+    return Room(tmp_path)
+
+
+def as_format_one(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The thief's rewrite in the format written before signatures: every entry hashed whole,
+    no commitment, no signature (a chain anyone can build)."""
+    out, prev = [], GENESIS
+    for e in entries:
+        body = {k: v for k, v in e.items() if k not in ("commit", "hash", "sig")}
+        body["prev"] = prev
+        if body["id"] == 2:
+            body["draws"], body["roll"]["dice"][0]["face"] = [[0, 20, 20]], 20
+        body["hash"] = entry_hash(body)
+        prev = body["hash"]
+        out.append(body)
+    return out
+
+
+def test_a_log_rewritten_in_the_unsigned_format_is_caught_by_the_key(room: Room,
+                                                                     tmp_path: Path) -> None:
+    data = room.table.export(room.gm)
+    data["entries"] = as_format_one(data["entries"])
+    data["head"] = data["entries"][-1]["hash"]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    report = verify_source(str(path), key=room.key)
+    assert any(p.startswith("entry 9: the log ends in an entry nobody signed")
+               for p in report.problems), report.problems
+    room.write(as_format_one(room.rows()))  # the same through the database (its key beside it)
+    report = verify_source(room.id, room.db)
+    assert any(p.startswith("entry 9: the log ends in an entry nobody signed")
+               for p in report.problems), report.problems
+
+
+KEY = "ab" * 32
+
+
+@pytest.mark.parametrize("entry", [
+    {"id": "x", "commit": "a", "hash": "b", "prev": GENESIS},
+    {"id": "BIG", "commit": "a", "hash": "b", "prev": GENESIS},
+    {"id": True, "commit": "a", "hash": "b", "prev": GENESIS},
+    {"id": 1, "commit": "a", "hash": "b", "prev": GENESIS, "kind": "seed", "epoch": 1,
+     "seed": "zz", "commitment": {}},
+    {"id": 1, "commit": "a", "hash": "b", "prev": GENESIS, "kind": "roll", "draws": [[0, 6, 1]],
+     "fair": {"epoch": "1", "nonce": 1, "commitment": []}},
+])
+def test_entries_that_are_not_entries_are_reported_not_a_traceback(entry: dict[str, Any],
+                                                                   tmp_path: Path,
+                                                                   capsys: Any) -> None:
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps({"format": "astragal-log/2", "room": {"id": "r"}, "key": KEY,
+                                "entries": [entry]}).replace('"BIG"', "1e400"),
+                    encoding="utf-8")  # 1e400: a number JSON reads as infinity
+    assert cli(["verify-log", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "TAMPERED" in err and "Traceback" not in err
