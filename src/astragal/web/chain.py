@@ -192,8 +192,9 @@ class _Checker:
         self.room, self.key = room, key
         self.new_format = False
         self.hashes: dict[int, str] = {}
-        self.fair: list[tuple[int, Mapping[str, Any]]] = []  # (entry id, the roll)
-        self.seeds: dict[int, tuple[int, str]] = {}          # epoch → (entry id, seed)
+        from .epochs import Epochs  # (it reads fair.py, which uses canonical from here)
+
+        self.epochs = Epochs(room)  # seeds, seeded rolls and reveals (``epochs.py``)
 
     def entry(self, entry: Mapping[str, Any], where: str) -> None:
         problems = self.report.problems
@@ -207,10 +208,13 @@ class _Checker:
                     not stub and _safe(commitment, entry) != entry.get("commit")):
                 problems.append(f"{where}: its contents do not match its hash (edited)")
             elif stub:
+                self.epochs.header(entry)
                 self._stub(entry, where)
             else:
+                self.epochs.header(entry)
                 self._replay(entry, where)
-                self._collect(entry)
+                if isinstance(entry.get("id"), int):
+                    self.epochs.whole(entry)
             self._signature(entry, where)
         elif self.new_format:
             problems.append(f"{where}: an entry of the old format after entries of the new one "
@@ -224,67 +228,6 @@ class _Checker:
         if isinstance(entry.get("id"), int) and isinstance(stated, str):
             self.hashes[entry["id"]] = stated
 
-    def _collect(self, entry: Mapping[str, Any]) -> None:
-        """Remember the rolls with seeded faces, and the seeds revealed (``fair.py``)."""
-        eid = entry.get("id")
-        if not isinstance(eid, int):
-            return
-        if entry.get("kind") == "seed" and isinstance(entry.get("epoch"), int):
-            self.seeds.setdefault(entry["epoch"], (eid, str(entry.get("seed", ""))))
-            from .fair import commitment
-
-            try:
-                ok = commitment(str(entry.get("seed"))) == entry.get("commitment")
-            except ValueError:
-                ok = False
-            if not ok:
-                self.report.problems.append(f"entry {eid}: the revealed seed does not match its "
-                                            "commitment")
-        elif isinstance(entry.get("fair"), Mapping):
-            self.fair.append((eid, entry))
-        elif entry.get("kind") == "reveal" and isinstance(entry.get("of"), Mapping) and \
-                isinstance(entry["of"].get("fair"), Mapping) and \
-                isinstance(entry["of"].get("id"), int):
-            self.fair.append((entry["of"]["id"], {**entry["of"], "room": entry.get("room")}))
-
-    def faces(self) -> None:
-        """Every seeded roll: its nonce is its number, and once its epoch's seed is revealed,
-        its faces are the seed's (a forged or chosen face shows here)."""
-        from .fair import commitment, derive
-
-        for eid, roll in self.fair:
-            fair = roll["fair"]
-            where = f"entry {eid}"
-            if fair.get("nonce") != eid:
-                self.report.problems.append(f"{where}: its nonce is not its number in the log "
-                                            "(a roll tried again)")
-                continue
-            epoch = fair.get("epoch")
-            revealed = self.seeds.get(epoch) if isinstance(epoch, int) else None
-            if revealed is None:
-                self.report.pending += 1
-                continue
-            at, seed = revealed
-            draws = roll.get("draws")
-            try:
-                published = commitment(seed) == fair.get("commitment")
-                sizes = [int(d[1]) for d in draws] if isinstance(draws, list) else []
-                faces = derive(seed, str(roll.get("room", self.room)), int(epoch),
-                               str(roll.get("member")), str(fair.get("client", "")), eid, sizes)
-            except (ValueError, TypeError, IndexError):
-                published, faces = False, []
-            if not published:
-                self.report.problems.append(f"{where}: it was rolled under another commitment "
-                                            f"than epoch {epoch}'s")
-            elif eid > at:
-                self.report.problems.append(f"{where}: rolled with epoch {epoch}'s seed after "
-                                            "it was revealed")
-            elif not isinstance(draws, list) or faces != [d[2] for d in draws]:
-                self.report.problems.append(f"{where}: its faces are not the ones epoch "
-                                            f"{epoch}'s seed gives (forged)")
-            else:
-                self.report.derived += 1
-
     def _stub(self, entry: Mapping[str, Any], where: str) -> None:
         if not self.trust_stubs:
             self.report.problems.append(f"{where}: only a stub is stored, its contents are gone")
@@ -295,6 +238,9 @@ class _Checker:
             self.report.redacted += 1
 
     def _replay(self, entry: Mapping[str, Any], where: str) -> None:
+        if self.replay and entry.get("kind") == "reveal" and isinstance(entry.get("of"), Mapping):
+            entry = entry["of"]  # a hidden roll, revealed: its faces must give its verdict too
+            where = f"{where} (revealing entry {entry.get('id')})"
         if self.replay and entry.get("kind", "roll") == "roll":
             why = _replay(entry)
             if why is None:
@@ -335,6 +281,8 @@ class _Checker:
         elif self.hashes.get(rid) != rhash:
             problems.append(f"entry {rid}: its hash is not the one its receipt shows (the log "
                             "was rewritten)")
+        elif (why := self.epochs.receipt(n, receipt)) is not None:
+            problems.append(why)
         else:
             self.report.receipts += 1
 
@@ -378,7 +326,9 @@ def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True,
                                "ends in an entry nobody signed (the old format 1), though the "
                                "table signs every entry: a log rewritten without the key looks "
                                "like this")
-    checker.faces()
+    checker.epochs.check()
+    report.problems += checker.epochs.problems
+    report.derived, report.pending = checker.epochs.derived, checker.epochs.pending
     for n, receipt in enumerate(receipts, 1):
         checker.receipt(receipt, n)
     return report

@@ -645,11 +645,11 @@ class Table:
             raise TableError(403, "Forbidden", "only the GM, or whoever rolled it, may reveal "
                                                "a hidden roll")
         self.roll_limit.check(member.id, "rolls")
-        keep = ("id", "at", "member", "who", "role", "visibility", "text", "notation", "system",
-                "outcome", "verdict", "headline", "tone", "transcript_text", "roll", "draws",
-                "fair")
+        # the roll's whole content (and its id): its commitment is the one the hidden entry's
+        # header carries, so anyone can check the reveal shows exactly what was rolled then
         body = {**self._base(member, "reveal"), "reveals": entry["id"],
-                "of": {k: entry[k] for k in keep if k in entry}}
+                "of": {k: v for k, v in entry.items() if k not in ("prev", "commit", "hash",
+                                                                    "sig")}}
         return self._append(member.room, body, who)
 
     def fairness(self, room_id: str) -> dict[str, Any]:
