@@ -83,8 +83,27 @@ def _check_text(text: object, limits: Limits) -> str:
     return text
 
 
+_READ: dict[tuple[Any, ...], tuple[Any, Parsed, dict[str, Any], Limits]] = {}
+
+
 def _parse(text: str, options: Mapping[str, Any] | None, limits: Limits,
            default_system: str | None) -> tuple[Any, Parsed, dict[str, Any]]:
+    """The system, the request and its options; remembered for requests without options
+    (parsed specs are immutable), so a repeated roll skips the reading."""
+    if options is None:  # keyed by the limits' identity: hashing a dataclass costs more
+        hit = _READ.get((text, id(limits), default_system))
+        if hit is not None and hit[3] is limits:
+            return hit[0], hit[1], dict(hit[2])
+    out = _read(text, options, limits, default_system)
+    if options is None and type(text) is str:
+        if len(_READ) > 2048:
+            _READ.clear()
+        _READ[text, id(limits), default_system] = out[0], out[1], dict(out[2]), limits
+    return out
+
+
+def _read(text: str, options: Mapping[str, Any] | None, limits: Limits,
+          default_system: str | None) -> tuple[Any, Parsed, dict[str, Any]]:
     text = _check_text(text, limits)
     name, start, span = split_prefix(text)
     if name is None:  # no prefix: the room's system, else the general dice notation

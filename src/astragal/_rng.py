@@ -14,7 +14,8 @@ from typing import Any
 
 from ._errors import FacesError
 
-__all__ = ["ScriptedSource", "SeededSource", "Source", "SystemSource", "make_source", "parse_faces"]
+__all__ = ["ScriptedSource", "SeededSource", "Source", "SystemSource", "make_source", "parse_faces",
+           "system_faces"]
 
 
 class Source:
@@ -69,6 +70,27 @@ def _random_byte() -> int:
         byte = _buffer[_pos]
         _pos += 1
     return byte
+
+
+def system_faces(size: int, n: int) -> list[int]:
+    """``n`` faces of a d``size`` from the operating system, drawn under one lock (what
+    ``SystemSource().face`` gives n times, without n lock round trips)."""
+    global _buffer, _pos
+    if size > 256:
+        source = SystemSource()
+        return [source.face(size) for _ in range(n)]
+    limit = 256 - 256 % size
+    out: list[int] = []
+    with _lock:
+        while len(out) < n:
+            if _pos >= len(_buffer):
+                _buffer = os.urandom(_BLOCK)
+                _pos = 0
+            byte = _buffer[_pos]
+            _pos += 1
+            if byte < limit:
+                out.append(byte % size + 1)
+    return out
 
 
 class SystemSource(Source):
@@ -183,4 +205,7 @@ def make_source(seed: int | None = None, faces: str | Sequence[Sequence[int]] | 
         return ScriptedSource([list(s) for s in items])
     if seed is not None:
         return SeededSource(seed)
-    return SystemSource()
+    return _SYSTEM
+
+
+_SYSTEM = SystemSource()  # it keeps no state of its own: one serves every roll

@@ -62,9 +62,13 @@ def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
 def roll(spec: Expression | Rolls, source: Source, options: Mapping[str, Any] | None = None,
          limits: Limits = DEFAULT_LIMITS, text: str = "") -> Roll:
     """Roll a parsed expression with faces from ``source``."""
-    from .roller import roll as _roll
+    global _roller
+    if _roller is None:
+        from .roller import roll as _roller
+    return _roller(spec, source, limits, text or str(spec))
 
-    return _roll(spec, source, limits, text or str(spec))
+
+_roller: Any = None  # the roller, imported on the first roll
 
 
 def odds(spec: Expression | Rolls, options: Mapping[str, Any] | None = None,

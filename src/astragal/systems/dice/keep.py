@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Sequence, Set
+from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Any
 
@@ -49,7 +50,7 @@ def _class_rows(caps: tuple[int, ...], c: int, n: int, k: int) -> tuple[int, int
     return states, total
 
 
-def _multi_rows(classes: Sequence[tuple[int, Set[int]]], k: int) -> tuple[int, int]:
+def _multi_rows(classes: Sequence[tuple[int, AbstractSet[int]]], k: int) -> tuple[int, int]:
     """(most live states, row updates) of the several-class DP: values from the highest down;
     a class has placed dice only once a value of its own has been passed."""
     values = sorted({v for _, vs in classes for v in vs}, reverse=True)
@@ -72,7 +73,7 @@ def _multi_rows(classes: Sequence[tuple[int, Set[int]]], k: int) -> tuple[int, i
 
 
 def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
-              classes: Sequence[tuple[int, Set[int]]] = ()) -> tuple[int, int, bool]:
+              classes: Sequence[tuple[int, AbstractSet[int]]] = ()) -> tuple[int, int, bool]:
     """(steps, peak bytes, numpy?) of ``keep_dp``: each value moves each live state (dice placed
     per class, fewer than k in all) by each m below what it still needs, a row of ``size`` sums
     each. ``classes``: (dice, its values) of each class when there are several."""

@@ -11,6 +11,7 @@ from ..._errors import LimitError, NotationError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
+from .fast import plan
 from .grammar import MAX_SIDES, check
 from .nodes import (
     FUDGE,
@@ -78,6 +79,7 @@ def _notation(expr: Expression) -> str:
 
 
 _CHECKED: dict[int, tuple[object, Limits]] = {}  # parsed trees already within the dice limit
+_PLANS: dict[int, tuple[object, Any]] = {}
 
 
 def json_value(v: Value) -> int | float:
@@ -450,6 +452,13 @@ def _headline(result: dict[str, Any]) -> str:
 
 def roll(expr: Expression | Rolls, source: Source, limits: Limits, text: str) -> Roll:
     """Roll the expression: every die through the Tray, a transcript line per dice term."""
+    known = _PLANS.get(id(expr))
+    if known is None or known[0] is not expr:  # plain shapes roll from a plan (fast.py)
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        known = _PLANS[id(expr)] = (expr, plan(expr, _text_of, _notation))
+    if known[1] is not None:
+        return known[1](source, limits, text)
     seen = _CHECKED.get(id(expr))
     if seen is None or seen[0] is not expr or seen[1] != limits:
         check(expr, text, limits)
