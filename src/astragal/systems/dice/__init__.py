@@ -65,7 +65,8 @@ def roll(spec: Expression | Rolls, source: Source, options: Mapping[str, Any] | 
     global _roller
     if _roller is None:
         from .roller import roll as _roller
-    return _roller(spec, source, limits, text or str(spec))
+    result: Roll = _roller(spec, source, limits, text or str(spec))
+    return result
 
 
 _roller: Any = None  # the roller, imported on the first roll

@@ -114,7 +114,7 @@ def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
                 faces = faces_by_term[at]
                 at += 1
                 kept = kept_flags(faces, part.keep) if part.keep is not None else None
-                value = term_value(part._d, faces, kept) if kept is not None else sum(faces)
+                value = int(term_value(part._d, faces, kept)) if kept is not None else sum(faces)
                 marked = []
                 for i, face in enumerate(faces):
                     crit, fumble = part.mark(face)
