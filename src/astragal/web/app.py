@@ -423,6 +423,14 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     def room_page(room_id: str) -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
+    @app.get("/verify", include_in_schema=False)
+    @app.get("/static/verify.html", include_in_schema=False)
+    def verify_page() -> FileResponse:
+        """The page that checks an export (it also works saved and opened from disk)."""
+        from . import verify_page as page
+
+        return FileResponse(page.PAGE, headers=page.headers())
+
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     # -- the API -----------------------------------------------------------------------------

@@ -191,6 +191,7 @@ async function enterRoom(roomId, key) {
   state.room = me.room; state.member = me.member; state.key = key; state.sheet = me.sheet;
   state.signingKey = me.key; $("signing-key").textContent = (me.key || "").slice(0, 16) + "…";
   showFairness(me.fair);
+  showTrust();
   $("end-epoch").hidden = me.member.role !== "gm";
   $("signing-key").title = me.key || "";
   state.backlog = me.head.id;  // entries up to here are history: not announced, not unread
@@ -383,60 +384,6 @@ function toEnd() {
   else log.scrollTop = log.scrollHeight;
   state.fresh = 0;
   $("new-rolls").hidden = true;
-}
-
-// Receipts: every signed entry this page has seen, kept on the device per room. Anyone can later
-// check the room's log against them (astragal verify-log --receipts): a log cut shorter or
-// rewritten after the fact no longer matches what the players were shown.
-function receiptsName(roomId) { return "astragal:receipts:" + roomId; }
-
-function keepReceipt(entry) {
-  if (!entry.sig || !entry.hash || !state.room) return;
-  const name = receiptsName(state.room.id);
-  let kept;
-  try { kept = JSON.parse(localStorage.getItem(name) || "[]"); } catch (_) { kept = []; }
-  if (kept.length && kept[kept.length - 1].id >= entry.id) return;
-  kept.push({ id: entry.id, hash: entry.hash, sig: entry.sig });
-  try { localStorage.setItem(name, JSON.stringify(kept.slice(-20000))); } catch (_) { /* full */ }
-}
-
-// This device's client seed for the room: the faces follow from it and the room's committed seed.
-function clientSeed() {
-  const name = "astragal:client-seed:" + state.room.id;
-  let seed = localStorage.getItem(name);
-  if (!seed) {
-    const bytes = new Uint8Array(16);
-    crypto.getRandomValues(bytes);
-    seed = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-    localStorage.setItem(name, seed);
-  }
-  return seed;
-}
-
-function showFairness(fair) {
-  if (!fair) return;
-  $("seed-epoch").textContent = String(fair.epoch);
-  $("seed-commitment").textContent = fair.commitment.slice(0, 16) + "…";
-  $("seed-commitment").title = fair.commitment;
-}
-
-async function endEpoch() {
-  try {
-    const entry = await api("POST", roomPath("/epoch"), {}, state.key);
-    showFairness({ epoch: entry.next, commitment: entry.next_commitment });
-  } catch (err) {
-    showError($("members-error"), err);
-  }
-}
-
-function downloadReceipts() {
-  let kept;
-  try { kept = JSON.parse(localStorage.getItem(receiptsName(state.room.id)) || "[]"); } catch (_) { kept = []; }
-  const file = { format: "astragal-receipts/1", room: state.room.id, key: state.signingKey,
-                 member: state.member.name, receipts: kept };
-  const blob = new Blob([JSON.stringify(file)], { type: "application/json" });
-  const a = el("a", { href: URL.createObjectURL(blob), download: "astragal-" + state.room.id + "-receipts.json" });
-  document.body.append(a); a.click(); a.remove();
 }
 
 function addEntry(entry) {
@@ -714,9 +661,11 @@ async function roll(text) {
   const button = $("roll-button");
   button.disabled = true;
   try {
+    const sent = clientSeed(), shown = state.fair;
     const entry = await api("POST", roomPath("/rolls"),
                             { text, visibility: $("roll-visibility").value,
-                              client_seed: clientSeed() }, state.key);
+                              client_seed: sent }, state.key);
+    checkOwnRoll(entry, sent, shown);  // trust.js
     addEntry(entry);
     remember(text);
     return true;
@@ -958,6 +907,7 @@ function wire() {
   $("export-json").addEventListener("click", () => download("json"));
   $("export-receipts").addEventListener("click", downloadReceipts);
   $("end-epoch").addEventListener("click", endEpoch);
+  $("client-seed").addEventListener("change", setClientSeed);
   $("export-md").addEventListener("click", () => download("md"));
   $("new-rolls").addEventListener("click", toEnd);
   $("log").addEventListener("scroll", () => { if (atEnd()) { state.fresh = 0; $("new-rolls").hidden = true; } });
