@@ -98,3 +98,18 @@ def test_the_python_check_reproduces_the_trust_vectors() -> None:
     report = verify_export(v["export"])
     assert report.ok and (report.signed, report.derived) == (v["export_signed"],
                                                             v["export_derived"])
+
+
+def test_huge_receipts_and_exports_are_refused_with_exit_2(room: Room, tmp_path: Path,
+                                                           capsys: Any) -> None:
+    from astragal.web.verify import MAX_EXPORT, MAX_RECEIPT_COUNT
+
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps([{"id": 1, "hash": "x"}] * (MAX_RECEIPT_COUNT + 1)))
+    assert cli(["verify-log", room.id, "--db", room.db, "--receipts", str(many)]) == 2
+    assert f"holds {MAX_RECEIPT_COUNT + 1:,} receipts" in capsys.readouterr().err
+    big = tmp_path / "big.json"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_EXPORT + 1)  # sparse: refused by its size before it is read
+    assert cli(["verify-log", str(big)]) == 2
+    assert "the limit is" in capsys.readouterr().err

@@ -23,7 +23,8 @@ from .chain import Report, verify_entries, verify_export
 __all__ = ["main", "verify_source"]
 
 
-MAX_RECEIPTS = 64 << 20  # bytes: a long session's receipts are well under a MiB
+MAX_RECEIPTS = 16 << 20  # bytes: a full room's receipts (20,000 entries) are about 8 MiB
+MAX_RECEIPT_COUNT = 100_000  # a page keeps at most 20,000; each costs a signature check
 
 
 def read_key(text: str | None) -> str | None:
@@ -61,9 +62,17 @@ def read_receipts(path: str | None) -> tuple[list[Any], str | None]:
     if isinstance(data, dict) and data.get("format") == "astragal-receipts/1" and isinstance(
             data.get("receipts"), list):
         key = data.get("key")
-        return list(data["receipts"]), key if isinstance(key, str) else None
-    if isinstance(data, list):
-        return data, None
+        receipts, named = list(data["receipts"]), key if isinstance(key, str) else None
+    elif isinstance(data, list):
+        receipts, named = data, None
+    else:
+        receipts = None
+    if receipts is not None:
+        if len(receipts) > MAX_RECEIPT_COUNT:
+            raise InputError(f"--receipts: {path} holds {len(receipts):,} receipts; a page keeps "
+                             f"at most 20,000 per room, and this reads at most "
+                             f"{MAX_RECEIPT_COUNT:,}")
+        return receipts, named
     raise InputError(f"--receipts: {path} is not a receipts file (expected \"format\": "
                      "\"astragal-receipts/1\" and a list of receipts)")
 
@@ -133,7 +142,7 @@ def _from_db(room_id: str, db: str | None, key: str | None = None,
     return report
 
 
-MAX_EXPORT = 1 << 30  # bytes: a room at the web table's log cap exports well under this
+MAX_EXPORT = 256 << 20  # bytes: a room at the web table's log cap (64 MiB) exports under this
 
 
 def _no_constant(name: str) -> Any:
