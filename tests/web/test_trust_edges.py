@@ -113,3 +113,29 @@ def test_huge_receipts_and_exports_are_refused_with_exit_2(room: Room, tmp_path:
         fh.truncate(MAX_EXPORT + 1)  # sparse: refused by its size before it is read
     assert cli(["verify-log", str(big)]) == 2
     assert "the limit is" in capsys.readouterr().err
+
+
+def test_the_by_hand_script_in_the_docs_checks_the_vector_export(tmp_path: Path) -> None:
+    """docs/trust.md's standard-library script, run on the vectors' export: every entry's hash
+    checks, and every revealed roll's faces match (and a forged face shows as DIFFER)."""
+    import re
+    import subprocess
+    import sys
+
+    docs = (Path(__file__).resolve().parents[2] / "docs/trust.md").read_text(encoding="utf-8")
+    script = re.search(r"### By hand.*?```python\n(.*?)```", docs, re.DOTALL)
+    assert script is not None
+    (tmp_path / "check.py").write_text(script.group(1), encoding="utf-8")
+    export = json.loads((Path(__file__).parent / "trust_vectors.json").read_text())["export"]
+
+    def run(data: dict[str, Any]) -> list[str]:
+        (tmp_path / "export.json").write_text(json.dumps(data), encoding="utf-8")
+        done = subprocess.run([sys.executable, "check.py", "export.json"], cwd=tmp_path,
+                              capture_output=True, text=True, check=True)
+        return done.stdout.splitlines()
+
+    lines = run(export)
+    assert len(lines) == len(export["entries"]) and all("hash ok" in x for x in lines), lines
+    assert sum(" match" in x for x in lines) == 3  # the d20, the revealed 2d6 and the 4d6kh3
+    export["entries"][0]["draws"][0][2] = export["entries"][0]["draws"][0][2] % 20 + 1
+    assert run(export)[0].endswith("DIFFER")
