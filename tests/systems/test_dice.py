@@ -582,7 +582,7 @@ def test_any_text_is_read_or_refused_cleanly(text: str) -> None:
 
 
 def test_exact_cache_does_not_leak_between_limits() -> None:
-    exact._CACHE.clear()
+    exact.forget()
     assert odds("3d6!").distribution.truncated > 0
     assert odds("2d6").mean == pytest.approx(7)
 

@@ -75,7 +75,7 @@ def local(frame, event, arg):
 out = []
 for text in json.loads(sys.argv[1]):
     spec = astragal.parse(text).spec
-    exact._CACHE.clear()
+    exact.forget()
     maths._python_work = 0  # each shape as the first of its process: Python kernels below
     lines[0] = 0
     sys.settrace(lambda frame, event, arg: local)
@@ -118,7 +118,7 @@ def test_estimated_memory_is_within_4x_of_the_traced_peak(text: str) -> None:
 
     spec = astragal.parse(text).spec
     limits = astragal.Limits(max_odds_work=10**10)
-    exact._CACHE.clear()
+    exact.forget()
     Budget.__init__ = remember  # type: ignore[method-assign]
     tracemalloc.start()
     try:

@@ -241,6 +241,13 @@ def _dice_pmf_cached(d: Dice, limits: Limits, budget: Budget) -> Pmf:
 
 
 _CACHE: dict[tuple[Dice, int], Pmf] = {}
+_BODIES: dict[tuple[Node, int], Pmf] = {}  # whole expressions' laws (a repeated request)
+
+
+def forget() -> None:
+    """Clear the remembered laws (benchmarks and tests that time or count the computing)."""
+    _CACHE.clear()
+    _BODIES.clear()
 
 
 def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
@@ -568,7 +575,15 @@ def odds(expr: Expression | Rolls, limits: Limits, text: str) -> Odds:
                                 "one roll at a time", text, (0, len(text)))
         expr = expr.parts[0]
     budget = Budget(limits, text)
-    pmf = evaluate(expr.body, limits, budget)
+    key = (expr.body, limits.max_explosions)
+    pmf = _BODIES.get(key)
+    if pmf is None:
+        pmf = evaluate(expr.body, limits, budget)
+        if len(_BODIES) > 256:
+            _BODIES.clear()
+        _BODIES[key] = pmf
+    else:  # remembered (laws are never changed in place): reading it is the work
+        budget.spend(len(pmf), expr.notation())
     # every possible value becomes a row of the answer: a d999999 is refused, not built
     budget.spend(ROW * len(pmf), f"{expr.notation()} ({len(pmf):,} possible values)",
                  memory=ROW_BYTES * len(pmf))
