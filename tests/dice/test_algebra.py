@@ -83,7 +83,7 @@ class Probe:
         self.used += 1
         return self.faces[self.used - 1]
 
-    def new(self) -> int:
+    def new(self, size: int) -> int:
         self.shown.append(self._next())
         return len(self.shown) - 1
 
@@ -227,7 +227,7 @@ def test_sampler_matches_its_law() -> None:
         def __init__(self, source: SeededSource) -> None:
             self.source, self.shown = source, []
 
-        def new(self) -> int:
+        def new(self, size: int) -> int:
             self.shown.append(self.source.face(4))
             return len(self.shown) - 1
 

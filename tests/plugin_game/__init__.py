@@ -76,7 +76,7 @@ def roll(spec: Flip, source: Source, options: Mapping[str, Any], limits: Limits,
         def __init__(self, group: str, stream: int) -> None:
             self.group, self.stream = group, stream
 
-        def new(self) -> int:
+        def new(self, size: int) -> int:
             return tray.roll(2, self.group, self.stream)
 
         def again(self, die: int, note: str) -> int:

@@ -33,24 +33,41 @@ Primitives:
   its column from them); ``top`` reads it from a pool already rolled.
 - ``Pool(dice, unit)``: ``dice`` independent units, rolled first faces first, then each die's
   re-rolls die by die; the value is the sum of the units' values.
+- ``Mixed(units)``: dice of several sizes rolled together (``d12 & d8 & d4``), in order.
+- ``Favored(pool, order, when)``: after ``pool`` is rolled, the first die in ``order(sizes)``
+  whose face satisfies ``when`` is rolled once more and the new face stands (a Jadeclaw Favored
+  roll re-rolls one 1, on the largest die showing one).
+- ``Highest(pool)``: the highest value among a pool's dice (a Jadeclaw Score).
+- ``Least(parts)``: each part rolled in turn; the value is the lowest of theirs, and the first
+  part that shows it stands (a Penalty's repeat rolls keep the worst Score).
+- ``Paired(attack, defence, pair, filler, bonus)``: both pools sorted high → low and paired by
+  rank; the value is the sum of ``pair(a, d)`` over the pairs, a surplus attack die meeting the
+  face ``filler`` and surplus defence dice ignored, plus ``bonus(highest defence value)`` when
+  both pools have dice (Jadeclaw damage against soak).
+
+``generic`` readings shared by games: ``never`` (a die that is not rolled again) and ``face``
+(a face is worth its number).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar, overload
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["Chain", "DieRecord", "Drop", "Hands", "Marked", "Pool", "PoolRecord", "Reading",
-           "Reroll", "Top", "Unit", "dropped", "sample", "top"]
+__all__ = ["Chain", "DieRecord", "Drop", "Favored", "Hands", "Highest", "Least", "LeastRecord",
+           "Marked", "Mixed", "Paired", "PairedRecord", "Pool", "PoolRecord", "Program", "Reading",
+           "Reroll", "Top", "Unit", "die", "dropped", "face", "favored", "highest", "least",
+           "never", "paired", "sample", "top"]
 
 
 class Hands(Protocol):
-    """Where faces come from: new dice, re-rolls of a die already on the table, its face."""
+    """Where faces come from: a new die of ``size`` sides, re-rolls of a die already on the
+    table, its face."""
 
-    def new(self) -> int: ...
+    def new(self, size: int) -> int: ...
 
     def again(self, die: int, note: str) -> int: ...
 
@@ -163,6 +180,79 @@ class Top(NamedTuple):
     pool: Pool
 
 
+class _Never(Reading):
+    """A die that is not rolled again."""
+
+    __slots__ = ()
+
+    def __call__(self, position: int, face: int) -> bool:
+        return False
+
+
+class _Face(Reading):
+    """A face is worth its number."""
+
+    __slots__ = ()
+
+    def __call__(self, position: int, face: int) -> int:
+        return face
+
+
+never = _Never()
+face = _Face()
+
+
+def die(size: int) -> Chain:
+    """A plain ``size``-sided die: rolled once, worth its face."""
+    return Chain(size, never, face)
+
+
+@_typed
+class Mixed(NamedTuple):
+    """Dice of several sizes rolled together, in the order given."""
+
+    units: tuple[Chain, ...]
+
+
+@_typed
+class Favored(NamedTuple):
+    """``pool``, then the first die in ``order(sizes)`` whose face satisfies ``when`` rolled once
+    more (the new face stands, whatever it shows)."""
+
+    pool: Mixed
+    order: Callable[[tuple[int, ...]], tuple[int, ...]]
+    when: Callable[[int], bool]
+    note: str = "re-roll"
+
+
+Side = Mixed | Favored
+
+
+@_typed
+class Highest(NamedTuple):
+    """The highest value among the dice of ``pool`` (0 for no dice)."""
+
+    pool: Side
+
+
+@_typed
+class Least(NamedTuple):
+    """``parts`` rolled in turn; the lowest value stands (the first part showing it)."""
+
+    parts: tuple[Highest, ...]
+
+
+@_typed
+class Paired(NamedTuple):
+    """Two pools sorted high → low and paired by rank (see the module's docstring)."""
+
+    attack: Side
+    defence: Side
+    pair: Callable[[int, int], int]
+    filler: int
+    bonus: Callable[[int], int]
+
+
 # --------------------------------------------------------------------------------------------
 # The sample interpreter
 
@@ -256,17 +346,108 @@ def top(*records: PoolRecord) -> tuple[int, int]:
     return high, values.count(high)
 
 
-def sample(program: Pool | Drop | Unit, hands: Hands,
-           limits: Limits = DEFAULT_LIMITS) -> PoolRecord:
+class LeastRecord(NamedTuple):
+    """Parts rolled in turn: each part's record, the lowest value, and which part stands."""
+
+    parts: tuple[PoolRecord, ...]
+    value: int
+    stands: int
+
+
+class PairedRecord(NamedTuple):
+    """Two pools paired by rank: (attack value, defence value or None for the filler, score) per
+    pair, high → low, the bonus read from the defence, and the total."""
+
+    attack: PoolRecord
+    defence: PoolRecord
+    pairs: tuple[tuple[int, int | None, int], ...]
+    bonus: int
+    value: int
+
+
+def favored(program: Favored, faces: tuple[int, ...]) -> int | None:
+    """Which die of a Favored pool that showed ``faces`` is rolled once more (None: none)."""
+    sizes = tuple(u.size for u in program.pool.units)
+    for i in program.order(sizes):
+        if program.when(faces[i]):
+            return i
+    return None
+
+
+def _side(program: Mixed | Favored, hands: Hands, limits: Limits) -> PoolRecord:
+    pool = program.pool if isinstance(program, Favored) else program
+    ids = [hands.new(u.size) for u in pool.units]
+    dice = [_die(u, None, None, hands, i, limits) for u, i in zip(pool.units, ids)]
+    if isinstance(program, Favored):
+        j = favored(program, tuple(d.runs[0][0] for d in dice))
+        if j is not None:
+            run, value = _run(pool.units[j], hands, ids[j], hands.again(ids[j], program.note),
+                              limits)
+            dice[j] = DieRecord(dice[j].runs + (run,), value)
+    return PoolRecord(tuple(dice), sum(d.value for d in dice))
+
+
+def highest(record: PoolRecord) -> PoolRecord:
+    """A rolled pool read by ``Highest``: its value is its highest die's (0 for no dice)."""
+    return record._replace(value=max((d.value for d in record.dice), default=0))
+
+
+def least(records: tuple[PoolRecord, ...]) -> LeastRecord:
+    """Rolled parts read by ``Least``: the first of the lowest stands."""
+    values = [r.value for r in records]
+    stands = values.index(min(values))
+    return LeastRecord(records, values[stands], stands)
+
+
+def paired(program: Paired, attack: PoolRecord, defence: PoolRecord) -> PairedRecord:
+    """Two rolled pools read by ``Paired``: sorted high → low, paired by rank."""
+    a = sorted((d.value for d in attack.dice), reverse=True)
+    d = sorted((x.value for x in defence.dice), reverse=True)
+    pairs = tuple((x, d[i] if i < len(d) else None,
+                   program.pair(x, d[i] if i < len(d) else program.filler))
+                  for i, x in enumerate(a))
+    bonus = program.bonus(d[0]) if a and d else 0
+    return PairedRecord(attack, defence, pairs, bonus, sum(p[2] for p in pairs) + bonus)
+
+
+Program = Pool | Drop | Unit | Mixed | Favored | Highest | Least | Paired
+
+
+@overload
+def sample(program: Least, hands: Hands, limits: Limits = ...) -> LeastRecord: ...
+
+
+@overload
+def sample(program: Paired, hands: Hands, limits: Limits = ...) -> PairedRecord: ...
+
+
+@overload
+def sample(program: Pool | Drop | Unit | Mixed | Favored | Highest, hands: Hands,
+           limits: Limits = ...) -> PoolRecord: ...
+
+
+def sample(program: Program, hands: Hands,
+           limits: Limits = DEFAULT_LIMITS) -> PoolRecord | LeastRecord | PairedRecord:
     """Roll ``program`` with faces from ``hands``: every die's first face left to right, then each
-    die's re-rolls as they happen, die by die."""
+    die's re-rolls as they happen, die by die (a ``Favored`` re-roll after the whole pool; the
+    parts of ``Least`` and the pools of ``Paired`` one after the other). A ``PoolRecord`` (a
+    ``LeastRecord`` for ``Least``, a ``PairedRecord`` for ``Paired``)."""
+    if isinstance(program, Mixed | Favored):
+        return _side(program, hands, limits)
+    if isinstance(program, Highest):
+        return highest(_side(program.pool, hands, limits))
+    if isinstance(program, Least):
+        return least(tuple(sample(p, hands, limits) for p in program.parts))
+    if isinstance(program, Paired):
+        attack = _side(program.attack, hands, limits)
+        return paired(program, attack, _side(program.defence, hands, limits))
     if isinstance(program, Drop):
         return dropped(sample(program.pool, hands, limits), program.highest)
     if isinstance(program, Pool):
         chain, reroll, marked = _parts(program.unit)
-        ids = [hands.new() for _ in range(program.dice)]
+        ids = [hands.new(chain.size) for _ in range(program.dice)]
     else:
         chain, reroll, marked = _parts(program)
-        ids = [hands.new()]
+        ids = [hands.new(chain.size)]
     dice = tuple([_die(chain, reroll, marked, hands, i, limits) for i in ids])
     return PoolRecord(dice, sum(d.value for d in dice))

@@ -15,6 +15,15 @@ same rule functions on every face instead of on the faces of one roll:
   uᵢ, so the law is Σᵢ (Fᵢⁿ − Fᵢ₋₁ⁿ)·z^(−uᵢ), in exact integers (the lowest die likewise);
 - ``Top`` (the highest value and how many dice show it): P(u, m) = C(n, m)·aᵐ·bⁿ⁻ᵐ / sizeⁿ with
   a the faces worth u and b those worth less, in exact integers.
+- ``Highest`` of a mixed pool: P(highest ≤ k) = ∏ Fᵢ(k); of a ``Favored`` pool, a mixture over
+  which die (in the rule's order) is the first that matches: the dice before it do not match,
+  it is rolled afresh, the dice after it show anything. ``Least``: P(lowest > k) = ∏ P(partᵢ > k).
+- ``Paired``: the rule ``pair`` is read on every pair of faces. When it is a step function of the
+  difference a − d (nothing unless a > d), the filler is 1 and the bonus is read only on an
+  all-ones defence, the sorted-pool evaluator (``astragal.odds.pairing``) steps through the faces
+  from high to low with a small state; otherwise the sorted face vectors of each side are
+  enumerated (small pools). ``outcomes`` enumerates any finite program by running the sample
+  interpreter over every face sequence: the reference the tests hold the laws to.
 
 Infinite tails are cut only where the probability left out is below ``eps``; the lost mass is
 returned with every law. The work of a pool is estimated (``work``) before it is computed.
@@ -22,18 +31,34 @@ returned with every law. The work of a pool is estimated (``work``) before it is
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable
 from fractions import Fraction
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
-from ..dice.algebra import Chain, Drop, Marked, Pool, Reroll, Top, Unit
+from ..dice.algebra import (
+    Chain,
+    Drop,
+    Favored,
+    Highest,
+    Least,
+    Marked,
+    Mixed,
+    Paired,
+    Pool,
+    Program,
+    Reroll,
+    Top,
+    Unit,
+    sample,
+)
 from . import maths
 
-__all__ = ["Law", "MarkedLaw", "law", "marked_law", "top_law", "work"]
+__all__ = ["Law", "MarkedLaw", "law", "marked_law", "outcomes", "paired_work", "top_law", "work"]
 
 DEFAULT_EPS = 1e-18
 
@@ -222,9 +247,12 @@ def _chain(unit: Unit) -> Chain:
     return unit
 
 
-def work(program: Pool | Drop | Top | Unit) -> int:
+def work(program: Program | Top) -> int:
     """Estimated steps of ``law(program)``: the pool's terms times its tail, or one die's; a
-    capped chain adds the polynomial products of its finite run; a drop, one power per value."""
+    capped chain adds the polynomial products of its finite run; a drop, one power per value;
+    a highest, one product per die and value (per die and re-roll case when Favored)."""
+    if isinstance(program, Mixed | Favored | Highest | Least | Paired):
+        return _composite_work(program)
     if isinstance(program, Drop):
         pool = program.pool
         return _chain(pool.unit).size * (pool.dice * pool.dice * 4 + 64)
@@ -305,10 +333,19 @@ def _drop_law(program: Drop) -> Law:
     return Law(tuple([0.0] * lo + maths.exact_floats(counts, chain.size, n)))
 
 
-def law(program: Pool | Drop | Chain | Reroll, eps: float = DEFAULT_EPS,
-        limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:
-    """The exact law of ``program``'s value (a pool's sum, or one die's value)."""
+def law(program: Pool | Drop | Chain | Reroll | Highest | Least | Paired,
+        eps: float = DEFAULT_EPS, limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:
+    """The exact law of ``program``'s value (a pool's sum, one die's value, a highest...)."""
+    if isinstance(program, Paired):
+        steps, peak = paired_work(program)
+        limits.check_work(steps, "this roll", text)
+        limits.check_memory(peak, "this roll", text)
+        return _paired_law(program, "auto")
     limits.check_work(work(program), "this pool", text)
+    if isinstance(program, Highest):
+        return _highest_law(program)
+    if isinstance(program, Least):
+        return _least_law(program)
     if isinstance(program, Drop):
         return _drop_law(program)
     if not isinstance(program, Pool):
@@ -379,7 +416,260 @@ def top_law(program: Top) -> dict[tuple[int, int], float]:
     return dict(zip(keys, maths.exact_floats([counts[k] for k in keys], chain.size, n)))
 
 
+# --------------------------------------------------------------------------------------------
+# Mixed pools: Highest, Least, Paired
+
+
+def _plain_values(chain: Chain) -> list[int]:
+    if any(chain.again(0, f) for f in range(1, chain.size + 1)):
+        raise ValueError("mixed pools take dice that are not rolled again")
+    return [chain.score(0, f) for f in range(1, chain.size + 1)]
+
+
+def _side_units(side: Mixed | Favored) -> tuple[Chain, ...]:
+    return (side.pool if isinstance(side, Favored) else side).units
+
+
+@lru_cache(maxsize=1024)
+def _highest_law(program: Highest) -> Law:
+    side = program.pool
+    units = _side_units(side)
+    if not units:
+        return Law((1.0,))
+    values = [_plain_values(u) for u in units]
+    top = max(max(v) for v in values)
+    if min(min(v) for v in values) < 0:
+        raise ValueError("Highest's law is kept over 0, 1, 2, …: the dice may not score below 0")
+    # for each die: how many faces are worth at most k (all, and those that do not match)
+    def upto(k: int, i: int) -> float:
+        return sum(1 for v in values[i] if v <= k) / units[i].size
+
+    order: list[int] = []
+    match: list[float] = [0.0] * len(units)
+    when = side.when if isinstance(side, Favored) else None
+    if isinstance(side, Favored):
+        order = list(side.order(tuple(u.size for u in units)))
+        if sorted(set(order)) != sorted(order) or not set(order) <= set(range(len(units))):
+            raise ValueError("a Favored order must name each die at most once")
+        for i in order:
+            match[i] = sum(1 for f in range(1, units[i].size + 1) if side.when(f)) / units[i].size
+    others = [i for i in range(len(units)) if i not in set(order)]
+    cdf = []
+    for k in range(top + 1):
+        full = [upto(k, i) for i in range(len(units))]
+        rest = math.prod(full[i] for i in others)
+        if not order:
+            cdf.append(rest)
+            continue
+        assert when is not None
+        miss = [sum(1 for f, v in enumerate(values[i], 1) if v <= k and not when(f))
+                / units[i].size for i in range(len(units))]
+        total, before = 0.0, 1.0
+        after = [1.0] * (len(order) + 1)
+        for j in range(len(order) - 1, -1, -1):
+            after[j] = after[j + 1] * full[order[j]]
+        for j, i in enumerate(order):
+            total += before * match[i] * full[i] * after[j + 1]
+            before *= miss[i]
+        cdf.append(rest * (total + before))
+    pmf = [cdf[0]] + [max(0.0, cdf[k] - cdf[k - 1]) for k in range(1, top + 1)]
+    return Law(tuple(pmf))
+
+
+@lru_cache(maxsize=256)
+def _least_law(program: Least) -> Law:
+    laws = [law(p) for p in program.parts]
+    top = max(len(x.pmf) for x in laws)
+    above = [1.0] * top  # P(lowest > k)
+    for part in laws:
+        tail = 1.0
+        for k in range(top):
+            tail -= part.pmf[k] if k < len(part.pmf) else 0.0
+            above[k] *= max(0.0, tail)
+    pmf = [1.0 - above[0]] + [max(0.0, above[k - 1] - above[k]) for k in range(1, top)]
+    return Law(tuple(pmf), sum(x.truncated for x in laws))
+
+
+class _Fast(NamedTuple):
+    """A ``Paired`` program as the sorted-pool evaluator takes it."""
+
+    attack: Any
+    defence: Any
+    steps: tuple[tuple[int, int], ...]
+    bonus: int
+
+
+def _evaluator_pool(side: Mixed | Favored) -> tuple[int, ...] | None:
+    """The sizes of a side the evaluator can take (faces worth their number; a Favored side
+    re-rolls a 1, largest die first), or None."""
+    units = _side_units(side)
+    for u in units:
+        if _plain_values(u) != list(range(1, u.size + 1)):
+            return None
+    sizes = tuple(u.size for u in units)
+    if isinstance(side, Favored):
+        order = list(side.order(sizes))
+        if sorted(order) != list(range(len(units))) or any(
+                sizes[a] < sizes[b] for a, b in itertools.pairwise(order)):
+            return None
+        if any(side.when(f) != (f == 1) for f in range(1, max(sizes, default=1) + 1)):
+            return None
+    return sizes
+
+
+@lru_cache(maxsize=256)
+def _fast(program: Paired) -> _Fast | None:
+    """The evaluator's form of ``program`` when the rule it reads fits it, else None."""
+    from . import pairing
+
+    a_sizes, d_sizes = _evaluator_pool(program.attack), _evaluator_pool(program.defence)
+    if a_sizes is None or d_sizes is None or program.filler != 1:
+        return None
+    high = max(a_sizes, default=1)
+    low = max(d_sizes, default=1)
+    # g[x]: the score of a pair whose faces differ by x (read against a 1), checked on every pair
+    g = [0] + [program.pair(x + 1, 1) for x in range(1, high)]
+    for a in range(1, high + 1):
+        for d in range(1, low + 1):
+            if program.pair(a, d) != (g[a - d] if a > d else 0):
+                return None
+    steps = tuple((t, g[t] - g[t - 1]) for t in range(1, high) if g[t] != g[t - 1])
+    if any(w < 0 for _, w in steps):
+        return None
+    bonus = program.bonus(1) if d_sizes and a_sizes else 0
+    if bonus < 0 or any(program.bonus(t) for t in range(2, low + 1)):
+        return None
+    return _Fast(pairing.Pool(a_sizes, isinstance(program.attack, Favored)),
+                 pairing.Pool(d_sizes, isinstance(program.defence, Favored)), steps, bonus)
+
+
+def paired_work(program: Paired) -> tuple[int, int]:
+    """The steps and peak bytes of ``law(program)``, estimated before any of it is done."""
+    fast = _fast(program)
+    if fast is not None:
+        from . import pairing
+
+        w = pairing.estimate(fast.attack, fast.defence, fast.steps, fast.bonus)
+        return int(w.steps), int(w.peak_bytes)
+    paths = [_paths(side) for side in (program.attack, program.defence)]
+    vectors = [_vectors(side) for side in (program.attack, program.defence)]
+    return sum(paths) + vectors[0] * vectors[1] * 4, (vectors[0] + vectors[1]) * 400
+
+
+def _paths(side: Mixed | Favored) -> int:
+    units = _side_units(side)
+    extra = max((u.size for u in units), default=1) if isinstance(side, Favored) else 1
+    return math.prod(u.size for u in units) * extra * (len(units) + 1)
+
+
+def _vectors(side: Mixed | Favored) -> int:
+    counts: dict[int, int] = {}
+    for u in _side_units(side):
+        counts[u.size] = counts.get(u.size, 0) + 1
+    return math.prod(math.comb(s + n - 1, n) for s, n in counts.items())
+
+
+@lru_cache(maxsize=256)
+def _paired_law(program: Paired, kernel: str) -> Law:
+    fast = _fast(program) if kernel != "enumerate" else None
+    if fast is not None:
+        from . import pairing
+
+        return Law(tuple(pairing.distribution(fast.attack, fast.defence, fast.steps, fast.bonus,
+                                              kernel)))
+    # the sorted face vectors of each side, every pair of them read by the rule
+    def sorted_values(record: Any) -> tuple[int, ...]:
+        return tuple(sorted((d.value for d in record.dice), reverse=True))
+
+    attack = outcomes(program.attack, sorted_values)
+    defence = outcomes(program.defence, sorted_values)
+    out: dict[int, float] = {}
+    for a, pa in attack.items():
+        for d, pd in defence.items():
+            total = sum(program.pair(x, d[i] if i < len(d) else program.filler)
+                        for i, x in enumerate(a)) + (program.bonus(d[0]) if a and d else 0)
+            out[total] = out.get(total, 0.0) + pa * pd
+    if min(out) < 0:
+        raise ValueError("Paired's law is kept over 0, 1, 2, …: pairs may not score below 0")
+    return Law(tuple(out.get(k, 0.0) for k in range(max(out) + 1)))
+
+
+def paired_law(program: Paired, kernel: str = "auto") -> Law:
+    """``law(program)`` by a chosen method: ``auto``, ``exact`` or ``numpy`` (the evaluator's
+    kernels, when the rule fits it) or ``enumerate`` (every sorted face vector of each side)."""
+    return _paired_law(program, kernel)
+
+
+def _composite_work(program: Mixed | Favored | Highest | Least | Paired) -> int:
+    if isinstance(program, Paired):
+        return paired_work(program)[0]
+    if isinstance(program, Least):
+        return sum(_composite_work(p) for p in program.parts) + 64
+    side = program.pool if isinstance(program, Highest) else program
+    units = _side_units(side)
+    top = max((u.size for u in units), default=1)
+    fav = len(units) if isinstance(side, Favored) else 1
+    return 64 + len(units) * top * top * fav
+
+
+class _Enumerated:
+    """Faces from a path of choices; a die asked beyond the path shows 1 (see ``outcomes``)."""
+
+    def __init__(self, path: list[int]) -> None:
+        self.path, self.used = path, 0
+        self.sizes: list[int] = []
+        self.dice: list[int] = []
+        self.shown: dict[int, int] = {}
+
+    def _draw(self, size: int) -> int:
+        if self.used == len(self.path):
+            self.path.append(1)
+        self.sizes.append(size)
+        self.used += 1
+        return self.path[self.used - 1]
+
+    def new(self, size: int) -> int:
+        self.dice.append(size)
+        self.shown[len(self.dice) - 1] = self._draw(size)
+        return len(self.dice) - 1
+
+    def again(self, die: int, note: str) -> int:
+        self.shown[die] = self._draw(self.dice[die])
+        return self.shown[die]
+
+    def face(self, die: int) -> int:
+        return self.shown[die]
+
+
+def outcomes(program: Program, read: Any = None, max_paths: int = 5_000_000) -> dict[Any, float]:
+    """P(read(record)) over every face sequence of a finite ``program`` (default: its value),
+    by running the sample interpreter on each in turn (an odometer over the faces asked for)."""
+    out: dict[Any, float] = {}
+    path: list[int] = []
+    paths = 0
+    while True:
+        hands = _Enumerated(path)
+        record = sample(program, hands, Limits(max_explosions=64))
+        del path[hands.used:]
+        key = record.value if read is None else read(record)
+        out[key] = out.get(key, 0.0) + 1.0 / math.prod(hands.sizes)
+        paths += 1
+        if paths > max_paths:
+            raise LimitError(f"more than {max_paths} face sequences to enumerate")
+        i = len(path) - 1
+        while i >= 0 and path[i] == hands.sizes[i]:
+            i -= 1
+        if i < 0:
+            return out
+        del path[i + 1:]
+        path[i] += 1
+
+
 def clear_caches() -> None:
     """Forget every cached law (tests that swap a rule call this)."""
-    for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law, top_law):
+    for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law, top_law,
+              _highest_law, _least_law, _fast, _paired_law):
         f.cache_clear()
+    from . import pairing
+
+    pairing._distribution.cache_clear()

@@ -92,7 +92,7 @@ class _Hands:
     def __init__(self, tray: Tray, group: str, stream: int) -> None:
         self.tray, self.group, self.stream = tray, group, stream
 
-    def new(self) -> int:
+    def new(self, size: int) -> int:
         return self.tray.roll(DIE, self.group, self.stream)
 
     def again(self, die: int, note: str) -> int:  # no die of this game is rolled again

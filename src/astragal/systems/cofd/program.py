@@ -141,7 +141,7 @@ class _TrayHands:
     def __init__(self, tray: Tray, group: str, stream: int) -> None:
         self.tray, self.group, self.stream = tray, group, stream
 
-    def new(self) -> int:
+    def new(self, size: int) -> int:
         return self.tray.roll(R.FACES, self.group, self.stream)
 
     def again(self, die: int, note: str) -> int:

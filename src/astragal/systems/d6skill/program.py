@@ -87,7 +87,7 @@ class _TrayHands:
     def __init__(self, tray: Tray, group: str, stream: int) -> None:
         self.tray, self.group, self.stream, self.last = tray, group, stream, -1
 
-    def new(self) -> int:
+    def new(self, size: int) -> int:
         return self.tray.roll(SIDES, self.group, self.stream)
 
     def again(self, die: int, note: str) -> int:
@@ -111,7 +111,7 @@ class _Faces:
         self.used += 1
         return self.faces[self.used - 1]
 
-    def new(self) -> int:
+    def new(self, size: int) -> int:
         self._next()
         return 0
 

@@ -78,7 +78,7 @@ class _Hands:
         self.tray, self.group, self.stream, self.note = tray, group, stream, note
         self.ids: list[int] = []
 
-    def new(self) -> int:
+    def new(self, size: int) -> int:
         self.ids.append(self.tray.roll(SIDES, self.group, self.stream, self.note))
         return self.ids[-1]
 
@@ -146,7 +146,7 @@ class _Faces:
     def __init__(self, faces: Sequence[int]) -> None:
         self.faces, self.used, self.shown = list(faces), 0, [0] * len(faces)
 
-    def new(self) -> int:
+    def new(self, size: int) -> int:
         self.used += 1
         return self.used - 1
 
