@@ -81,7 +81,7 @@ def test_docstring_examples() -> None:
     import doctest
     import importlib
 
-    for name in ("astragal", "astragal.odds", "astragal.systems.jadeclaw"):
+    for name in ("astragal", "astragal.odds", "astragal.systems.jadeclaw.notation"):
         module = importlib.import_module(name)
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0

@@ -9,6 +9,8 @@ the rulebook without a probe or a perturbation here fails the test.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,6 +32,15 @@ PROBES: dict[str, list[str]] = {
     "d6system": ["od6: 3D+1 +1D very advantaged vs moderate", "od6: 2D vs automatic",
                  "od6: 3D wild vs 2D+2", "od6: 3D wild", "od6: 2D vs 2D opposed_tie=reroll",
                  "od6: 4D vs 12"],
+    "dice": ["4d6kh3+2", "3d6r<2!", "10d10>=8f1", "4d6k>3", "2d6mi2ma5", "4dF",
+             "floor(d7/2)+max(d4,d6) > 3"],
+    "jadeclaw": ["jc: d12 d8 +1b fav vs L7 remove biggest limit d8",
+                 "jc: d8 -2p fav vs d8 q=4:7", "jc: d12 d8 +1b -3p vs d4",
+                 "jc: d4 vs d8 q=basic:expert",  # a tie (seed 7) broken by Quality
+                 "jc: d4 remove d4 vs d4 remove d4 empty_pool=auto_botch",
+                 "jc: d10 d8 vs simple calm",
+                 "jc: dmg 2d12 d8 -1p slaying vs soak d10 fav resolve d8",
+                 "jc: dmg d4 -1p vs soak d6", "jc: dmg 3d12 vs soak d4"],
     "attack": ["at: atk 20 wpn 20 weapon C crit +1 berserk luck 1 vs armor 2 shield 1 parry 2",
                "at: 30d6 vs armor 1 shield 1 stunned", "at: 2d6"],
 }
@@ -70,6 +81,55 @@ PERTURB: dict[str, dict[str, tuple[Callable[[Callable[..., Any]], Callable[..., 
         "D-X1": (lambda f: lambda face, first: None, "od6: 2D wild", "3,6,2"),
         "D-X4": (lambda f: lambda rule: "defender", "od6: 2D vs 2D", "3,4 / 4,3"),
     },
+    "dice": {
+        "N0": (lambda f: lambda d, raw: 2 * f(d, raw), "4dF", "1,2,3,3"),
+        "N1": (lambda f: lambda d, face: False, "d6r<2", "1,4"),
+        "N2": (lambda f: lambda d, face: False, "d6!", "6,3"),
+        "N3": (lambda f: lambda d, v: v, "d6mi3", "1"),
+        "N4": (lambda f: lambda keep, total: (not f(keep, total)[0], f(keep, total)[1]),
+               "4d6kh3", "1,2,3,4"),
+        "N5": (lambda f: lambda keep, v: not f(keep, v), "4d6k>3", "1,2,5,6"),
+        "N6": (lambda f: lambda term, v: 2 * f(term, v), "4d10>=8", "8,1,9,2"),
+        "N7": (lambda f: lambda op, a, b: f("+" if op == "*" else op, a, b), "d6*3", "4"),
+        "N8": (lambda f: lambda name, args: f("ceil" if name == "floor" else name, args),
+               "floor(d6/4)", "3"),
+        "N9": (lambda f: lambda op, a, b: 1 - f(op, a, b), "d6 > 4", "5"),
+    },
+    "jadeclaw": {
+        # J4: only the first die counts
+        "J4": (lambda f: lambda pool: f(_first_die(pool)), "jc: d8 d6", "1,5"),
+        "J5": (lambda f: lambda a, b, qa=None, qb=None, o=None: f(b, a, qb, qa, o),
+               "jc: d12 vs d4", "6 / 3"),
+        "J6": (lambda f: lambda m: m >= 3, "jc: d12 vs d4", "7 / 3"),
+        "J7": (lambda f: lambda qa, qb, o=None: "success", "jc: d8 vs d8", "5 / 5"),
+        "J8": (lambda f: lambda level, bands="1-5": "basic", "jc: d8 q=7 vs d8 q=3", "5 / 5"),
+        "J9": (lambda f: lambda s: s <= 2, "jc: d8", "2"),
+        "J10": (lambda f: lambda rule: False, "jc: d6 vs d6", "1 / 1"),
+        "J12": (lambda f: lambda b, p: (b, p), "jc: d6 +1b -1p", "3"),
+        "J13": (lambda f: lambda sizes, b, d="per_die_carry_down": tuple(sizes), "jc: d6 +1b",
+                "7"),
+        "J18": (lambda f: lambda level: f(max(0, level - 1)), "jc: L3", "7"),
+        "J21": (lambda f: lambda p, rule="p_plus_one": 1, "jc: d8 -1p", "5,3"),
+        "J24": (lambda f: lambda d, s, kind="normal": f(d, s, kind) + (d > s),
+                "jc: dmg d8 vs soak d6", "5 / 3"),
+        "J26": (lambda f: lambda: 2, "jc: dmg d8", "2"),
+        "J27": (lambda f: lambda face: face <= 2, "jc: dmg d8", "2"),
+        "J28": (lambda f: lambda s: 0, "jc: dmg d8 vs soak d6", "5 / 1"),
+        "J30": (lambda f: lambda sizes, p: tuple(sizes), "jc: dmg d8 d4 -1p", "5"),
+        "J33": (lambda f: lambda s, e: "slaying", "jc: dmg d8", "5"),
+        "J35": (lambda f: lambda hits: True, "jc: dmg d8 vs soak d8 resolve d8", "3 / 5"),
+        "J37": (lambda f: lambda sizes, what: tuple(sizes), "jc: d8 d6 remove biggest", "5"),
+        "J38": (lambda f: lambda sizes, limit: tuple(sizes), "jc: d12 limit d6", "9"),
+        "J39": (lambda f: lambda face: face <= 2, "jc: d8 fav", "2"),
+        "J40": (lambda f: lambda i, each=True: i == 0, "jc: d12 -1p fav", "1,5,1,9"),
+        "J48": (lambda f: lambda a, d, dom="pairwise", p=0: False, "jc: d10 d8 vs simple calm",
+                "5,4 / 3,2"),
+        "J-A12": (lambda f: lambda switch: True, "jc: dmg d4 -1p vs soak d6", "/ 1"),
+        "J-A15": (lambda f: lambda sizes: tuple(range(len(sizes)))[::-1], "jc: d12 d4 fav",
+                  "1,1,9"),
+        "J-X3": (lambda f: lambda rule: 2, "jc: d4 remove d4 vs d6 empty_pool=auto_botch",
+                 "/ 3"),
+    },
     "attack": {
         "A1": (lambda f: lambda a, w: f(a, w) + 1, "at: atk 3 wpn 4", "4,2,1"),
         "A3": (lambda f: lambda base, thrown=False, bonus=0, stance="normal":
@@ -85,9 +145,23 @@ PERTURB: dict[str, dict[str, tuple[Callable[[Callable[..., Any]], Callable[..., 
 }
 
 
+def _first_die(pool: Any) -> Any:
+    """A Jadeclaw side cut to its first die (a perturbed J4 reads only that one)."""
+    from astragal.dice.algebra import Favored, Mixed
+
+    if isinstance(pool, Favored):
+        return pool._replace(pool=Mixed(pool.pool.units[:1]))
+    return Mixed(pool.units[:1])
+
+
 def _modules(system: str) -> list[Any]:
     get_system(system)  # the game's modules are loaded on first use
     prefix = f"astragal.systems.{system}"
+    # and some only when first needed (the roller, the exact odds): import them all now, or a
+    # module imported while a rule is swapped would keep the swapped function for good
+    package = sys.modules[prefix]
+    for info in pkgutil.iter_modules(getattr(package, "__path__", [])):
+        importlib.import_module(f"{prefix}.{info.name}")
     return [m for name, m in list(sys.modules.items())
             if m is not None and (name == prefix or name.startswith(prefix + "."))]
 
@@ -98,6 +172,9 @@ def _clear_caches(system: str) -> None:
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()
+        forget = vars(module).get("forget")  # whole expressions' laws remembered by a game
+        if callable(forget):
+            forget()
 
 
 @contextmanager

@@ -26,7 +26,8 @@ def _tables_help() -> str:
     out = []
     for name in system_names():
         system = get_system(name)
-        tables = getattr(importlib.import_module(type(system).__module__), "TABLES", {})
+        tables = getattr(system, "tables", None) or getattr(
+            importlib.import_module(type(system).__module__), "TABLES", {})
         if tables:
             out.append(f"{name}: {', '.join(tables)}")
     return "tables: " + "; ".join(out)

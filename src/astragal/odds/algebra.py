@@ -577,21 +577,39 @@ def _paired_law(program: Paired, kernel: str) -> Law:
 
         return Law(tuple(pairing.distribution(fast.attack, fast.defence, fast.steps, fast.bonus,
                                               kernel)))
-    # the sorted face vectors of each side, every pair of them read by the rule
-    def sorted_values(record: Any) -> tuple[int, ...]:
+    # the sorted face vectors of each side, every pair of them read by the rule (numpy: this
+    # is the slow path, taken for small pools or rules the evaluator cannot read)
+    import numpy as np
+
+    attack, defence = _sorted_vectors(program.attack), _sorted_vectors(program.defence)
+    width = max((len(a) for a in attack), default=0)
+    if not width:
+        return Law((1.0,))
+    high = max(max(a) for a in attack)
+    low = max((max(d) for d in defence if d), default=0)
+    faces = max(high, low, program.filler)
+    table = np.array([[program.pair(a, d) for d in range(faces + 1)] for a in range(faces + 1)])
+    a_rows = np.array(list(attack), dtype=np.int64).reshape(len(attack), width)
+    d_rows = np.array([(d + (program.filler,) * width)[:width] for d in defence],
+                      dtype=np.int64).reshape(len(defence), width)
+    bonus = np.array([program.bonus(d[0]) if d else 0 for d in defence], dtype=np.int64)
+    total = np.repeat(bonus[None, :], len(a_rows), axis=0)
+    for k in range(width):
+        total += table[a_rows[:, k][:, None], d_rows[:, k][None, :]]
+    weights = np.outer(np.array(list(attack.values())), np.array(list(defence.values())))
+    if total.min() < 0:
+        raise ValueError("Paired's law is kept over 0, 1, 2, …: pairs may not score below 0")
+    pmf = np.bincount(total.ravel(), weights=weights.ravel())
+    return Law(tuple(float(p) for p in pmf))
+
+
+@lru_cache(maxsize=256)
+def _sorted_vectors(side: Mixed | Favored) -> dict[tuple[int, ...], float]:
+    """P(sorted values, high → low) of one side, by running its sampler on every face."""
+    def read(record: Any) -> tuple[int, ...]:
         return tuple(sorted((d.value for d in record.dice), reverse=True))
 
-    attack = outcomes(program.attack, sorted_values)
-    defence = outcomes(program.defence, sorted_values)
-    out: dict[int, float] = {}
-    for a, pa in attack.items():
-        for d, pd in defence.items():
-            total = sum(program.pair(x, d[i] if i < len(d) else program.filler)
-                        for i, x in enumerate(a)) + (program.bonus(d[0]) if a and d else 0)
-            out[total] = out.get(total, 0.0) + pa * pd
-    if min(out) < 0:
-        raise ValueError("Paired's law is kept over 0, 1, 2, …: pairs may not score below 0")
-    return Law(tuple(out.get(k, 0.0) for k in range(max(out) + 1)))
+    return outcomes(side, read)
 
 
 def paired_law(program: Paired, kernel: str = "auto") -> Law:
@@ -668,7 +686,7 @@ def outcomes(program: Program, read: Any = None, max_paths: int = 5_000_000) -> 
 def clear_caches() -> None:
     """Forget every cached law (tests that swap a rule call this)."""
     for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law, top_law,
-              _highest_law, _least_law, _fast, _paired_law):
+              _highest_law, _least_law, _fast, _paired_law, _sorted_vectors):
         f.cache_clear()
     from . import pairing
 

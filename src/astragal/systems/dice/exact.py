@@ -75,6 +75,9 @@ from .rules import (
     clamp,
     compare,
     explodes,
+    face_value,
+    keep_count,
+    keeps_value,
     roll_pmf,
     score,
 )
@@ -114,8 +117,9 @@ def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) 
     if (d.explode is None and not d.reroll and d.success is None and d.keep is None
             and not d.custom and d.minimum is None and d.maximum is None):
         budget.spend(d.size, what, d.span, memory=8 * d.size)
-        faces = [1.0 / d.size] * d.size  # a plain die: every face equally likely
-        return Pmf(-1 if d.size == 3 and d.sides == 0 else 1, faces)
+        low = face_value(d, 1)
+        if face_value(d, d.size) == low + d.size - 1:  # the faces run low, low+1, …: uniform
+            return Pmf(low, [1.0 / d.size] * d.size)
     budget.spend(20 * d.size, what, d.span, memory=ROW_BYTES * d.size)
     g = roll_pmf(d)
     if d.explode is None:
@@ -158,7 +162,7 @@ def _clamped(d: Dice, pmf: dict[int, float]) -> dict[int, float]:
 def _clamped_kept(d: Dice, w: Callable[[Any], int]) -> Callable[[Any], int]:
     assert d.keep is not None
     keep = d.keep
-    return lambda v: w(clamp(d, v)) if keep.keeps(clamp(d, v)) else 0
+    return lambda v: w(clamp(d, v)) if keeps_value(keep, clamp(d, v)) else 0
 
 
 def _reroll_add_pmf(d: Dice, budget: Budget) -> Pmf:
@@ -212,7 +216,7 @@ def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
 
 def _kept_only(keep: Any, w: Callable[[Any], int]) -> Callable[[Any], int]:
     """Rules 3 and 4 for a by-value keep: what a die adds, 0 if it is dropped."""
-    return lambda v: w(v) if keep.keeps(v) else 0
+    return lambda v: w(v) if keeps_value(keep, v) else 0
 
 
 def _weight(term: Dice | Group) -> Callable[[Any], int] | None:
@@ -277,7 +281,7 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
         # about 40 standard deviations of the number of explosions, each part a keep DP
         _, _, q = _split(roll_pmf(d), d)
         n_parts = min(d.count + 1, 40 * math.sqrt(d.count * q / max(1e-9, 1 - q) ** 2) + 1)
-        one = keep_cost([(d.count, roll_pmf(d))], d.keep.kept(d.count)[1], w)
+        one = keep_cost([(d.count, roll_pmf(d))], keep_count(d.keep, d.count)[1], w)
         budget.check(n_parts * one[0], what, d.span, one[1])
     mixture = _pool_classes(d, limits, budget)
     if d.minimum is not None or d.maximum is not None:
@@ -288,7 +292,7 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     steps = memory = 0
     for weight_, classes in mixture:  # the work of every part, before any is done
         total = sum(n for n, _ in classes)
-        highest, k = d.keep.kept(total)
+        highest, k = keep_count(d.keep, total)
         cost = keep_cost(classes, k, w)
         steps, memory = steps + cost[0], max(memory, cost[1])
         budget.check(steps, what, d.span, memory)
@@ -389,7 +393,7 @@ def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
                 break
         else:
             classes.append((1, scaled))
-    highest, k = g.keep.kept(len(items))
+    highest, k = keep_count(g.keep, len(items))
     if weight is None:
         out = keep_dp(classes, highest, k, lambda v: v, budget, what, g.span)
         if scale != 1:

@@ -19,7 +19,7 @@ from ..._limits import Limits
 from ..._rng import Source, SystemSource, system_faces
 from ...dice import Die, Roll
 from .nodes import FUDGE, PREFIX, Dice, Expression, Num, Rolls, Sum
-from .rules import critical, kept_flags, term_value
+from .rules import arith, critical, kept_flags, term_value
 
 __all__ = ["plan"]
 
@@ -130,7 +130,7 @@ def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
                 values.append(value)
                 piece = str(value)
             if shown:
-                total = total + value if op == "+" else total - value
+                total = int(arith(op, total, value))
                 shown += f" {op} {piece}"
             else:
                 total, shown = value, piece

@@ -49,6 +49,7 @@ from .nodes import (
     Sum,
 )
 from .rules import face_range
+from .rules import keep_count as _keep_count
 
 __all__ = ["CHOICES", "DEFAULTS", "MAX_DEPTH", "MAX_SIDES", "TAIL", "parse"]
 
@@ -633,7 +634,7 @@ class _Parser:
                    spans: Mapping[str, tuple[int, int]], die: str, start: int) -> None:
         """A keep or drop that leaves nothing is never what was meant: ``d4d6`` is not
         "a d4, drop the lowest 6" but two dice written without a ``+``."""
-        if keep is None or keep.by_value or count == 0 or keep.kept(count)[1] > 0:
+        if keep is None or keep.by_value or count == 0 or _keep_count(keep, count)[1] > 0:
             return
         a, b = spans["keep"]
         written = self.source[a:b]

@@ -117,23 +117,6 @@ class Keep:
         """True for ``k>3``-style keeps: each die is kept or dropped on its own value."""
         return self.cond is not None
 
-    def keeps(self, v: Value) -> bool:
-        """For a by-value keep: is a die of value ``v`` kept?"""
-        assert self.cond is not None
-        return self.cond(v) if self.how == "k" else not self.cond(v)
-
-    def kept(self, total: int) -> tuple[bool, int]:
-        """(keep the highest?, how many) for a pool of ``total`` dice (not for by-value)."""
-        match self.how:
-            case "kh":
-                return True, min(self.n, total)
-            case "kl":
-                return False, min(self.n, total)
-            case "dh":
-                return False, max(0, total - self.n)
-            case _:
-                return True, max(0, total - self.n)
-
     def words(self) -> str:
         if self.cond is not None:
             return ("keep" if self.how == "k" else "drop") + f" dice {self.cond.words()}"

@@ -82,6 +82,11 @@ _CHECKED: dict[int, tuple[object, Limits]] = {}  # parsed trees already within t
 _PLANS: dict[int, tuple[object, Any]] = {}
 
 
+def forget() -> None:
+    """Forget the plans of plain shapes (tests that swap a rule call this)."""
+    _PLANS.clear()
+
+
 def json_value(v: Value) -> int | float:
     """A value for JSON: whole numbers stay ints."""
     if isinstance(v, Fraction):

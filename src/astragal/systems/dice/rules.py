@@ -19,7 +19,10 @@ import math
 from collections.abc import Sequence
 from fractions import Fraction
 
-from .nodes import Compare, Dice, Group, Keep, Value, faces_of
+from ...rulebook import rule
+from .nodes import Compare, Dice, Group, Keep, Value
+
+GAME = "dice"
 
 __all__ = [
     "arith",
@@ -32,6 +35,8 @@ __all__ = [
     "die_range",
     "explodes",
     "face_value",
+    "keep_count",
+    "keeps_value",
     "kept_flags",
     "matches",
     "rerolls",
@@ -42,11 +47,13 @@ __all__ = [
 ]
 
 
+@rule(GAME, "N1", "a face matching the re-roll condition is rolled again (ro: at most once)")
 def rerolls(d: Dice, face: int) -> bool:
     """Rule 1: this face is re-rolled."""
     return any(c(face) for c in d.reroll)
 
 
+@rule(GAME, "N2", "a standing face matching the explosion condition rolls again")
 def explodes(d: Dice, face: int) -> bool:
     """Rule 2: this standing face rolls again (checked on the face, before ``!p`` takes 1 off)."""
     return d.explode_on is not None and d.explode_on(face)
@@ -62,6 +69,7 @@ def die_range(d: Dice) -> tuple[int, int]:
     return (min(d.custom), max(d.custom)) if d.custom else face_range(d.sides)
 
 
+@rule(GAME, "N0", "Fudge dice show −1, 0, +1; a custom die shows its faces as written")
 def face_value(d: Dice, raw: int) -> int:
     """The face a die shows for the tray's raw face 1..size (Fudge: −1, 0, +1; custom dice:
     the written face in that position)."""
@@ -70,6 +78,7 @@ def face_value(d: Dice, raw: int) -> int:
     return raw - 2 if d.sides == 0 else raw
 
 
+@rule(GAME, "N3", "mi/ma raise or cut each die's value")
 def clamp(d: Dice, v: Value) -> Value:
     """``mi``/``ma`` (``min``/``max``): a die's value raised to the minimum, cut to the
     maximum (after its explosions and re-rolls, before keep/drop and counting)."""
@@ -136,8 +145,8 @@ def matching(compares: Sequence[Compare], lo: int, hi: int,
 
 def roll_pmf(d: Dice) -> dict[int, float]:
     """The standing face of one roll of the die after its re-roll rule (rule 1), exactly."""
-    faces = faces_of(d.sides, d.custom)
-    n = len(faces)
+    n = len(d.custom) if d.custom else (3 if d.sides == 0 else d.sides)
+    faces = [face_value(d, raw) for raw in range(1, n + 1)]
     once: dict[int, float] = {}
     for f in faces:  # a custom die may repeat a face
         once[f] = once.get(f, 0.0) + 1.0 / n
@@ -163,19 +172,41 @@ def matches(values: Sequence[Value], size: int) -> list[tuple[Value, list[int]]]
     return [(v, where[v]) for v in sorted(where) if len(where[v]) >= size]
 
 
+@rule(GAME, "N4", "keep/drop takes the highest or lowest dice by rank, ties to the earlier die")
+def keep_count(keep: Keep, total: int) -> tuple[bool, int]:
+    """(keep the highest?, how many) of a pool of ``total`` dice (not for a by-value keep)."""
+    match keep.how:
+        case "kh":
+            return True, min(keep.n, total)
+        case "kl":
+            return False, min(keep.n, total)
+        case "dh":
+            return False, max(0, total - keep.n)
+        case _:
+            return True, max(0, total - keep.n)
+
+
+@rule(GAME, "N5", "k>N / p<N keeps or drops each die on its own value")
+def keeps_value(keep: Keep, v: Value) -> bool:
+    """For a by-value keep: is a die of value ``v`` kept?"""
+    assert keep.cond is not None
+    return keep.cond(v) if keep.how == "k" else not keep.cond(v)
+
+
 def kept_flags(values: Sequence[Value], keep: Keep | None) -> list[bool]:
     """Rule 3: which dice of a pool are kept. Ties go to the earlier die (stable sort)."""
     if keep is None:
         return [True] * len(values)
     if keep.by_value:  # k>3, p<2: each die on its own value
-        return [keep.keeps(v) for v in values]
-    highest, k = keep.kept(len(values))
+        return [keeps_value(keep, v) for v in values]
+    highest, k = keep_count(keep, len(values))
     # Python's sort is stable also in reverse, so equal values keep their rolling order
     order = sorted(range(len(values)), key=values.__getitem__, reverse=highest)
     chosen = set(order[:k])
     return [i in chosen for i in range(len(values))]
 
 
+@rule(GAME, "N6", "a success condition counts each kept die that matches (dbl: 2, f: −1)")
 def score(term: Dice | Group, value: Value) -> int:
     """Rule 4: what one kept die (or group item) adds to a success count."""
     assert term.success is not None
@@ -211,6 +242,8 @@ class ZeroDivisor(ValueError):
     """Division or remainder by zero (the caller turns it into a NotationError with a span)."""
 
 
+@rule(GAME, "N7", "arithmetic is exact: / gives a fraction, % takes the divisor's sign, ** a "
+               "whole power")
 def arith(op: str, a: Value, b: Value) -> Value:
     """``+ - * / %``; ``/`` is exact, ``%`` takes the sign of the divisor (floored)."""
     match op:
@@ -257,6 +290,7 @@ def power(a: Value, b: Value) -> Value:
     return as_number(base ** e)
 
 
+@rule(GAME, "N8", "floor, ceil, round (halves up), abs, min, max")
 def call(name: str, args: Sequence[Value]) -> Value:
     """``floor``, ``ceil``, ``round``, ``abs``, ``min``, ``max``."""
     match name:
@@ -276,6 +310,7 @@ def call(name: str, args: Sequence[Value]) -> Value:
             return max(args)
 
 
+@rule(GAME, "N9", "a comparison of totals is 1 when it holds, else 0")
 def compare(op: str, a: Value, b: Value) -> int:
     """A comparison between totals: 1 if it holds, else 0."""
     return int(Compare(op, 0)(a - b))

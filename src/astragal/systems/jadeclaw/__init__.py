@@ -1,0 +1,72 @@
+"""Jadeclaw step dice (seed 000; RULES.md §1, rules J1–J52, J-A*, J-X*).
+
+The package, in reading order: ``rules`` (the data, the switches and every rule, registered under
+its ID), ``notation`` (``jc: d12 & d8 +1b fav vs routine``, ``jc: dmg 2d12 vs soak d8``),
+``program`` (a side's Score and a Damage Roll as programs of the dice algebra; rolling samples
+them, the odds take their exact law; the same verdicts map over both), ``words`` (the transcript
+in the game's words), ``tables`` (the GM tables).
+"""
+
+from __future__ import annotations
+
+from .. import Game
+from .notation import Damage, Pool, Simple, Spec, parse, quality_in_force
+from .program import (
+    Prepared,
+    contest_distribution,
+    damage_hits,
+    damage_hits_distribution,
+    damage_program,
+    effective_options,
+    favored_index,
+    final_score_pmf,
+    odds,
+    prepare,
+    roll,
+    score_program,
+)
+from .rules import (
+    CONTEST_OUTCOMES,
+    DEFAULTS,
+    DIFFICULTIES,
+    DIFFICULTY_TITLES,
+    ENERVATED,
+    NORMAL,
+    OVERWHELM,
+    QUALITIES,
+    SINGLE_OUTCOMES,
+    SIZES,
+    SLAYING,
+    SWITCHES,
+    TOP,
+    apply_bonuses,
+    apply_limit,
+    contest_outcome,
+    damage_kind,
+    damage_penalty,
+    level_dice,
+    may_declare_success,
+    net,
+    pair_hits,
+    quality_of_level,
+    remove_die,
+    resolve_tested,
+    roll_count,
+)
+from .tables import TABLES, contest_table, damage_table, level_vs_level, levels_table
+from .words import dice_text
+
+__all__ = [
+    "CONTEST_OUTCOMES", "DEFAULTS", "DIFFICULTIES", "DIFFICULTY_TITLES", "ENERVATED", "NORMAL",
+    "OVERWHELM", "QUALITIES", "SINGLE_OUTCOMES", "SIZES", "SLAYING", "SWITCHES", "SYSTEM",
+    "TABLES", "TOP", "Damage", "Pool", "Prepared", "Simple", "Spec", "apply_bonuses",
+    "apply_limit", "contest_distribution", "contest_outcome", "contest_table", "damage_hits",
+    "damage_hits_distribution", "damage_kind", "damage_penalty", "damage_program",
+    "damage_table", "dice_text", "effective_options", "favored_index", "final_score_pmf",
+    "level_dice", "level_vs_level", "levels_table", "may_declare_success", "net", "odds",
+    "pair_hits", "parse", "prepare", "quality_in_force", "quality_of_level", "remove_die",
+    "resolve_tested", "roll", "roll_count", "score_program",
+]
+
+SYSTEM = Game("jadeclaw", "Jadeclaw", parse, roll, odds, SWITCHES, aliases=("jc",),
+              tables=TABLES)
