@@ -202,9 +202,15 @@ never = _Never()
 face = _Face()
 
 
+_DICE: dict[int, Chain] = {}
+
+
 def die(size: int) -> Chain:
     """A plain ``size``-sided die: rolled once, worth its face."""
-    return Chain(size, never, face)
+    hit = _DICE.get(size)
+    if hit is None:
+        hit = _DICE[size] = Chain(size, never, face)
+    return hit
 
 
 @_typed
@@ -377,7 +383,9 @@ def favored(program: Favored, faces: tuple[int, ...]) -> int | None:
 def _side(program: Mixed | Favored, hands: Hands, limits: Limits) -> PoolRecord:
     pool = program.pool if isinstance(program, Favored) else program
     ids = [hands.new(u.size) for u in pool.units]
-    dice = [_die(u, None, None, hands, i, limits) for u, i in zip(pool.units, ids)]
+    dice = [DieRecord(((f,),), f) if u.again is never and u.score is face
+            else _die(u, None, None, hands, i, limits)  # a plain die is just its face
+            for u, i in zip(pool.units, ids) for f in (hands.face(i),)]
     if isinstance(program, Favored):
         j = favored(program, tuple(d.runs[0][0] for d in dice))
         if j is not None:

@@ -440,37 +440,47 @@ def _highest_law(program: Highest) -> Law:
     top = max(max(v) for v in values)
     if min(min(v) for v in values) < 0:
         raise ValueError("Highest's law is kept over 0, 1, 2, …: the dice may not score below 0")
-    # for each die: how many faces are worth at most k (all, and those that do not match)
-    def upto(k: int, i: int) -> float:
-        return sum(1 for v in values[i] if v <= k) / units[i].size
-
-    order: list[int] = []
-    match: list[float] = [0.0] * len(units)
     when = side.when if isinstance(side, Favored) else None
-    if isinstance(side, Favored):
-        order = list(side.order(tuple(u.size for u in units)))
-        if sorted(set(order)) != sorted(order) or not set(order) <= set(range(len(units))):
-            raise ValueError("a Favored order must name each die at most once")
-        for i in order:
-            match[i] = sum(1 for f in range(1, units[i].size + 1) if side.when(f)) / units[i].size
+    order = list(side.order(tuple(u.size for u in units))) if isinstance(side, Favored) else []
+    if len(set(order)) != len(order) or not set(order) <= set(range(len(units))):
+        raise ValueError("a Favored order must name each die at most once")
+    # per distinct die (size and reading): the share of its faces worth at most k, all of them
+    # and those that do not match the Favored re-roll, for k = 0..top
+    def shares(i: int) -> tuple[list[float], list[float], float]:
+        size = units[i].size
+        full, miss = [0] * (top + 1), [0] * (top + 1)
+        matched = 0
+        for f, v in enumerate(values[i], 1):
+            full[v] += 1
+            if when is not None and when(f):
+                matched += 1
+            else:
+                miss[v] += 1
+        for k in range(1, top + 1):
+            full[k] += full[k - 1]
+            miss[k] += miss[k - 1]
+        return [c / size for c in full], [c / size for c in miss], matched / size
+
+    known: dict[Chain, tuple[list[float], list[float], float]] = {}
+    table = [known.setdefault(u, shares(i)) if u not in known else known[u]
+             for i, u in enumerate(units)]
     others = [i for i in range(len(units)) if i not in set(order)]
     cdf = []
     for k in range(top + 1):
-        full = [upto(k, i) for i in range(len(units))]
-        rest = math.prod(full[i] for i in others)
+        rest = math.prod(table[i][0][k] for i in others)
         if not order:
             cdf.append(rest)
             continue
-        assert when is not None
-        miss = [sum(1 for f, v in enumerate(values[i], 1) if v <= k and not when(f))
-                / units[i].size for i in range(len(units))]
+        # the first die in the order that matches is rolled afresh; those before it do not
+        # match, those after it show anything
         total, before = 0.0, 1.0
         after = [1.0] * (len(order) + 1)
         for j in range(len(order) - 1, -1, -1):
-            after[j] = after[j + 1] * full[order[j]]
+            after[j] = after[j + 1] * table[order[j]][0][k]
         for j, i in enumerate(order):
-            total += before * match[i] * full[i] * after[j + 1]
-            before *= miss[i]
+            full, miss, matched = table[i]
+            total += before * matched * full[k] * after[j + 1]
+            before *= miss[k]
         cdf.append(rest * (total + before))
     pmf = [cdf[0]] + [max(0.0, cdf[k] - cdf[k - 1]) for k in range(1, top + 1)]
     return Law(tuple(pmf))
@@ -662,7 +672,7 @@ class _Enumerated:
 def outcomes(program: Program, read: Any = None, max_paths: int = 5_000_000) -> dict[Any, float]:
     """P(read(record)) over every face sequence of a finite ``program`` (default: its value),
     by running the sample interpreter on each in turn (an odometer over the faces asked for)."""
-    out: dict[Any, float] = {}
+    counts: dict[Any, dict[int, int]] = {}  # per outcome: how many paths of each weight 1/n
     path: list[int] = []
     paths = 0
     while True:
@@ -670,15 +680,18 @@ def outcomes(program: Program, read: Any = None, max_paths: int = 5_000_000) -> 
         record = sample(program, hands, Limits(max_explosions=64))
         del path[hands.used:]
         key = record.value if read is None else read(record)
-        out[key] = out.get(key, 0.0) + 1.0 / math.prod(hands.sizes)
+        by_weight = counts.setdefault(key, {})
+        weight = math.prod(hands.sizes)
+        by_weight[weight] = by_weight.get(weight, 0) + 1
         paths += 1
         if paths > max_paths:
             raise LimitError(f"more than {max_paths} face sequences to enumerate")
         i = len(path) - 1
         while i >= 0 and path[i] == hands.sizes[i]:
             i -= 1
-        if i < 0:
-            return out
+        if i < 0:  # every path counted in whole numbers: the sums are exact to the last bit
+            return {k: float(sum(Fraction(c, n) for n, c in w.items()))
+                    for k, w in counts.items()}
         del path[i + 1:]
         path[i] += 1
 

@@ -276,6 +276,15 @@ def pushforward(pairs: Iterable[tuple[K, float]]) -> dict[K, float]:
 def apply(function: Callable[..., K], *laws: Mapping[Any, float]) -> dict[K, float]:
     """The law of ``function(x, y, …)`` for independent values with the given laws."""
     items = [[(x, p) for x, p in law.items() if p] for law in laws]
+    if len(items) == 2:  # the usual case (a contest), without the generic tuple handling
+        acc: dict[K, float] = {}
+        get = acc.get
+        second = items[1]
+        for x, p in items[0]:
+            for y, q in second:
+                key = function(x, y)
+                acc[key] = get(key, 0.0) + p * q
+        return acc
 
     def joint() -> Iterable[tuple[K, float]]:
         for combo in product(*items):
