@@ -20,6 +20,11 @@ DATA = Path(astragal.__file__).parent / "data"
 
 # system → switch → (input, the other value)
 CASES: dict[str, dict[str, tuple[str, Any]]] = {
+    "dice": {
+        "dialect": ("3d6>10", "avrae"),  # count the dice over 10, or compare the total
+        "reroll": ("d6r1", "once"),
+        "greater_than": ("4d6>4", "or_equal"),
+    },
     "jadeclaw": {
         "penalty_rolls": ("jc: d8 -4p vs d8", "literal_text"),
         "double_botch": ("jc: d4 vs d4", "both_botch"),

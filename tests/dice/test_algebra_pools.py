@@ -22,7 +22,8 @@ from astragal.dice.algebra import (
     die,
     sample,
 )
-from astragal.odds.algebra import law, outcomes, paired_law, paired_work
+from astragal.odds.algebra import law
+from astragal.odds.pools import outcomes, paired_law, paired_work
 
 
 @dataclass(frozen=True)

@@ -16,18 +16,17 @@ loads only when odds are asked for). The notation is documented in ``docs/notati
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..._limits import DEFAULT_LIMITS, Limits
 from ..._rng import Source
 from ...dice import Roll
-from .. import Odds
-from .grammar import DEFAULTS, check_options
+from .. import Game, Odds
+from .grammar import DEFAULTS, SWITCHES, check_options
 from .grammar import parse as _parse
 from .nodes import Expression, Rolls
 
-__all__ = ["DEFAULTS", "SYSTEM", "Expression", "Rolls", "odds", "parse", "roll"]
+__all__ = ["DEFAULTS", "SWITCHES", "SYSTEM", "Expression", "Rolls", "odds", "parse", "roll"]
 
 
 _READ: dict[tuple[str, int, Any, Any, Any, Limits], Expression | Rolls] = {}
@@ -80,24 +79,4 @@ def odds(spec: Expression | Rolls, options: Mapping[str, Any] | None = None,
     return _odds(spec, limits, text or str(spec))
 
 
-@dataclass(frozen=True)
-class _Dice:
-    name: str = "dice"
-    aliases: tuple[str, ...] = ()
-    title: str = "General dice notation"
-    defaults: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS))
-
-    def parse(self, text: str, start: int, options: Mapping[str, Any],
-              limits: Limits) -> Expression | Rolls:
-        return parse(text, start, options, limits)
-
-    def roll(self, spec: Expression | Rolls, source: Source, options: Mapping[str, Any],
-             limits: Limits, text: str) -> Roll:
-        return roll(spec, source, options, limits, text)
-
-    def odds(self, spec: Expression | Rolls, options: Mapping[str, Any], limits: Limits,
-             text: str) -> Odds:
-        return odds(spec, options, limits, text)
-
-
-SYSTEM = _Dice()
+SYSTEM = Game("dice", "General dice notation", parse, roll, odds, SWITCHES)

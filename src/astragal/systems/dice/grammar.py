@@ -28,6 +28,7 @@ from typing import Any
 
 from ..._errors import LimitError, NotationError, OptionError
 from ..._limits import Limits
+from ...switches import Switch
 from .nodes import (
     FUDGE,
     FUNCTIONS,
@@ -51,7 +52,7 @@ from .nodes import (
 from .rules import face_range
 from .rules import keep_count as _keep_count
 
-__all__ = ["CHOICES", "DEFAULTS", "MAX_DEPTH", "MAX_SIDES", "TAIL", "parse"]
+__all__ = ["CHOICES", "DEFAULTS", "MAX_DEPTH", "MAX_SIDES", "SWITCHES", "TAIL", "parse"]
 
 MAX_DEPTH = 40  # parentheses, unary signs, groups and calls nested inside each other
 MAX_SIDES = 1_000_000
@@ -75,16 +76,18 @@ DIALECTS: dict[str, dict[str, str]] = {
     "avrae": {"reroll": "recursive", "greater_than": "strict", "cs": "refuse",
               "k_number": "value", "glued_compare": "total"},
 }
-DEFAULTS: dict[str, Any] = {
-    "dialect": "astragal",    # where the player comes from: astragal | roll20 | foundry | avrae
-    "reroll": "dialect",      # bare ``r``: as the dialect reads it | "recursive" | "once"
-    "greater_than": "dialect",  # ``>`` in a compare point: dialect | "strict" | "or_equal"
-}
-CHOICES: dict[str, tuple[str, ...]] = {
-    "dialect": tuple(DIALECTS),
-    "reroll": ("dialect", "recursive", "once"),
-    "greater_than": ("dialect", "strict", "or_equal"),
-}
+SWITCHES = (
+    Switch("dialect", "astragal", "dialects",
+           "where the player comes from: the forms tools read differently are read that way",
+           tuple(DIALECTS)),
+    Switch("reroll", "dialect", "N1", "a bare r re-rolls as the dialect reads it, until it stops "
+           "matching, or once", ("dialect", "recursive", "once")),
+    Switch("greater_than", "dialect", "N9",
+           "> in a compare point: as the dialect reads it, strictly greater, or greater or equal",
+           ("dialect", "strict", "or_equal")),
+)
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in SWITCHES}
+CHOICES: dict[str, tuple[str, ...]] = {s.name: s.choices for s in SWITCHES}
 
 
 def reading(options: Mapping[str, Any]) -> dict[str, str]:

@@ -2,8 +2,8 @@
 
 The package, in reading order: ``rules`` (the data, the switches and every rule, registered under
 its ID), ``notation`` (``jc: d12 & d8 +1b fav vs routine``, ``jc: dmg 2d12 vs soak d8``),
-``program`` (a side's Score and a Damage Roll as programs of the dice algebra; rolling samples
-them, the odds take their exact law; the same verdicts map over both), ``words`` (the transcript
+``program`` (a side's Score and a Damage Roll as programs of the dice algebra, and rolling them),
+``odds`` (their exact law, the same verdicts mapped over it), ``words`` (the transcript
 in the game's words), ``tables`` (the GM tables).
 """
 
@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from .. import Game
 from .notation import Damage, Pool, Simple, Spec, parse, quality_in_force
+from .odds import contest_distribution, final_score_pmf, odds
 from .program import (
     Prepared,
-    contest_distribution,
     damage_hits,
     damage_hits_distribution,
     damage_program,
     effective_options,
     favored_index,
-    final_score_pmf,
-    odds,
     prepare,
     roll,
     score_program,

@@ -11,12 +11,11 @@ functions over it. Nothing here computes a convolution, an order statistic or a 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..._errors import InputError, LimitError
+from ..._errors import InputError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
@@ -35,23 +34,19 @@ from ...dice.algebra import (
     paired,
     sample,
 )
-from ...odds import Distribution, Odds, maths
-from ...odds import algebra as exact
+from ...odds import pools
 from . import rules as R
 from .notation import Damage, Pool, Spec
-from .rules import CONTEST_OUTCOMES, SINGLE_OUTCOMES, TOP
 from .words import dice_text, n, verdict_line
 
 __all__ = [
     "Prepared",
-    "contest_distribution",
     "damage_hits",
     "damage_hits_distribution",
     "damage_program",
     "effective_options",
+    "empty_score",
     "favored_index",
-    "final_score_pmf",
-    "odds",
     "prepare",
     "roll",
     "score_program",
@@ -226,7 +221,7 @@ def _roll_side(tray: Tray, program: Mixed | Favored, sizes: Sequence[int], group
     return record
 
 
-def _empty(prep: Prepared, which: str, options: Mapping[str, Any]) -> int | None:
+def empty_score(prep: Prepared, which: str, options: Mapping[str, Any]) -> int | None:
     """J-X3: the Score of a side with no dice (None: it has dice)."""
     if prep.sizes:
         return None
@@ -294,7 +289,7 @@ def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
     elif spec.calm:
         lines.append("J48 does not apply (the pool does not match the Difficulty die for die): "
                      "roll")
-    a = _empty(actor, "the actor pool", options)
+    a = empty_score(actor, "the actor pool", options)
     if a is None:
         a = _roll_simple_side(tray, actor, "Actor", 0, options, lines, limits)
     else:
@@ -309,7 +304,7 @@ def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
     if name == "Difficulty" and spec.opposition is not None:
         title = R.DIFFICULTY_TITLES[spec.opposition.difficulty or ""]
         lines.append(f"The GM rolls the Difficulty Dice for {title} (J47, J52)")
-    b = _empty(opp, "the opposing pool", options)
+    b = empty_score(opp, "the opposing pool", options)
     if b is None:
         b = _roll_simple_side(tray, opp, name, 1, options, lines, limits)
     source.finish()
@@ -388,132 +383,6 @@ def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str
 
 
 # --------------------------------------------------------------------------------------------
-# Exact odds
-
-
-def final_score_pmf(prep: Prepared, options: Mapping[str, Any]) -> list[float]:
-    """P(final Score = k), k = 0..12: the law of the Score program (J4, J21, J39, J40)."""
-    empty = _empty(prep, "a pool", options)
-    if empty is not None:
-        return [1.0 if k == empty else 0.0 for k in range(TOP + 1)]
-    pmf = list(exact.law(score_program(prep, options)).pmf)
-    return pmf + [0.0] * (TOP + 1 - len(pmf))
-
-
-def contest_distribution(pa: Sequence[float], pb: Sequence[float], qa: str | None,
-                         qb: str | None, options: Mapping[str, Any]) -> dict[str, float]:
-    """The contest's outcome law: J5 mapped over two independent Score laws."""
-    law_a = {k: p for k, p in enumerate(pa) if p}
-    law_b = {k: p for k, p in enumerate(pb) if p}
-    got = maths.apply(lambda a, b: R.contest_outcome(a, b, qa, qb, options), law_a, law_b)
-    return {k: got.get(k, 0.0) for k in CONTEST_OUTCOMES}
-
-
-def _dist(pmf: Sequence[float]) -> Distribution:
-    return Distribution.from_mapping({k: p for k, p in enumerate(pmf) if p and k})
-
-
-def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
-    """The exact odds of a Jadeclaw spec."""
-    options = effective_options(spec, options)
-    if isinstance(spec, Damage):
-        return _damage_odds(spec, options, limits, text)
-    actor = prepare(spec.actor, options, damage=False)
-    notes: list[str] = [f"actor: {dice_text(actor.sizes)}"
-                        + (f", {actor.penalties + 1} rolls keep the worst" if actor.penalties
-                           else "")]
-    _check(actor, options, limits, text)
-    pa = final_score_pmf(actor, options)
-    if spec.opposition is None:
-        law = maths.pushforward((R.is_botch(k), p) for k, p in enumerate(pa) if p)
-        outcomes = {"botch": law.get(True, 0.0), "no_botch": law.get(False, 0.0)}
-        return Odds("jadeclaw", text, Distribution.from_mapping(outcomes, order=SINGLE_OUTCOMES),
-                    _dist(pa), "Score", tuple(notes))
-    opp = prepare(spec.opposition, options, damage=False)
-    notes.append(f"opposition: {dice_text(opp.sizes)}"
-                 + (f", {opp.penalties + 1} rolls keep the worst" if opp.penalties else ""))
-    if spec.calm and R.may_declare_success(actor.sizes, opp.sizes,
-                                           options["auto_success_dominance"],
-                                           spec.actor.penalties):
-        notes.append("J48: calm task and the pool matches the Difficulty: Success without rolling")
-        out = dict.fromkeys(CONTEST_OUTCOMES, 0.0)
-        out["success"] = 1.0
-        return Odds("jadeclaw", text, Distribution.from_mapping(out, order=CONTEST_OUTCOMES),
-                    Distribution.from_mapping({}), "margin", tuple(notes))
-    _check(opp, options, limits, text)
-    pb = final_score_pmf(opp, options)
-    out = contest_distribution(pa, pb, actor.quality, opp.quality, options)
-    margins = maths.difference_of({k: p for k, p in enumerate(pa) if p},
-                                  {k: p for k, p in enumerate(pb) if p})
-    return Odds("jadeclaw", text, Distribution.from_mapping(out, order=CONTEST_OUTCOMES),
-                Distribution.from_mapping(margins), "margin", tuple(notes),
-                {"actor_score": _dist(pa).to_json(), "opposition_score": _dist(pb).to_json()})
-
-
-def _check(prep: Prepared, options: Mapping[str, Any], limits: Limits, text: str) -> None:
-    if prep.sizes:
-        limits.check_work(exact.work(score_program(prep, options)), "this roll", text)
-
-
-def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
-    kind = R.damage_kind(spec.slaying, spec.enervated)
-    dmg = prepare(spec.damage, options, damage=True)
-    soak = prepare(spec.soak, options, damage=True)
-    program = damage_program(dmg, soak, kind, options)
-    if dmg.sizes:
-        hits = list(exact.law(program, limits=limits, text=text).pmf)
-    else:  # J-A12: no pairs; a Soak Botch (the soak dice's Score 1) may still hit
-        counts = R.soak_botch_without_damage(options["soak_botch_with_no_damage_dice"])
-        top = exact.law(Highest(program.defence)).pmf
-        law = maths.pushforward((R.soak_botch(k) if counts and soak.sizes else 0, p)
-                                for k, p in enumerate(top) if p)
-        hits = [law.get(h, 0.0) for h in range(max(law) + 1)]
-    dist = Distribution.from_mapping({h: p for h, p in enumerate(hits) if p > 0})
-    notes = [f"damage: {dice_text(dmg.sizes)}", f"soak: {dice_text(soak.sizes)}"]
-    outcomes: dict[str, float] = {"nothing": hits[0], "hit": 1 - hits[0]}
-    extra: dict[str, Any] = {}
-    if spec.resolve is not None:
-        tested = math.fsum(p for h, p in enumerate(hits) if R.resolve_tested(h))
-        extra["resolve_tested"] = tested
-        res = prepare(spec.resolve, options, damage=False)
-        if tested > 0:
-            pr = final_score_pmf(res, options)
-            pd = _damage_score_given_a_hit(program, dmg, hits, limits, text)
-            r_out = contest_distribution(pr, pd, res.quality, None, options)
-            extra["resolve_outcomes"] = Distribution.from_mapping(
-                r_out, order=CONTEST_OUTCOMES).to_json()
-        notes.append(f"resolve: {dice_text(res.sizes)} against the damage dice's Score, only "
-                     f"after a hit ({tested:.4%} of rolls, J35); resolve_outcomes are given a hit")
-    return Odds("jadeclaw", text, Distribution.from_mapping(outcomes, order=("nothing", "hit")),
-                dist, "hits", tuple(notes), extra)
-
-
-def _damage_score_given_a_hit(program: Paired, dmg: Prepared, hits: Sequence[float],
-                              limits: Limits, text: str) -> list[float]:
-    """P(damage Score = b | a Wound), b = 0..12 (J35: the Resolve Test's opposition).
-
-    P(no Wound, every damage face ≤ b) is the same Damage Roll with each damage die cut to its
-    faces ≤ b (uniform on 1..min(b, size)), times the chance of that cut; differences over b
-    give P(no Wound, Score = b), which is taken out of P(Score = b).
-    """
-    if isinstance(program.attack, Favored):
-        raise LimitError("the odds of a Resolve test after a Favored Damage Roll are not computed "
-                         "(the Favored re-roll ties the damage Score to the hits); roll it, or "
-                         "ask the odds without 'resolve'", text, (0, len(text)) if text else None)
-    score = exact.law(R.score(program.attack)).pmf
-    below = [sum(score[: b + 1]) for b in range(TOP + 1)]
-    quiet = [0.0] * (TOP + 1)  # P(no Wound, every damage face ≤ b)
-    for b in range(1, TOP + 1):
-        cut = [min(b, d) for d in dmg.sizes]
-        share = math.prod(c / d for c, d in zip(cut, dmg.sizes))
-        law = exact.law(program._replace(attack=side(cut, False)), limits=limits, text=text)
-        quiet[b] = share * law.pmf[0]
-    wound = 1.0 - hits[0]
-    return [0.0] + [max(0.0, (below[b] - below[b - 1]) - (quiet[b] - quiet[b - 1])) / wound
-                    for b in range(1, TOP + 1)]
-
-
-# --------------------------------------------------------------------------------------------
 # The rules applied to faces given by hand (the tests' and tables' view of one roll)
 
 
@@ -553,7 +422,7 @@ def damage_hits_distribution(damage: Sequence[int], soak: Sequence[int], kind: s
     program = damage_program(Prepared(tuple(damage), (), 0, damage_favored, None),
                              Prepared(tuple(soak), (), 0, soak_favored, None), kind, opts)
     if limits is not None:
-        steps, peak = exact.paired_work(program)
+        steps, peak = pools.paired_work(program)
         limits.check_work(steps, "this Damage Roll", text)
         limits.check_memory(peak, "this Damage Roll", text)
-    return list(exact.paired_law(program, method).pmf)
+    return list(pools.paired_law(program, method).pmf)

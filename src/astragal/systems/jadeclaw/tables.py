@@ -8,7 +8,8 @@ from typing import Any
 
 from ...switches import resolve
 from . import rules as R
-from .program import Prepared, contest_distribution, damage_hits_distribution, final_score_pmf
+from .odds import contest_distribution, final_score_pmf
+from .program import Prepared, damage_hits_distribution
 from .words import dice_text
 
 __all__ = ["TABLES", "contest_table", "damage_table", "level_vs_level", "levels_table"]
