@@ -12,7 +12,7 @@ from typing import Any
 from .._limits import DEFAULT_LIMITS, Limits
 from .._rng import Source
 
-__all__ = ["STEP_SIZES", "Die", "Roll", "Tray", "step_up"]
+__all__ = ["STEP_SIZES", "Die", "Roll", "Tray", "TrayHands", "step_up"]
 
 STEP_SIZES = (4, 6, 8, 10, 12)
 
@@ -90,6 +90,34 @@ class Roll:
         return roll_html(self)
 
 
+class TrayHands:
+    """The dice algebra's ``Hands`` on a ``Tray``: each new die is rolled into ``group`` from
+    ``stream`` (with ``note``), a re-roll rolls the same die again (its new face stands) or, with
+    ``each_face_a_die``, a new die of the group (an explosion chain shown die by die). ``ids``
+    lists the dice rolled, ``last`` the last die a re-roll made."""
+
+    def __init__(self, tray: Tray, group: str, stream: int = 0, note: str = "",
+                 each_face_a_die: bool = False) -> None:
+        self.tray, self.group, self.stream, self.note = tray, group, stream, note
+        self.each_face_a_die = each_face_a_die
+        self.ids: list[int] = []
+        self.last = -1
+
+    def new(self, size: int) -> int:
+        self.ids.append(self.tray.roll(size, self.group, self.stream, self.note))
+        return self.ids[-1]
+
+    def again(self, die: int, note: str) -> int:
+        if self.each_face_a_die:
+            self.last = self.tray.roll(self.tray.size(die), self.group, self.stream, note)
+            return self.tray.face(self.last)
+        self.last = die
+        return self.tray.reroll(die, self.stream, note)
+
+    def face(self, die: int) -> int:
+        return self.tray.face(die)
+
+
 class Tray:
     """A mutable helper used while rolling; ``freeze`` turns it into ``Die`` records."""
 
@@ -125,6 +153,10 @@ class Tray:
 
     def face(self, index: int) -> int:
         return int(self._dice[index][1][-1])
+
+    def size(self, index: int) -> int:
+        """The size of a die on the tray."""
+        return int(self._dice[index][0])
 
     def drop(self, index: int, note: str = "") -> None:
         self._dice[index][4] = False

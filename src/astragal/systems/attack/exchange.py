@@ -20,7 +20,7 @@ from typing import Any
 
 from ..._limits import Limits
 from ..._rng import Source
-from ...dice import Roll, Tray
+from ...dice import Roll, Tray, TrayHands
 from ...dice.algebra import Chain, Pool, Reading, Top, sample, top
 from ...odds import Distribution, maths
 from ...odds import algebra as exact
@@ -88,20 +88,6 @@ def defence_pool(n: int) -> Pool:
     return Pool(n, Chain(DIE, _Once(), _six))
 
 
-class _Hands:
-    def __init__(self, tray: Tray, group: str, stream: int) -> None:
-        self.tray, self.group, self.stream = tray, group, stream
-
-    def new(self, size: int) -> int:
-        return self.tray.roll(DIE, self.group, self.stream)
-
-    def again(self, die: int, note: str) -> int:  # no die of this game is rolled again
-        raise AssertionError("an attack-table die is never rolled again")
-
-    def face(self, die: int) -> int:
-        return self.tray.face(die)
-
-
 def _faces(record: Any) -> list[int]:
     return [d.runs[0][0] for d in record.dice]
 
@@ -149,8 +135,8 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
     tray = Tray(source, limits)
     a, d = spec.attacker, spec.defender
     lines = [f"Attack table: {str(spec)[4:]}", *attack_dice_lines(spec)]
-    attack = sample(d6_pool(a.ordinary), _Hands(tray, "attack", 0), limits)
-    luck = sample(d6_pool(a.luck), _Hands(tray, "luck", 0), limits)
+    attack = sample(d6_pool(a.ordinary), TrayHands(tray, "attack", 0), limits)
+    luck = sample(d6_pool(a.luck), TrayHands(tray, "luck", 0), limits)
     faces, luck_faces = _faces(attack), _faces(luck)
     shown = "  rolled: " + (" ".join(map(str, faces)) if faces else "no attack dice")
     if luck_faces:
@@ -196,7 +182,7 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
         elif defence_dice == 0:
             lines.append("  no DEFENSE dice to roll: the hit cannot be blocked")
         else:
-            defence = sample(defence_pool(defence_dice), _Hands(tray, "defence", 1), limits)
+            defence = sample(defence_pool(defence_dice), TrayHands(tray, "defence", 1), limits)
             defence_faces, k = _faces(defence), defence.value
             rolled = defence_dice
             result["defence"].update(faces=defence_faces, sixes=k, rolled=True)
@@ -224,7 +210,7 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
                  else f"− {def_sixes} six(es) the defender rolled")
         lines.append(f"Critical damage dice (A13): {reading.sixes} sixes + {class_dice} "
                      f"(weapon {a.weapon_class or 'with no class'}) {minus} = {c}")
-        crit = sample(d6_pool(c), _Hands(tray, "critical", 2), limits)
+        crit = sample(d6_pool(c), TrayHands(tray, "critical", 2), limits)
         crit_faces = _faces(crit)
         total = critical_total(crit.value, a.crit_bonus)
         row = rules.critical_table.lookup(total)

@@ -18,7 +18,7 @@ from typing import Any
 from ..._errors import LimitError, OptionError
 from ..._limits import Limits
 from ..._rng import Source
-from ...dice import Die, Roll, Tray
+from ...dice import Die, Roll, Tray, TrayHands
 from ...dice.algebra import Chain, Hands, Marked, Pool, PoolRecord, Reroll, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
@@ -137,20 +137,6 @@ def program(prep: Prepared, rules: Rules) -> Pool | Marked:
 # Rolling
 
 
-class _TrayHands:
-    def __init__(self, tray: Tray, group: str, stream: int) -> None:
-        self.tray, self.group, self.stream = tray, group, stream
-
-    def new(self, size: int) -> int:
-        return self.tray.roll(R.FACES, self.group, self.stream)
-
-    def again(self, die: int, note: str) -> int:
-        return self.tray.reroll(die, self.stream, note)
-
-    def face(self, die: int) -> int:
-        return self.tray.face(die)
-
-
 @dataclass(frozen=True, slots=True)
 class SideRoll:
     """One side's dice as they landed, its successes and whether it is a dramatic failure."""
@@ -200,7 +186,7 @@ def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limit
     tray = Tray(source, limits)
     if opp is None:
         lines.append(words.side_header(actor, "Pool"))
-        side = roll_side(_TrayHands(tray, "pool", 0), actor, rules, limits)
+        side = roll_side(TrayHands(tray, "pool", 0), actor, rules, limits)
         source.finish()
         lines += words.describe(side, rules)
         lines.append(words.verdict_line(side, rules))
@@ -212,11 +198,11 @@ def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limit
     settle = R.tie_goes(rules.contested_tie, extended=False)
     while True:
         lines.append(words.side_header(actor, "Actor"))
-        a = roll_side(_TrayHands(tray, "actor", 0), actor, rules, limits)
+        a = roll_side(TrayHands(tray, "actor", 0), actor, rules, limits)
         lines += words.describe(a, rules)
         lines.append(f"  {words.verdict_line(a, rules)}")
         lines.append(words.side_header(opp, "Opposition"))
-        b = roll_side(_TrayHands(tray, "opposition", 1), opp, rules, limits)
+        b = roll_side(TrayHands(tray, "opposition", 1), opp, rules, limits)
         lines += words.describe(b, rules)
         lines.append(f"  {words.verdict_line(b, rules)}")
         outcome = R.contest(a.successes - b.successes)
@@ -268,7 +254,7 @@ def _roll_extended(spec: Action, actor: Prepared, opp: Prepared | None, source: 
         sides = [(actor, "actor", 0)] + ([(opp, "opposition", 1)] if opp is not None else [])
         parts = []
         for j, (prep, name, stream) in enumerate(sides):
-            side = roll_side(_TrayHands(tray, f"{name} roll {n}", stream), prep, rules, limits)
+            side = roll_side(TrayHands(tray, f"{name} roll {n}", stream), prep, rules, limits)
             totals[j] += side.successes
             per_roll[j].append(side.successes)
             parts.append(words.extended_part(name, side, totals[j]))

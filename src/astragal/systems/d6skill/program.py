@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from ..._errors import LimitError
 from ..._limits import Limits
 from ..._rng import Source
-from ...dice import Roll, Tray
+from ...dice import Roll, Tray, TrayHands
 from ...dice.algebra import Chain, Marked, Reading, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
@@ -81,23 +81,6 @@ def _read(record: Any) -> D6Roll:
 # Rolling
 
 
-class _TrayHands:
-    """Each face its own die on the tray (a Critical chain, a botch check), as players see it."""
-
-    def __init__(self, tray: Tray, group: str, stream: int) -> None:
-        self.tray, self.group, self.stream, self.last = tray, group, stream, -1
-
-    def new(self, size: int) -> int:
-        return self.tray.roll(SIDES, self.group, self.stream)
-
-    def again(self, die: int, note: str) -> int:
-        self.last = self.tray.roll(SIDES, self.group, self.stream, note)
-        return self.tray.face(self.last)
-
-    def face(self, die: int) -> int:
-        return self.tray.face(die)
-
-
 _PLAIN = DieRules()  # the seed's reading: 6s explode, a first 1 is checked, no cap
 
 
@@ -141,7 +124,7 @@ def read_d6(faces: tuple[int, ...] | list[int], rules: DieRules = _PLAIN) -> D6R
 def roll_die(tray: Tray, dr: DieRules, group: str, stream: int, limits: Limits,
              text: str) -> D6Roll:
     """Roll one d6 by its program; the botch check's die is kept on the tray, not added (S8)."""
-    hands = _TrayHands(tray, group, stream)
+    hands = TrayHands(tray, group, stream, each_face_a_die=True)
     try:
         record = sample(die_program(dr), hands, limits).dice[0]
     except LimitError as exc:

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from ..._errors import LimitError
 from ..._limits import Limits
 from ..._rng import Source
-from ...dice import Roll, Tray
+from ...dice import Roll, Tray, TrayHands
 from ...dice.algebra import Chain, Drop, Marked, Pool, PoolRecord, Reading, dropped, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
@@ -73,22 +73,6 @@ WILD = Marked(Chain(SIDES, _WildAgain(), _face, "Wild Die"), _Complication())
 # Rolling
 
 
-class _Hands:
-    def __init__(self, tray: Tray, group: str, stream: int, note: str = "") -> None:
-        self.tray, self.group, self.stream, self.note = tray, group, stream, note
-        self.ids: list[int] = []
-
-    def new(self, size: int) -> int:
-        self.ids.append(self.tray.roll(SIDES, self.group, self.stream, self.note))
-        return self.ids[-1]
-
-    def again(self, die: int, note: str) -> int:
-        return self.tray.reroll(die, self.stream, note)
-
-    def face(self, die: int) -> int:
-        return self.tray.face(die)
-
-
 class Rolled(NamedTuple):
     """One side as it landed: its total, faces, the Wild Die's chain and what was removed."""
 
@@ -118,11 +102,11 @@ def _roll_side(tray: Tray, prep: Prepared, name: str, stream: int, options: Mapp
     group = name.lower().replace(",", "")
     wild_on = bool(options["wild_die"])
     drop = options["wild_one"] == "drop_one_and_highest"
-    hands = _Hands(tray, group, stream)
+    hands = TrayHands(tray, group, stream)
     reg = sample(regular(prep.dice - 1 if wild_on else prep.dice), hands, limits)
     wild = None
     if wild_on:
-        wild_hands = _Hands(tray, f"{group} wild", stream, "Wild Die")
+        wild_hands = TrayHands(tray, f"{group} wild", stream, "Wild Die")
         try:
             wild = sample(WILD, wild_hands, limits)
         except LimitError as exc:

@@ -18,7 +18,7 @@ from typing import Any
 from ..._errors import InputError
 from ..._limits import Limits
 from ..._rng import Source
-from ...dice import Roll, Tray
+from ...dice import Roll, Tray, TrayHands
 from ...dice.algebra import (
     DieRecord,
     Favored,
@@ -186,20 +186,6 @@ def effective_options(spec: Spec, options: Mapping[str, Any]) -> dict[str, Any]:
     return {**R.DEFAULTS, **options, **dict(spec.options)}
 
 
-class _TrayHands:
-    def __init__(self, tray: Tray, group: str, stream: int) -> None:
-        self.tray, self.group, self.stream = tray, group, stream
-
-    def new(self, size: int) -> int:
-        return self.tray.roll(size, self.group, self.stream)
-
-    def again(self, die: int, note: str) -> int:
-        return self.tray.reroll(die, self.stream, note)
-
-    def face(self, die: int) -> int:
-        return self.tray.face(die)
-
-
 def _record_lines(record: PoolRecord, sizes: Sequence[int], group: str, program: Mixed | Favored,
                   offered: bool, lines: list[str]) -> None:
     """The faces of one roll and its Favored re-roll (or the re-roll the player may take)."""
@@ -216,7 +202,7 @@ def _record_lines(record: PoolRecord, sizes: Sequence[int], group: str, program:
 
 def _roll_side(tray: Tray, program: Mixed | Favored, sizes: Sequence[int], group: str,
                stream: int, offered: bool, lines: list[str], limits: Limits) -> PoolRecord:
-    record = sample(R.score(program), _TrayHands(tray, group, stream), limits)
+    record = sample(R.score(program), TrayHands(tray, group, stream), limits)
     _record_lines(record, sizes, group, program, offered, lines)
     return record
 
