@@ -104,8 +104,9 @@ class TrayHands:
         self.last = -1
 
     def new(self, size: int) -> int:
-        self.ids.append(self.tray.roll(size, self.group, self.stream, self.note))
-        return self.ids[-1]
+        die = self.tray.roll(size, self.group, self.stream, self.note)
+        self.ids.append(die)
+        return die
 
     def again(self, die: int, note: str) -> int:
         if self.each_face_a_die:

@@ -382,10 +382,15 @@ def favored(program: Favored, faces: tuple[int, ...]) -> int | None:
 
 def _side(program: Mixed | Favored, hands: Hands, limits: Limits) -> PoolRecord:
     pool = program.pool if isinstance(program, Favored) else program
-    ids = [hands.new(u.size) for u in pool.units]
-    dice = [DieRecord(((f,),), f) if u.again is never and u.score is face
-            else _die(u, None, None, hands, i, limits)  # a plain die is just its face
-            for u, i in zip(pool.units, ids) for f in (hands.face(i),)]
+    new, shown, make = hands.new, hands.face, tuple.__new__
+    ids = [new(u.size) for u in pool.units]
+    dice: list[DieRecord] = []
+    for u, i in zip(pool.units, ids):
+        if u.again is never and u.score is face:  # a plain die is just its face
+            f = shown(i)
+            dice.append(make(DieRecord, (((f,),), f, None, None)))
+        else:
+            dice.append(_die(u, None, None, hands, i, limits))
     if isinstance(program, Favored):
         j = favored(program, tuple(d.runs[0][0] for d in dice))
         if j is not None:
@@ -397,7 +402,8 @@ def _side(program: Mixed | Favored, hands: Hands, limits: Limits) -> PoolRecord:
 
 def highest(record: PoolRecord) -> PoolRecord:
     """A rolled pool read by ``Highest``: its value is its highest die's (0 for no dice)."""
-    return record._replace(value=max((d.value for d in record.dice), default=0))
+    top = max([d[1] for d in record.dice], default=0)
+    return tuple.__new__(PoolRecord, (record.dice, top, record.dropped))
 
 
 def least(records: tuple[PoolRecord, ...]) -> LeastRecord:
@@ -409,13 +415,17 @@ def least(records: tuple[PoolRecord, ...]) -> LeastRecord:
 
 def paired(program: Paired, attack: PoolRecord, defence: PoolRecord) -> PairedRecord:
     """Two rolled pools read by ``Paired``: sorted high → low, paired by rank."""
-    a = sorted((d.value for d in attack.dice), reverse=True)
-    d = sorted((x.value for x in defence.dice), reverse=True)
-    pairs = tuple((x, d[i] if i < len(d) else None,
-                   program.pair(x, d[i] if i < len(d) else program.filler))
-                  for i, x in enumerate(a))
+    a = sorted([x[1] for x in attack.dice], reverse=True)
+    d = sorted([x[1] for x in defence.dice], reverse=True)
+    pair, filler, m = program.pair, program.filler, len(d)
+    pairs = []
+    total = 0
+    for i, x in enumerate(a):
+        score = pair(x, d[i]) if i < m else pair(x, filler)
+        pairs.append((x, d[i] if i < m else None, score))
+        total += score
     bonus = program.bonus(d[0]) if a and d else 0
-    return PairedRecord(attack, defence, pairs, bonus, sum(p[2] for p in pairs) + bonus)
+    return PairedRecord(attack, defence, tuple(pairs), bonus, total + bonus)
 
 
 Program = Pool | Drop | Unit | Mixed | Favored | Highest | Least | Paired

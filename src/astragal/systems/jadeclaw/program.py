@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..._errors import InputError
@@ -150,6 +151,11 @@ class _SoakBotch(Reading):
 
 def side(sizes: Sequence[int], is_favored: bool) -> Mixed | Favored:
     """The dice of one roll, with the Favored re-roll of one 1 when it applies."""
+    return _side(tuple(sizes), is_favored)
+
+
+@lru_cache(maxsize=512)
+def _side(sizes: tuple[int, ...], is_favored: bool) -> Mixed | Favored:
     pool = Mixed(tuple(die(s) for s in sizes))
     return Favored(pool, _Order(), _Rerolls(), "Favored re-roll") if is_favored else pool
 
@@ -173,8 +179,13 @@ def damage_program(dmg: Prepared, soak: Prepared, kind: str,
     """A Damage Roll's hits (J23–J34, J39 on either side, J-A11)."""
     fav_dmg = dmg.favored and options["favored_auto"]
     fav_soak = soak.favored and options["favored_on_soak"] and options["favored_auto"]
-    return Paired(side(dmg.sizes, fav_dmg), side(soak.sizes, fav_soak), _Pair(kind),
-                  R.imaginary_soak(), _SoakBotch())
+    return _paired(dmg.sizes, fav_dmg, soak.sizes, fav_soak, kind, R.imaginary_soak())
+
+
+@lru_cache(maxsize=512)
+def _paired(dmg: tuple[int, ...], fav_dmg: bool, soak: tuple[int, ...], fav_soak: bool,
+            kind: str, filler: int) -> Paired:
+    return Paired(side(dmg, fav_dmg), side(soak, fav_soak), _Pair(kind), filler, _SoakBotch())
 
 
 # --------------------------------------------------------------------------------------------
