@@ -58,7 +58,7 @@ from ..dice.algebra import (
 )
 from . import maths
 
-__all__ = ["Law", "MarkedLaw", "law", "marked_law", "top_law", "work"]
+__all__ = ["Law", "MarkedLaw", "law", "law_length", "marked_law", "top_law", "work"]
 
 DEFAULT_EPS = 1e-18
 
@@ -248,23 +248,103 @@ def _chain(unit: Unit) -> Chain:
 
 
 def work(program: Program | Top) -> int:
-    """Estimated steps of ``law(program)``: the pool's terms times its tail, or one die's; a
-    capped chain adds the polynomial products of its finite run; a drop, one power per value;
-    a highest, one product per die and value (per die and re-roll case when Favored)."""
+    """Estimated steps of ``law(program)`` (a step: about one line of Python run, one
+    multiply-add of a loop), following the path the law takes: a pool's binomial or power by
+    squaring of its standing faces, its negative binomial tail and their product, or one die's
+    series to the n-th power; a drop, one exact power per value; a highest, one product per die
+    and value (per die and re-roll case when Favored). Held to the lines the laws run by
+    tests/systems/test_system_work.py."""
     if isinstance(program, Mixed | Favored | Highest | Least | Paired):
         from .pools import composite_work
 
         return composite_work(program)
     if isinstance(program, Drop):
         pool = program.pool
-        return _chain(pool.unit).size * (pool.dice * pool.dice * 4 + 64)
+        chain = _chain(pool.unit)
+        values = sorted({chain.score(0, f) for f in range(1, chain.size + 1)})
+        spread = sum(v - values[0] for v in values)
+        return (64 + len(values) * (2 * chain.size + 8) + 6 * spread * pool.dice
+                + 2 * (values[-1] - values[0]) * pool.dice)
     if isinstance(program, Top):
-        return _chain(program.pool.unit).size * (program.pool.dice + 1) * 8
-    chain = _chain(program.unit if isinstance(program, Pool) else program)
-    capped = (chain.limit or 0) ** 2 * chain.size if _cap_matters(chain) else 0
+        chain = _chain(program.pool.unit)
+        return 64 + chain.size * (program.pool.dice + 1) * 5
+    capped = _capped_work(_chain(program.unit if isinstance(program, Pool) else program))
+    if isinstance(program, Marked):
+        return _marked_work(program) + capped
     if isinstance(program, Pool):
-        return program.dice * (2 * program.dice + 64) + capped
-    return 64 + capped
+        return _pool_shape(program, DEFAULT_EPS)[0] + capped
+    return _pool_shape(Pool(1, program), DEFAULT_EPS)[0] + capped
+
+
+def law_length(program: Pool | Chain | Reroll, eps: float = DEFAULT_EPS) -> int:
+    """The estimated length of ``law(program).pmf`` (to estimate what is done with it next)."""
+    if not isinstance(program, Pool):
+        program = Pool(1, program)
+    return _pool_shape(program, eps)[1]
+
+
+def _capped_work(chain: Chain) -> int:
+    return (chain.limit or 0) ** 2 * chain.size if _cap_matters(chain) else 0
+
+
+def _series_terms(form: _Form, eps: float) -> tuple[int, int]:
+    """(terms, feeds) of ``_expand``: the series runs until the mass still to come, which falls
+    by the chance of going on (r) for every ``deg`` values, is below ``eps``."""
+    num, den = form.numerator(), form.denominator
+    if len(den) == 1:
+        return len(num), 0
+    go = [-c for c in den[1:]]
+    r = sum(c for c in go if c > 0) / den[0]
+    feeds = sum(1 for c in go if c)
+    if r <= 0.0:
+        return len(num), feeds
+    rounds = math.log(max(eps, 1e-300)) / math.log(min(r, 0.999))
+    return len(num) + math.ceil(rounds * (len(den) - 1)), feeds
+
+
+def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
+    """(estimated steps, estimated length) of ``_pool_law(program, eps)``, by its branches."""
+    n = program.dice
+    if n <= 0:
+        return 16, 1
+    form = _form(program.unit)
+    geo = form.geometric()
+    numerator = form.numerator()
+    steps = 32 + 4 * len(numerator) + 2 * len(form.first)
+    if geo is not None and all(c >= 0 for c in numerator):
+        r, s = geo
+        low = next(i for i, c in enumerate(numerator) if c)
+        body = numerator[low:]
+        if len(body) <= 2:
+            nonzero = n + 1 if len(body) == 2 and body[0] and body[1] else 1
+            steps += 3 * n if nonzero > 1 else 8
+            width = n + 1
+        else:
+            steps += maths.power_work(len(body), n)
+            nonzero = width = (len(body) - 1) * n + 1
+        tail = 1
+        if r > 0:
+            rf = float(r)
+            mean, sd = n * rf / (1 - rf), math.sqrt(n * rf) / (1 - rf)
+            tail = int(mean + 9 * sd + math.log(eps) / math.log(rf)) + 1
+            steps += 7 * tail
+            tail = (tail - 1) * s + 1
+        steps += 2 * nonzero * tail + width + tail
+        return steps, low * n + width + tail - 1
+    terms, feeds = _series_terms(form, eps / max(1, n))
+    steps += terms * (5 + 2 * feeds) + maths.power_work(terms, n)
+    return steps, (terms - 1) * n + 1
+
+
+def _marked_work(program: Marked) -> int:
+    """``marked_law``: each face (each face pair when a face is checked) grouped by its mark,
+    then one series per mark (counted as three)."""
+    form = _form(program.unit)
+    size = _chain(program).size
+    checked = program.check is not None
+    terms, feeds = _series_terms(form, DEFAULT_EPS)
+    grouping = len(form.first) * (size if checked else 1) * (8 + len(form.numerator()))
+    return 64 + grouping + 3 * terms * (5 + 2 * feeds)
 
 
 @lru_cache(maxsize=1024)

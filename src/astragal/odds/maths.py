@@ -22,6 +22,7 @@ __all__ = [
     "condition",
     "contest_chances",
     "convolve",
+    "convolve_work",
     "cumulative_below",
     "difference",
     "difference_of",
@@ -32,6 +33,7 @@ __all__ = [
     "mix",
     "negative_binomial",
     "power",
+    "power_work",
     "pushforward",
     "series_divide",
     "sum_of",
@@ -162,6 +164,27 @@ def power(unit: Sequence[float], n: int) -> list[float]:
         if n:
             base = convolve(base, base)
     return result
+
+
+def convolve_work(a: int, b: int) -> int:
+    """The steps of ``convolve`` on laws of lengths ``a`` and ``b`` in Python (a multiply-add
+    and its loop: two lines)."""
+    return 2 * a * b + a + 8
+
+
+def power_work(length: int, n: int) -> int:
+    """The steps of ``power`` of a law of ``length`` terms to ``n`` (its squarings and products,
+    followed through the lengths they make)."""
+    steps, result, base = 8, 1, length
+    while n:
+        if n & 1:
+            steps += convolve_work(result, base)
+            result += base - 1
+        n >>= 1
+        if n:
+            steps += convolve_work(base, base)
+            base = 2 * base - 1
+    return steps
 
 
 def series_divide(numerator: Sequence[float], denominator: Sequence[float],

@@ -13,14 +13,16 @@ below 1e-16; that mass is reported as truncated.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from .._errors import OptionError
 from .._limits import DEFAULT_LIMITS, Limits
 from . import maths
 
-__all__ = ["Race", "race"]
+__all__ = ["Race", "race", "work"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,68 +35,84 @@ class Race:
     truncated: float
 
 
+# Estimated steps above which numpy pays for its import (a process that has numpy loaded uses
+# it for every race); below, the race runs on Python lists (a first call spends no ~50 ms on
+# numpy's import).
+_NUMPY_FROM = 200_000
+
+
+def work(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
+         max_rolls: int | None = None) -> int:
+    """The estimated steps of ``race``: rolls × (the running totals × each per-roll law). The
+    rolls: those the faster side needs on average, four standard widths more, and the rolls
+    it takes every side to stop scoring nothing with a chance below 1e-16."""
+    laws = [law for law in (pa_law, pb_law) if law is not None]
+    means = [math.fsum(k * p for k, p in enumerate(law)) for law in laws if len(law) > 1]
+    if not means:
+        return 64
+    mean = max(means)
+    stall = math.prod(law[0] for law in laws)
+    rolls = target / mean + 4 * math.sqrt(target / mean) + 2
+    if 0.0 < stall < 1.0:
+        rolls += math.log(1e-16) / math.log(stall)
+    elif stall >= 1.0:
+        rolls = float(max_rolls or 10**6)
+    if max_rolls is not None:
+        rolls = min(rolls, max_rolls)
+    width = sum(len(law) for law in laws)
+    return int(rolls * (2 * target * width + 16 * width + 100)) + 64
+
+
 def race(pa_law: Sequence[float], lost_a: float, pb_law: Sequence[float] | None, lost_b: float,
          target: int, kinds: Mapping[str, str], settle: str, contest: Callable[[int], str],
          max_rolls: int | None = None, limits: Limits = DEFAULT_LIMITS,
          text: str = "") -> Race:
     """The exact law of a race of per-roll laws ``pa_law`` (and ``pb_law``) to ``target``."""
-    import numpy as np
-
-    pa = np.asarray(pa_law)
-    pb = np.asarray(pb_law) if pb_law is not None else None
-    if len(pa) == 1 and (pb is None or len(pb) == 1):
+    if len(pa_law) == 1 and (pb_law is None or len(pb_law) == 1):
         raise OptionError("no side can ever score a success, so the target is never reached",
                           text, (0, len(text)) if text else None)
-    ga = np.zeros(target)
-    ga[0] = 1.0
-    gb = ga.copy()
+    guess = work(pa_law, pb_law, target, max_rolls)
+    limits.check_work(guess, "this extended action", text)
     step = {"win": 0.0, "lose": 0.0, "tie": 0.0}
     if pb_law is not None:
         for m, p in maths.difference(pa_law, pb_law).items():
             step[contest(m)] += p
-    # the work: target × (per-roll support) per roll; a race ends when the faster side arrives,
-    # so its mean per roll sets the number of rolls (about three times it)
-    means = [math.fsum(k * p for k, p in enumerate(law))
-             for law in (pa_law, pb_law) if law is not None and len(law) > 1]
-    rolls_guess = 3 * math.ceil(target / max(means)) + 10
-    if max_rolls is not None:
-        rolls_guess = min(rolls_guess, max_rolls)
-    per_roll = target * (len(pa) + (len(pb) if pb is not None else 0)) + 64
-    limits.check_work(rolls_guess * per_roll, "this extended action", text)
+    ops: _Ops = (_NumpyOps() if "numpy" in sys.modules or guess > _NUMPY_FROM
+                 else _PythonOps())
+    per_roll = target * (len(pa_law) + (len(pb_law) if pb_law is not None else 0)) + 64
+    pa = ops.array(pa_law)
+    pb = ops.array(pb_law) if pb_law is not None else None
+    ga = ops.array([1.0] + [0.0] * (target - 1))
+    gb = ops.array([1.0] + [0.0] * (target - 1))
     out: dict[str, list[float]] = {"win": [], "lose": [], "tie": []}
     pending = 0.0
-    work = 0
+    done = 0
     lost_per_roll = lost_a + lost_b
     r = 0
     while True:
         r += 1
-        work += per_roll
-        if work > limits.max_odds_work:  # the guess above was too kind: stop all the same
-            limits.check_work(work, "this extended action", text)
-        ca = np.convolve(ga, pa)
-        ga, ha = ca[:target], ca[target:]
+        done += per_roll
+        if done > limits.max_odds_work:  # the guess above was too kind: stop all the same
+            limits.check_work(done, "this extended action", text)
+        ga, ha = ops.roll(ga, pa, target)
         if pb is None:
-            out["win"].append(float(ha.sum()))
+            out["win"].append(ops.total(ha))
             out["lose"].append(0.0)
             out["tie"].append(0.0)
-            alive = float(ga.sum())
+            alive = ops.total(ga)
             if (max_rolls is not None and r >= max_rolls) or alive < 1e-16:
                 return Race(tuple(out["win"]), tuple(out["lose"]), tuple(out["tie"]),
                             (0.0 if max_rolls is not None else alive) + r * lost_per_roll)
             continue
-        cb = np.convolve(gb, pb)
-        gb, hb = cb[:target], cb[target:]
-        alive_a, alive_b = float(ga.sum()), float(gb.sum())
-        n = max(len(ha), len(hb))
-        ha_, hb_ = np.pad(ha, (0, n - len(ha))), np.pad(hb, (0, n - len(hb)))
-        below_b = np.concatenate(([0.0], np.cumsum(hb_)[:-1]))
-        below_a = np.concatenate(([0.0], np.cumsum(ha_)[:-1]))
+        gb, hb = ops.roll(gb, pb, target)
+        alive_a, alive_b = ops.total(ga), ops.total(gb)
+        first, second, more, less, equal = ops.arrivals(ha, hb)
         now = {"win": 0.0, "lose": 0.0, "tie": 0.0}
-        now[kinds["first"]] += float(ha_.sum()) * alive_b
-        now[kinds["both_more"]] += float(np.dot(ha_, below_b))
-        now[kinds["second"]] += float(hb_.sum()) * alive_a
-        now[kinds["both_less"]] += float(np.dot(hb_, below_a))
-        now[kinds["both_equal"]] += float(np.dot(ha_, hb_))
+        now[kinds["first"]] += first * alive_b
+        now[kinds["both_more"]] += more
+        now[kinds["second"]] += second * alive_a
+        now[kinds["both_less"]] += less
+        now[kinds["both_equal"]] += equal
         # ties still being played out: one more single contest each roll
         now["win"] += pending * step["win"]
         now["lose"] += pending * step["lose"]
@@ -110,3 +128,77 @@ def race(pa_law: Sequence[float], lost_a: float, pb_law: Sequence[float] | None,
         if undecided < 1e-16:
             return Race(tuple(out["win"]), tuple(out["lose"]), tuple(out["tie"]),
                         undecided + r * lost_per_roll)
+
+
+class _Ops(Protocol):
+    def array(self, values: Sequence[float]) -> Any: ...
+
+    def roll(self, alive: Any, law: Any, target: int) -> tuple[Any, Any]: ...
+
+    def total(self, values: Any) -> float: ...
+
+    def arrivals(self, ha: Any, hb: Any) -> tuple[float, float, float, float, float]: ...
+
+
+class _PythonOps:
+    """One roll of the race on Python lists (small races: no numpy import)."""
+
+    def array(self, values: Sequence[float]) -> list[float]:
+        return list(values)
+
+    def roll(self, alive: list[float], law: list[float],
+             target: int) -> tuple[list[float], list[float]]:
+        """The running totals after one more roll: those still below the target, and those
+        that reach it (by how far past it)."""
+        out = [0.0] * (len(alive) + len(law) - 1)
+        for i, x in enumerate(alive):
+            if x:
+                for j, y in enumerate(law):
+                    out[i + j] += x * y
+        return out[:target], out[target:]
+
+    def total(self, values: list[float]) -> float:
+        return math.fsum(values)
+
+    def arrivals(self, ha: list[float],
+                 hb: list[float]) -> tuple[float, float, float, float, float]:
+        """(A arrives, B arrives, both with A further, both with B further, both level)."""
+        more = less = equal = 0.0
+        below_a = below_b = 0.0
+        for k in range(max(len(ha), len(hb))):
+            a = ha[k] if k < len(ha) else 0.0
+            b = hb[k] if k < len(hb) else 0.0
+            more += a * below_b
+            less += b * below_a
+            equal += a * b
+            below_a += a
+            below_b += b
+        return math.fsum(ha), math.fsum(hb), more, less, equal
+
+
+class _NumpyOps:
+    """One roll of the race on numpy arrays (large races)."""
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.np = np
+
+    def array(self, values: Sequence[float]) -> Any:
+        return self.np.asarray(values, dtype=float)
+
+    def roll(self, alive: Any, law: Any, target: int) -> tuple[Any, Any]:
+        c = self.np.convolve(alive, law)
+        return c[:target], c[target:]
+
+    def total(self, values: Any) -> float:
+        return float(values.sum())
+
+    def arrivals(self, ha: Any, hb: Any) -> tuple[float, float, float, float, float]:
+        np = self.np
+        n = max(len(ha), len(hb))
+        ha_, hb_ = np.pad(ha, (0, n - len(ha))), np.pad(hb, (0, n - len(hb)))
+        below_b = np.concatenate(([0.0], np.cumsum(hb_)[:-1]))
+        below_a = np.concatenate(([0.0], np.cumsum(ha_)[:-1]))
+        return (float(ha_.sum()), float(hb_.sum()), float(np.dot(ha_, below_b)),
+                float(np.dot(hb_, below_a)), float(np.dot(ha_, hb_)))

@@ -256,11 +256,21 @@ class ExchangeOdds:
     critical_results: dict[str, float]  # given a Critical Strike that lands (GM table only)
 
 
-def work(n: int, defence: int, class_dice: int) -> int:
-    """The odds' inner steps, for the Limits: the programs' own estimates, and the table walk."""
-    crit = n + class_dice
-    return (exact.work(Top(d6_pool(n))) + exact.work(defence_pool(defence))
-            + 3 * n * (defence + 2) + 3 * DIE * crit * crit)
+_REQUEST_STEPS = 1700  # a request's own steps: its rules, columns, notes and records
+
+
+def work(n: int, defence: int, class_dice: int, rules: Rules | None = None) -> int:
+    """The odds' steps, for the Limits: the programs' own estimates, the table walk over each
+    (highest face, count) and the defender's 6s, and the critical total's law (a random number
+    of d6 summed, one convolution per possible count: once, and once per column's damage when
+    there is a Critical Damage Table)."""
+    subtract = rules.crit_dice_subtract if rules is not None else "dice_rolled"
+    # the most critical dice: every attack die a 6, against the defence if it can block them
+    blockable = rules is None or read_column(DIE, n, rules).sixes_to_block is not None
+    top = critical_dice(n, class_dice, defence if blockable else 0, 0, subtract) if n else 0
+    totals = 1 + (len(COLUMNS) if rules is not None and rules.critical_table.rows else 0)
+    return (_REQUEST_STEPS + exact.work(Top(d6_pool(n))) + exact.work(defence_pool(defence))
+            + 12 * n * (defence + 2) + totals * (48 * top * top + 8 * top))
 
 
 def _totals(dice: Mapping[int, float], crit_bonus: int) -> dict[int, float]:
@@ -358,7 +368,7 @@ def odds(spec: Exchange, rules: Rules, limits: Limits, text: str) -> Odds:
     """The exact odds of one exchange as an ``Odds`` record (the same JSON as every system)."""
     a, d = spec.attacker, spec.defender
     defence = None if d is None else d.dice_rolled(rules.threw_last_turn_defense)
-    limits.check_work(work(a.total, defence or 0, rules.crit_dice_for(a.weapon_class)),
+    limits.check_work(work(a.total, defence or 0, rules.crit_dice_for(a.weapon_class), rules),
                       "this exchange", text)
     eo = exchange_odds(a.total, defence, a.weapon_class, a.crit_bonus, rules)
     notes = [attack_dice_lines(spec)[0]]

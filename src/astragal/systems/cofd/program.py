@@ -356,8 +356,23 @@ def single_outcomes(law: SideLaw, rules: Rules) -> dict[str, float]:
     return out
 
 
-def _check_work(prep: Prepared, rules: Rules, limits: Limits, text: str) -> None:
-    limits.check_work(exact.work(program(prep, rules)), "this pool", text)
+_REQUEST_STEPS = 1000  # a request's own steps: its rules, outcomes, notes and records
+
+
+def _side_work(prep: Prepared, rules: Rules) -> tuple[int, int]:
+    """(steps, law length) of one side's law and the outcomes read over it."""
+    prog = program(prep, rules)
+    length = exact.law_length(prog) if isinstance(prog, Pool) else 32
+    return exact.work(prog) + 12 * length, length
+
+
+def _check_work(sides: list[Prepared], rules: Rules, limits: Limits, text: str) -> None:
+    """The estimated steps of the odds (an extended action's race checks its own as well)."""
+    laws = [_side_work(prep, rules) for prep in sides]
+    steps = _REQUEST_STEPS + sum(w for w, _ in laws)
+    if len(laws) == 2:  # the margin's law and the contest read over it
+        steps += maths.convolve_work(laws[0][1], laws[1][1]) + 10 * (laws[0][1] + laws[1][1])
+    limits.check_work(steps, "this roll", text)
 
 
 def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
@@ -366,9 +381,7 @@ def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) ->
     contested = spec.opposition is not None
     actor = prepare(spec.actor, rules, contested)
     opp = prepare(spec.opposition, rules, True) if spec.opposition is not None else None
-    for prep in (actor, opp):
-        if prep is not None:
-            _check_work(prep, rules, limits, text)
+    _check_work([actor] + ([opp] if opp is not None else []), rules, limits, text)
     if spec.target is not None:
         return _extended_odds(spec, actor, opp, rules, limits, text)
     law_a = side_law(actor, rules)

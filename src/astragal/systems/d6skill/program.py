@@ -27,7 +27,7 @@ from .rules import ATK_OUTCOMES, CHECK_OUTCOMES, SIDES, SINGLE_OUTCOMES, DieRule
 from .words import D6Roll
 
 __all__ = ["DieLaw", "RoundLaw", "d6_law", "die_program", "odds", "opposed_law", "read_d6",
-           "result_law", "roll"]
+           "result_law", "roll", "work"]
 
 _DIE_EPS = 1e-18  # where one die's Critical tail is cut: three dice lose far less than 1e-15
 
@@ -377,9 +377,34 @@ def _damage_law(hit_margins: tuple[tuple[int, float], ...], miss: float,
     return tuple(maths.pushforward([(0, miss), *hits.items()]).items()), lost
 
 
+_REQUEST_STEPS = 900  # a request's own steps: its rules, outcomes, notes and records
+
+
+def work(spec: Check, rules: Rules) -> int:
+    """The estimated steps of ``odds(spec)``: each kind of die's marked law, the results read
+    over it; an opposed roll's margin law per pair of Botch blocks and the verdicts read over
+    it; a rolled DMG's law added to the margins (one convolution) and read."""
+    kinds = [rules.die(spec.actor.kind)]
+    if spec.opposition is not None:
+        kinds.append(rules.die(spec.opposition.kind))
+    if isinstance(spec.dmg, Side):
+        kinds.append(rules.die("dmg"))
+    lengths = [exact.law_length(die_program(dr).unit) for dr in kinds]
+    steps = _REQUEST_STEPS + sum(exact.work(die_program(dr)) for dr in set(kinds))
+    steps += 30 * lengths[0]
+    if spec.opposition is not None:
+        # the Botch blocks: the large one is the die without a Botch, the others one value each
+        steps += maths.convolve_work(lengths[0], lengths[1]) + 60 * (lengths[0] + lengths[1])
+    if isinstance(spec.dmg, Side):
+        margins = sum(lengths[:2])
+        steps += maths.convolve_work(margins, lengths[-1]) + 20 * (margins + lengths[-1])
+    return steps
+
+
 def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     """The exact odds of a d6 + skill spec."""
     rules = effective_rules(spec, options)
+    limits.check_work(work(spec, rules), "this roll", text)
     actor = spec.actor
     la = d6_law(rules.die(actor.kind))
     notes = [words.law_note("actor", actor, rules)]

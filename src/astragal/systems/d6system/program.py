@@ -260,10 +260,35 @@ class SideLaw(NamedTuple):
         return {k: p for k, p in enumerate(self.pmf) if p}
 
 
-def _work(dice: int, wild: bool, drop: bool) -> int:
+_REQUEST_STEPS = 600  # a request's own steps: its options, notes and records
+
+
+def _work(dice: int, wild: bool, drop: bool) -> tuple[int, int]:
+    """(steps, law length) of ``dice_law``: the regular dice's law, and with the Wild Die its
+    marked law, their product by mark and the law without the dropped dice."""
     if not wild:
-        return exact.work(regular(dice))
-    return exact.work(regular(dice - 1)) + (exact.work(Drop(regular(dice - 1))) if drop else 0)
+        length = exact.law_length(regular(dice))
+        return exact.work(regular(dice)) + 4 * length, length
+    rest = regular(dice - 1)
+    reg, wild_len = exact.law_length(rest), exact.law_length(WILD.unit)
+    steps = (exact.work(rest) + exact.work(WILD) + 2 * maths.convolve_work(reg, wild_len)
+             + (exact.work(Drop(rest)) if drop and dice > 1 else 0))
+    return steps + 4 * (reg + wild_len), reg + wild_len - 1
+
+
+def _check_work(sides: list[Prepared], wild: bool, drop: bool, graded: bool, limits: Limits,
+                text: str) -> None:
+    """The estimated steps of the odds: each side's law, read into totals; the opposed total's
+    law; the result points, success levels and bonuses read over the values (``graded``)."""
+    laws = [_work(p.dice, wild, drop) for p in sides]
+    steps = _REQUEST_STEPS + sum(w + 8 * n for w, n in laws)
+    values = laws[0][1]
+    if len(laws) == 2:
+        steps += maths.convolve_work(laws[0][1], laws[1][1]) + 4 * (laws[0][1] + laws[1][1])
+        values = laws[0][1] + laws[1][1]
+    if graded:
+        steps += 60 * values
+    limits.check_work(steps, "this D6 System roll", text)
 
 
 @lru_cache(maxsize=512)
@@ -322,9 +347,8 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     actor = R.prepare(spec.actor, options)
     sides = [actor] + ([R.prepare(spec.opposition, options)] if spec.opposition else [])
     drop = options["wild_one"] == "drop_one_and_highest"
-    limits.check_work(sum(_work(p.dice, wild_on, drop) for p in sides)
-                      + (exact.work(regular(sum(p.dice for p in sides))) if len(sides) == 2
-                         else 0), "this D6 System roll", text)
+    _check_work(sides, wild_on, drop, spec.difficulty is not None or len(sides) == 2, limits,
+                text)
     notes = [f"actor rolls {actor}" + (" with the Wild Die" if wild_on else "")]
     pa, la = total_law(actor, options)
     if wild_on:
