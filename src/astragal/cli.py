@@ -112,6 +112,10 @@ def _cmd_odds(args: argparse.Namespace) -> int:
                                  "--outcomes, or ask a question such as '2d6 >= 8'")
     if args.plot:
         _plot(results, args.plot, view, args.outcomes)
+    if fmt == "text" and len(results) == 1 and view == "eq" and not args.outcomes \
+            and not args.exact:  # the common case: no chart module (json, html) to import
+        print(odds_text(results[0]))
+        return 0
     from .render.chart import compare_rows, format_rows
 
     if fmt == "json":

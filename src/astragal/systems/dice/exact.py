@@ -461,6 +461,11 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
         case Comparison(op=op, left=lhs, right=rhs):
             a = evaluate(lhs, limits, budget)
             b = evaluate(rhs, limits, budget)
+            if a.p is not None and b.p is not None:
+                # whole numbers: N9 compares the totals by their difference (a − b against 0),
+                # so it is read once per difference of the difference's law, not on every pair
+                diff = add(a, b, budget, str(node), sign=-1)
+                return mapped(diff, lambda d: compare(op, d, 0), budget, str(node))
             return binop(a, b, lambda x, y: compare(op, x, y), budget, str(node))
         case Power(base=b, exponent=e, span=span):
             a = evaluate(b, limits, budget)

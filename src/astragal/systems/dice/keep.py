@@ -77,6 +77,8 @@ def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
     """(steps, peak bytes, numpy?) of ``keep_dp``: each value moves each live state (dice placed
     per class, fewer than k in all) by each m below what it still needs, a row of ``size`` sums
     each. ``classes``: (dice, its values) of each class when there are several."""
+    if n_classes == 1 and k == 1:  # the highest die's law in closed form: one power a value
+        return 12 * n_values + 200, LIST_BYTES * (size + n_values), False
     if n_classes == 1:  # a state with j dice placed holds j/k of the sums: size/2 on average
         states, rows = k, n_values * (min(n, k) * (k + 1) // 2 + k)
         per_row = size // 2 + 1
@@ -129,6 +131,8 @@ def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: i
     budget.spend(steps, what, span, memory)
     if len(classes) == 1:
         n, pmf = classes[0]
+        if k == 1:
+            return _keep_highest(n, pmf, values, scores)
         if numpy:
             return _keep_one_class(n, pmf, values, scores, k, off, size)
         return _keep_small(n, pmf, values, scores, k)
@@ -174,6 +178,26 @@ def _head_and_tail(r: int, x: float, need: int) -> tuple[list[float], float]:
     if tail < 0.5:  # a small tail is summed term by term, to keep its digits
         tail = math.fsum(binomial_all(r, x)[need:])
     return head, max(tail, 0.0)
+
+
+def _keep_highest(n: int, pmf: dict[int, float], values: Sequence[int],
+                  scores: dict[int, int]) -> Pmf:
+    """The highest of ``n`` dice: P(highest = v) = F(v)ⁿ − F(v⁻)ⁿ with F(v) = P(a die ≤ v),
+    written F(v)ⁿ·(1 − (1 − p/F(v))ⁿ) so that no two close numbers are subtracted."""
+    lo = min(scores.values())
+    out = [0.0] * (max(scores.values()) - lo + 1)
+    masses = [(v, pmf.get(v, 0.0)) for v in reversed(values)]  # from the lowest value up
+    masses = [(v, p) for v, p in masses if p > 0]
+    total = math.fsum(p for _, p in masses)
+    seen: list[float] = []
+    for i, (v, p) in enumerate(masses):
+        seen.append(p)
+        # F(v), summed exactly, and exactly 1 at the highest value (no rounding raised to n)
+        upto = 1.0 if i == len(masses) - 1 else min(1.0, math.fsum(seen) / total)
+        share = min(1.0, p / total / upto)
+        fresh = 1.0 if share >= 1.0 else -math.expm1(n * math.log1p(-share))
+        out[scores[v] - lo] += upto ** n * fresh
+    return Pmf(lo, out)
 
 
 def _keep_small(n: int, pmf: dict[int, float], values: Sequence[int], scores: dict[int, int],
