@@ -122,3 +122,60 @@ def test_a_request_over_the_work_limit_is_refused_before_any_work() -> None:
             astragal.odds(text, limits=small)
         assert "steps" in info.value.message, text
     assert astragal.odds("cofd: 3", limits=small).outcomes
+
+
+MEMORY = ["cofd: 500 vs 500 8-again", "cofd: 1 target 5000", "cofd: 3 target 3000 vs 2",
+          "cofd: 1 target 20000", "od6: 500D wild vs 500D wild", "od6: 500D",
+          "od6: 300D wild vs 20", "od6: 400D vs 300D", "at: 500d6 vs 400d6", "at: 500d6",
+          "at: 300d6 vs 100d6", "ds: atk d6+6 vs def d6+3 dmg d6+2"]
+
+
+@pytest.mark.parametrize("text", MEMORY)
+def test_estimated_memory_is_within_4x_of_the_traced_peak(text: str) -> None:
+    """The largest estimate a request checks against ``tracemalloc``'s peak, both held to a
+    floor of 256 KiB (below it the interpreter's own allocations are of the same size). numpy
+    is imported first: its import is not the request's memory."""
+    import tracemalloc
+
+    import numpy  # noqa: F401
+
+    import astragal
+    from astragal import _limits, _parse
+    from astragal.odds import algebra
+
+    limits = astragal.Limits(max_odds_work=10**12, max_dice=999_999, max_rolls=1_000_000)
+    system, parsed, options = _parse(text, None, limits, None)
+    algebra.clear_caches()
+    for name, module in list(sys.modules.items()):
+        if name.startswith("astragal.systems."):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+    estimates: list[int] = []
+    check = _limits.Limits.check_memory
+
+    def counted(self: _limits.Limits, nbytes: int, what: str, text: str = "") -> None:
+        estimates.append(nbytes)
+        check(self, nbytes, what, text)
+
+    _limits.Limits.check_memory = counted  # type: ignore[method-assign]
+    tracemalloc.start()
+    try:
+        system.odds(parsed.spec, options, limits, text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        _limits.Limits.check_memory = check  # type: ignore[method-assign]
+    floor = 256 << 10
+    guess = max(max(estimates), floor)
+    assert max(peak, floor) / 4 <= guess <= max(peak, floor) * 4, (text, estimates, peak)
+
+
+def test_a_request_over_the_memory_limit_is_refused_before_any_work() -> None:
+    import astragal
+
+    small = astragal.Limits(max_odds_memory=1 << 20, max_odds_work=10**12, max_rolls=1_000_000)
+    with pytest.raises(astragal.LimitError) as info:
+        astragal.odds("cofd: 1 target 5000", limits=small)
+    assert "memory" in info.value.message
+    assert astragal.odds("cofd: 1 target 50", limits=small).outcomes

@@ -22,7 +22,7 @@ from .._errors import OptionError
 from .._limits import DEFAULT_LIMITS, Limits
 from . import maths
 
-__all__ = ["Race", "race", "work"]
+__all__ = ["Race", "memory", "race", "work"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +41,15 @@ class Race:
 _NUMPY_FROM = 200_000
 
 
-def work(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
-         max_rolls: int | None = None) -> int:
-    """The estimated steps of ``race``: rolls × (the running totals × each per-roll law). The
-    rolls: those the faster side needs on average, four standard widths more, and the rolls
-    it takes every side to stop scoring nothing with a chance below 1e-16."""
+def _rolls(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
+           max_rolls: int | None) -> float:
+    """The rolls a race is estimated to run: those the faster side needs on average, four
+    standard widths more, and the rolls it takes every side to stop scoring nothing with a
+    chance below 1e-16."""
     laws = [law for law in (pa_law, pb_law) if law is not None]
     means = [math.fsum(k * p for k, p in enumerate(law)) for law in laws if len(law) > 1]
     if not means:
-        return 64
+        return 1.0
     mean = max(means)
     stall = math.prod(law[0] for law in laws)
     rolls = target / mean + 4 * math.sqrt(target / mean) + 2
@@ -57,10 +57,45 @@ def work(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
         rolls += math.log(1e-16) / math.log(stall)
     elif stall >= 1.0:
         rolls = float(max_rolls or 10**6)
-    if max_rolls is not None:
-        rolls = min(rolls, max_rolls)
-    width = sum(len(law) for law in laws)
-    return int(rolls * (2 * target * width + 16 * width + 100)) + 64
+    return min(rolls, max_rolls) if max_rolls is not None else rolls
+
+
+_NUMPY_CELLS_PER_STEP = 40  # numpy's convolution does ~40 multiply-adds in a Python step's time
+_NUMPY_STEPS_PER_ROLL = 500  # and a roll's dozen numpy calls cost about 500 steps
+
+
+def work(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
+         max_rolls: int | None = None) -> int:
+    """The estimated steps of ``race``: rolls × (the running totals × each per-roll law), in
+    Python lines for a small race, in numpy's cells (and its calls) for a large one."""
+    width = len(pa_law) + (len(pb_law) if pb_law is not None else 0)
+    rolls = _rolls(pa_law, pb_law, target, max_rolls)
+    return int(rolls * _per_roll(target, width, rolls)) + 64
+
+
+def _python_per_roll(target: int, width: int) -> int:
+    return 2 * target * width + 16 * width + 100
+
+
+def _per_roll(target: int, width: int, rolls: float) -> int:
+    """The steps of one roll of the race on the kernel it takes (``_in_python``)."""
+    if _in_python(target, width, rolls):
+        return _python_per_roll(target, width)
+    return target * width // _NUMPY_CELLS_PER_STEP + _NUMPY_STEPS_PER_ROLL
+
+
+def _in_python(target: int, width: int, rolls: float) -> bool:
+    """A race runs on Python lists while numpy is not loaded and its work is below what
+    numpy's import costs; else on numpy arrays."""
+    return "numpy" not in sys.modules and rolls * _python_per_roll(target, width) <= _NUMPY_FROM
+
+
+def memory(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
+           max_rolls: int | None = None) -> int:
+    """The estimated peak bytes of ``race`` and of the answer built from it: three numbers a
+    roll (and the law of the rolls), the running totals and their product with a roll."""
+    width = len(pa_law) + (len(pb_law) if pb_law is not None else 0)
+    return int(_rolls(pa_law, pb_law, target, max_rolls) * 300) + 100 * (target + width)
 
 
 def race(pa_law: Sequence[float], lost_a: float, pb_law: Sequence[float] | None, lost_b: float,
@@ -73,13 +108,15 @@ def race(pa_law: Sequence[float], lost_a: float, pb_law: Sequence[float] | None,
                           text, (0, len(text)) if text else None)
     guess = work(pa_law, pb_law, target, max_rolls)
     limits.check_work(guess, "this extended action", text)
+    limits.check_memory(memory(pa_law, pb_law, target, max_rolls), "this extended action", text)
     step = {"win": 0.0, "lose": 0.0, "tie": 0.0}
     if pb_law is not None:
         for m, p in maths.difference(pa_law, pb_law).items():
             step[contest(m)] += p
-    ops: _Ops = (_NumpyOps() if "numpy" in sys.modules or guess > _NUMPY_FROM
-                 else _PythonOps())
-    per_roll = target * (len(pa_law) + (len(pb_law) if pb_law is not None else 0)) + 64
+    width = len(pa_law) + (len(pb_law) if pb_law is not None else 0)
+    rolls = _rolls(pa_law, pb_law, target, max_rolls)
+    ops: _Ops = _PythonOps() if _in_python(target, width, rolls) else _NumpyOps()
+    per_roll = _per_roll(target, width, rolls)
     pa = ops.array(pa_law)
     pb = ops.array(pb_law) if pb_law is not None else None
     ga = ops.array([1.0] + [0.0] * (target - 1))

@@ -273,6 +273,15 @@ def work(n: int, defence: int, class_dice: int, rules: Rules | None = None) -> i
             + 12 * n * (defence + 2) + totals * (48 * top * top + 8 * top))
 
 
+def memory(n: int, defence: int, class_dice: int, rules: Rules) -> int:
+    """The odds' peak bytes: the (highest face, count) law, and the critical total's law (six
+    values a critical die) in a list and the answer's dicts."""
+    blockable = read_column(DIE, n, rules).sixes_to_block is not None
+    top = critical_dice(n, class_dice, defence if blockable else 0, 0,
+                        rules.crit_dice_subtract) if n else 0
+    return (64 << 10) + 150 * DIE * n + 300 * (DIE * top + defence)
+
+
 def _totals(dice: Mapping[int, float], crit_bonus: int) -> dict[int, float]:
     """A14, A15: the law of the critical total when the number of critical dice has the law
     ``dice``: a random number of d6 (the dice algebra's one die) summed, plus the Crit Bonus."""
@@ -368,8 +377,9 @@ def odds(spec: Exchange, rules: Rules, limits: Limits, text: str) -> Odds:
     """The exact odds of one exchange as an ``Odds`` record (the same JSON as every system)."""
     a, d = spec.attacker, spec.defender
     defence = None if d is None else d.dice_rolled(rules.threw_last_turn_defense)
-    limits.check_work(work(a.total, defence or 0, rules.crit_dice_for(a.weapon_class), rules),
-                      "this exchange", text)
+    class_dice = rules.crit_dice_for(a.weapon_class)
+    limits.check_work(work(a.total, defence or 0, class_dice, rules), "this exchange", text)
+    limits.check_memory(memory(a.total, defence or 0, class_dice, rules), "this exchange", text)
     eo = exchange_odds(a.total, defence, a.weapon_class, a.crit_bonus, rules)
     notes = [attack_dice_lines(spec)[0]]
     if d is not None:

@@ -366,13 +366,22 @@ def _side_work(prep: Prepared, rules: Rules) -> tuple[int, int]:
     return exact.work(prog) + 12 * length, length
 
 
+_REQUEST_BYTES = 64 << 10  # a request's own allocations
+_BYTES_PER_VALUE = 100  # a value of a law: its float in a list or two, the answer's dict
+
+
 def _check_work(sides: list[Prepared], rules: Rules, limits: Limits, text: str) -> None:
-    """The estimated steps of the odds (an extended action's race checks its own as well)."""
+    """The estimated steps and peak bytes of the odds (an extended action's race checks its
+    own as well)."""
     laws = [_side_work(prep, rules) for prep in sides]
     steps = _REQUEST_STEPS + sum(w for w, _ in laws)
+    values = sum(n for _, n in laws)
+    nbytes = _REQUEST_BYTES + _BYTES_PER_VALUE * values
     if len(laws) == 2:  # the margin's law and the contest read over it
-        steps += maths.convolve_work(laws[0][1], laws[1][1]) + 10 * (laws[0][1] + laws[1][1])
+        steps += maths.convolve_work(laws[0][1], laws[1][1]) + 10 * values
+        nbytes += _BYTES_PER_VALUE * values
     limits.check_work(steps, "this roll", text)
+    limits.check_memory(nbytes, "this roll", text)
 
 
 def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:

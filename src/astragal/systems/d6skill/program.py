@@ -26,8 +26,19 @@ from .notation import Check, Side
 from .rules import ATK_OUTCOMES, CHECK_OUTCOMES, SIDES, SINGLE_OUTCOMES, DieRules, Rules
 from .words import D6Roll
 
-__all__ = ["DieLaw", "RoundLaw", "d6_law", "die_program", "odds", "opposed_law", "read_d6",
-           "result_law", "roll", "work"]
+__all__ = [
+    "DieLaw",
+    "RoundLaw",
+    "d6_law",
+    "die_program",
+    "memory",
+    "odds",
+    "opposed_law",
+    "read_d6",
+    "result_law",
+    "roll",
+    "work",
+]
 
 _DIE_EPS = 1e-18  # where one die's Critical tail is cut: three dice lose far less than 1e-15
 
@@ -401,10 +412,19 @@ def work(spec: Check, rules: Rules) -> int:
     return steps
 
 
+def memory(spec: Check, rules: Rules) -> int:
+    """The odds' peak bytes: each die's law, and the margins' and DMG's laws in a few dicts."""
+    kinds = [spec.actor.kind] + ([spec.opposition.kind] if spec.opposition is not None else []) \
+        + (["dmg"] if isinstance(spec.dmg, Side) else [])
+    values = sum(exact.law_length(die_program(rules.die(kind)).unit) for kind in kinds)
+    return (64 << 10) + 400 * values
+
+
 def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     """The exact odds of a d6 + skill spec."""
     rules = effective_rules(spec, options)
     limits.check_work(work(spec, rules), "this roll", text)
+    limits.check_memory(memory(spec, rules), "this roll", text)
     actor = spec.actor
     la = d6_law(rules.die(actor.kind))
     notes = [words.law_note("actor", actor, rules)]

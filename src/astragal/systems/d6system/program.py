@@ -261,6 +261,7 @@ class SideLaw(NamedTuple):
 
 
 _REQUEST_STEPS = 600  # a request's own steps: its options, notes and records
+_REQUEST_BYTES = 64 << 10  # and its own allocations
 
 
 def _work(dice: int, wild: bool, drop: bool) -> tuple[int, int]:
@@ -283,12 +284,17 @@ def _check_work(sides: list[Prepared], wild: bool, drop: bool, graded: bool, lim
     laws = [_work(p.dice, wild, drop) for p in sides]
     steps = _REQUEST_STEPS + sum(w + 8 * n for w, n in laws)
     values = laws[0][1]
+    # peak bytes: a value of a side's law in a list or two; an opposed total's or a graded
+    # roll's in several dicts (the answer's laws of result points and bonuses, by name)
+    nbytes = _REQUEST_BYTES + 150 * sum(n for _, n in laws)
     if len(laws) == 2:
         steps += maths.convolve_work(laws[0][1], laws[1][1]) + 4 * (laws[0][1] + laws[1][1])
         values = laws[0][1] + laws[1][1]
     if graded:
         steps += 60 * values
+        nbytes += 500 * values
     limits.check_work(steps, "this D6 System roll", text)
+    limits.check_memory(nbytes, "this D6 System roll", text)
 
 
 @lru_cache(maxsize=512)
