@@ -186,7 +186,8 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
     nd = ka + kd  # where the history starts in a state tuple
     # A state's moves depend on the state and a few numbers of the face, which repeat from face
     # to face: each list of moves is built once.
-    moves: dict[tuple[Any, ...], list[tuple[tuple[int, ...], int, int]]] = {}
+    moves: dict[tuple[Any, ...], dict[tuple[int, ...],
+                                      list[tuple[tuple[int, ...], int, int]]]] = {}
 
     lowered: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
 
@@ -226,20 +227,21 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
         return out
 
     for v in range(shape.top, 1, -1):
-        # defence dice showing v, class by class
+        # defence dice showing v, class by class (a step's moves are remembered per state in a
+        # table of their own: the step's other numbers are its key, not each state's)
         for c, elig in enumerate(_eligible(d_cls, v)):
             col = ka + c
             new: dict[tuple[int, ...], int] = {}
             get = new.get
+            known = moves.setdefault((0, col, elig), {})
             for st, poly in states.items():
                 r = elig - st[col]
                 if r <= 0:
                     new[st] = get(st, 0) + poly
                     continue
-                mk: tuple[Any, ...] = (st, 0, col, r)
-                todo = moves.get(mk)
+                todo = known.get(st)
                 if todo is None:
-                    todo = moves[mk] = defence_moves(st, col, r)
+                    todo = known[st] = defence_moves(st, col, r)
                 for key, mult, sb in todo:
                     new[key] = get(key, 0) + ((poly * mult) << sb)
                 work += r + 1
@@ -250,15 +252,15 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
         for c, elig in enumerate(_eligible(a_cls, v)):
             new = {}
             get = new.get
+            known = moves.setdefault((1, c, elig, surplus, enter), {})
             for st, poly in states.items():
-                r = elig - st[c]
-                mk = (st, 1, c, r, surplus, enter)
-                todo = moves.get(mk)
+                todo = known.get(st)
                 if todo is None:
-                    todo = moves[mk] = attack_moves(st, c, max(r, 0), surplus, enter)
+                    r = elig - st[c]
+                    todo = known[st] = attack_moves(st, c, max(r, 0), surplus, enter)
                 for key, mult, sb in todo:
                     new[key] = get(key, 0) + ((poly * mult) << sb)
-                work += r + 1
+                work += len(todo)
             enter = 0
             states = new
     # face 1: every unplaced die shows 1 (an attack 1 never scores); favoured pools take their
