@@ -19,7 +19,8 @@ from typing import Any, NamedTuple
 from .dice import Roll
 from .odds import Odds
 
-__all__ = ["FLAG_BELOW", "Luck", "Verdict", "anderson_darling", "luck", "report"]
+__all__ = ["FLAG_BELOW", "Luck", "Verdict", "anderson_darling", "luck", "place", "report",
+           "verdict"]
 
 # Which result of a roll its odds' distribution is over, by the odds' value name; the value
 # is better when higher except where named in LOWER_IS_BETTER.
@@ -60,15 +61,21 @@ class Luck(NamedTuple):
 def luck(roll: Roll, odds: Odds) -> Luck | None:
     """Where ``roll`` fell in ``odds`` (the odds of the same text); None when the roll has no
     ordered value (a verdict with no number, several rolls at once)."""
-    keys = VALUE_KEYS.get(odds.value_name)
     law = odds.distribution.as_dict() if len(odds.distribution) else {}
+    return place(roll.result, odds.value_name, law)
+
+
+def place(result: Mapping[str, Any], value_name: str, law: Mapping[Any, float]) -> Luck | None:
+    """Where a roll's ``result`` fell in the law of its value (``value_name`` as the odds name
+    it); None when the roll has no ordered value in that law."""
+    keys = VALUE_KEYS.get(value_name)
     if keys is None or not law:
         return None
-    value = next((roll.result[k] for k in keys if isinstance(roll.result.get(k), (int, float))
-                  and not isinstance(roll.result.get(k), bool)), None)
+    value = next((result[k] for k in keys if isinstance(result.get(k), (int, float))
+                  and not isinstance(result.get(k), bool)), None)
     if value is None or value not in law:
         return None
-    lower = odds.value_name in LOWER_IS_BETTER
+    lower = value_name in LOWER_IS_BETTER
     worse = math.fsum(p for x, p in law.items() if (x > value if lower else x < value))
     total = math.fsum(law.values())
     return Luck(value, worse / total, law[value] / total)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterable, Iterator
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -18,9 +19,23 @@ from ._errors import AstragalError, InputError
 from .dice import Roll
 from .luck import FLAG_BELOW, Luck, luck, report
 
-__all__ = ["lucks_of_export", "main"]
+__all__ = ["lucks_of_export", "main", "rolls_of"]
 
 MAX_EXPORT = 1 << 30
+
+
+def rolls_of(entries: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    """The roll entries of a log, each once: a revealed hidden roll is read from its reveal
+    (``of``), stubs and entries that are not rolls are left out."""
+    seen: set[Any] = set()
+    for e in entries:
+        if isinstance(e, dict) and e.get("kind") == "reveal" and isinstance(e.get("of"), dict):
+            e = e["of"]
+        if not isinstance(e, dict) or e.get("kind", "roll") != "roll" or e.get("redacted") \
+                or e.get("hidden") or e.get("id") in seen:
+            continue
+        seen.add(e.get("id"))
+        yield e
 
 
 def lucks_of_export(data: Any) -> tuple[dict[str, list[Luck]], int]:
@@ -30,9 +45,7 @@ def lucks_of_export(data: Any) -> tuple[dict[str, list[Luck]], int]:
     by: dict[str, list[Luck]] = {}
     skipped = 0
     cache: dict[tuple[str, str], Any] = {}
-    for e in data["entries"]:
-        if not isinstance(e, dict) or e.get("kind", "roll") != "roll" or e.get("redacted"):
-            continue
+    for e in rolls_of(data["entries"]):
         roll_json, notation, system = e.get("roll"), e.get("notation"), e.get("system")
         if not (isinstance(roll_json, dict) and isinstance(notation, str)
                 and isinstance(system, str) and isinstance(roll_json.get("result"), dict)):

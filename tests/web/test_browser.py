@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -873,3 +874,51 @@ def test_pages_keep_receipts_that_check_the_log(browser: Any, server: ServerThre
     assert not unexpected(errors), errors
     for p in (gm, wu):
         p.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# Luck
+
+
+def test_luck_panel_places_each_roll_and_reports_each_player(browser: Any, server: ServerThread,
+                                                             shots: Path) -> None:
+    errors: list[str] = []
+    gm, link = open_room(browser, server, errors, room_name="Lucky", system="dice")
+    wu = join(browser, link, "Wu", errors)
+    plays = [(wu, "d20", "20"), (gm, "3d6", "1,1,2"), (wu, "2d20kh1+5", "7,12"),
+             (gm, "jc: d12 d8 vs 2d10", "12,5 / 7,3"), (wu, "d20", "1")]
+    for n, (p, text, faces) in enumerate(plays, 1):
+        p.roll(text, "public", faces)
+        gm.entry(n).wait_for()
+    for width, height in ((390, 844), (1280, 900)):
+        view = as_member(browser, wu.page.input_value("#gm-link"), errors,
+                         viewport={"width": width, "height": height})
+        page = view.page
+        view.entry(len(plays)).wait_for()
+        page.locator("#luck-panel summary").click()
+        page.wait_for_selector("#luck-body .luck-row >> nth=2")  # everyone, Wu and Mei
+        rows = page.locator("#luck-body .luck-row")
+        assert "Everyone" in rows.nth(0).inner_text()
+        assert "5 rolls" in rows.nth(0).inner_text()  # a contest is placed by its margin
+        # each roll's line says where it fell, as the table's API says
+        page.wait_for_selector('#log li[data-id="1"] .luck')
+        link = wu.page.input_value("#gm-link")
+        room_id, key = link.split("/r/")[1].split("#key=")
+        asked = urllib.request.Request(f"{server.url}/api/rooms/{room_id}/luck",
+                                       headers={"Authorization": f"Bearer {key}"})
+        with urllib.request.urlopen(asked, timeout=30) as answer:
+            api = json.loads(answer.read())
+        assert page.locator('#log li[data-id="1"] .luck').inner_text() == \
+            f"luck {round(100 * api['entries']['1']['percentile'])}%"
+        assert page.locator('#log li[data-id="1"] .luck').inner_text() == "luck 98%"  # a 20
+        assert page.locator('#log li[data-id="5"] .luck').inner_text() == "luck 3%"  # a 1
+        check_layout(view, width)
+        page.locator("#luck-panel").scroll_into_view_if_needed()
+        name = f"web-luck-{'phone' if width == 390 else 'desktop'}.png"
+        page.screenshot(path=str(shots / name))
+        if os.environ.get("ASTRAGAL_UPDATE_SCREENSHOT"):
+            shutil.copyfile(shots / name, DOCS / name)
+        view.close()
+    for p in (gm, wu):
+        p.close()
+    assert not unexpected(errors), errors

@@ -563,6 +563,14 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         """The log entries you may see, with id > ``after`` (the last id you saw)."""
         return table.log(table.member(room_id, _key(authorization)), after, limit)
 
+    @app.get("/api/rooms/{room_id}/luck", tags=["odds"])
+    def room_luck(room_id: str, authorization: str | None = Header(None)) -> dict[str, Any]:
+        """Luck you can check: each roll you may see placed in its own exact odds (mid-rank
+        percentile), and each member's and session's luck (rolls, mean percentile, histogram,
+        Anderson–Darling p-value; flagged below ``flag_below``). Rolls whose odds wait for the
+        room's share of the server's time are counted in ``pending``."""
+        return table.luck(table.member(room_id, _key(authorization)))
+
     @app.get("/api/rooms/{room_id}/odds", tags=["odds"])
     def room_odds(room_id: str, request: Request, text: str = Query(..., max_length=2000),
                   authorization: str | None = Header(None)) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from astragal.render import odds_text, outcome_words, roll_text
 from .caps import Budget, Caps
 from .chain import FORMAT, canonical, redact
 from .fair import FairSource, commitment
+from .luck import WINDOW, Busy, LuckBook
 from .names import hidden_character
 from .oddspool import OddsPool, shared_pool, short_error
 from .sheet import Expansion, Sheet, check_sheet, expand
@@ -272,6 +273,7 @@ class Table:
         self._refused_shapes: dict[tuple[str, str | None], tuple[str, float]] = {}
         self._odds_lock = threading.Lock()
         self._odds_running: set[str] = set()  # addresses with an odds computation under way
+        self.luckbook = LuckBook()
         self._joins: dict[tuple[str, str], int] = {}  # (room, address) -> members added
         self._log_bytes: dict[str, tuple[int, float]] = {}  # room -> (bytes, when read)
         self._caps_lock = threading.Lock()
@@ -612,6 +614,48 @@ class Table:
                 self._odds_cache.clear()
             self._odds_cache[(exp.text, system)] = hit
         return hit
+
+    def luck(self, viewer: Member) -> dict[str, Any]:
+        """The Luck panel of ``viewer``'s room: each roll they may see placed in its own exact
+        odds (the last ``luck.WINDOW`` entries), and each member's and session's luck. Odds are
+        computed in the odds workers, charged to the room's own share of the server's time."""
+        self.odds_limit.check(viewer.id, "luck reports")
+        room_id = viewer.room
+        address = f"luck:{room_id}"
+
+        def odds_of(notation: str, system: str) -> Mapping[str, Any]:
+            key = (notation, system)
+            with self._odds_lock:
+                hit, refused = self._odds_cache.get(key), self._refused.get(key)
+            if refused is not None:
+                raise TableError(422, refused["error"], refused["message"])
+            if hit is not None:
+                return hit
+            if self.odds_cpu.wait(address) > 0:
+                raise Busy
+            try:
+                return self._compute_odds(Expansion(notation, notation), system, address)
+            except TableError as exc:
+                if exc.status in (429, 503):
+                    raise Busy from None
+                raise
+
+        last = self.store.head(room_id)[0]
+        seed = int.from_bytes(hashlib.sha256(room_id.encode()).digest()[:4], "big")
+        return self.luckbook.report(self._visible_from(viewer, max(0, last - WINDOW), last),
+                                    odds_of, seed)
+
+    def _visible_from(self, viewer: Member, after: int, last: int) -> Iterator[dict[str, Any]]:
+        """The entries after ``after`` up to ``last`` that ``viewer`` may see, a page at a time."""
+        page = max(1, self.caps.export_page)
+        while after < last:
+            rows = self.store.entries(viewer.room, after, min(page * 8, last - after))
+            if not rows:
+                return
+            for e in rows:
+                if (v := self.visible(e, viewer)) is not None:
+                    yield v
+            after = rows[-1]["id"]
 
     def _refuse(self, key: tuple[str, str | None], error: TableError) -> NoReturn:
         """Cache the refusal of ``key`` and raise it."""

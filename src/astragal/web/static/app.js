@@ -29,7 +29,8 @@ const PING_EVERY = 20000, PONG_WITHIN = 8000;
 const state = { room: null, member: null, key: null, last: 0, seen: new Map(), ws: null,
                 retry: 500, sheet: { stats: {}, macros: {} }, systems: [], backlog: 0,
                 unread: 0, members: [], fight: null, turns: null, revealed: new Set(),
-                fresh: 0, title: "astragal table" };
+                fresh: 0, title: "astragal table", revealedBy: new Map(), luck: null,
+                luckSoon: 0 };
 
 function keyName(roomId) { return "astragal:key:" + roomId; }
 function historyName(roomId) { return "astragal:history:" + roomId; }
@@ -393,6 +394,7 @@ function addEntry(entry) {
   state.last = Math.max(state.last, entry.id);
   if (entry.kind === "fight") { state.fight = entry.state; renderFight(); }
   if (entry.kind === "turns") { state.turns = entry.state; renderTurns(); }
+  if (entry.kind === "roll" || entry.kind === "reveal") queueLuck();
   if (entry.kind === "reveal") {
     state.revealed.add(entry.reveals);
     const old = state.seen.get(entry.reveals);
@@ -402,6 +404,8 @@ function addEntry(entry) {
   const follow = history || atEnd();
   const li = renderEntry(entry);
   state.seen.set(entry.id, li);
+  if (entry.kind === "reveal") state.revealedBy.set(entry.reveals, li);
+  if (state.luck) markLuck(entry.kind === "reveal" ? entry.reveals : entry.id);
   // entries arrive in order, but a roll's own response may race its live copy
   const log = $("log");
   let before = null;
@@ -514,6 +518,68 @@ function renderNote(e) {
     li.append(el("div", { class: "message" }, e.message));
   }
   return li;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Luck: each roll placed in its own exact odds, and each player's and the session's luck
+
+function queueLuck() {  // after new rolls: one look at most every few seconds
+  if (state.luckSoon) return;
+  state.luckSoon = setTimeout(() => { state.luckSoon = 0; loadLuck(); }, 2500);
+}
+
+async function loadLuck() {
+  if (!state.room || !state.key) return;
+  clear($("luck-error"));
+  try {
+    state.luck = await api("GET", roomPath("/luck"), undefined, state.key);
+  } catch (err) {
+    $("luck-error").textContent = err.message;
+    return;
+  }
+  renderLuck();
+  for (const id of Object.keys(state.luck.entries)) markLuck(Number(id));
+  if (state.luck.pending) queueLuck();
+}
+
+function luckPct(p) { return Math.round(100 * p) + "%"; }
+
+function markLuck(id) {  // the roll's own line says where it fell
+  const found = state.luck && state.luck.entries[String(id)];
+  if (!found) return;
+  for (const li of [state.seen.get(id), state.revealedBy.get(id)]) {
+    if (!li || li.querySelector(".luck")) continue;
+    const verdict = li.querySelector(".verdict");
+    if (!verdict) continue;
+    verdict.append(" ", "none" in found
+      ? el("span", { class: "luck none", title: found.none }, "luck: —")
+      : el("span", { class: "luck", title: "better than " + luckPct(found.percentile) +
+                    " of rolls like it (mid-rank: ties count half)" }, "luck " + luckPct(found.percentile)));
+  }
+}
+
+function luckRow(name, v) {
+  const top = Math.max(1, ...v.histogram);
+  const bars = el("span", { class: "luck-hist", "aria-hidden": "true" },
+    ...v.histogram.map((h) => el("span", { style: "height:" + Math.round(100 * h / top) + "%" })));
+  const said = v.rolls === 0 ? "no rolls placed yet"
+    : v.rolls + (v.rolls === 1 ? " roll" : " rolls") + ", average " + luckPct(v.mean_percentile) +
+      ", p = " + (v.p_value < 0.001 ? v.p_value.toExponential(1) : v.p_value.toFixed(3));
+  const verdict = v.rolls === 0 ? "" : v.flagged ? "unlike fair dice" : "like fair dice";
+  return el("li", { class: "luck-row" + (v.flagged ? " flagged" : "") },
+    el("span", { class: "luck-name" }, name), bars, el("span", { class: "hint" }, said),
+    verdict ? el("span", { class: "badge" + (v.flagged ? " warn" : "") }, verdict) : null);
+}
+
+function renderLuck() {
+  const l = state.luck;
+  $("luck-flag").textContent = String(l.flag_below);
+  const rows = [luckRow("Everyone", l.session)];
+  for (const [name, v] of Object.entries(l.members)) rows.push(luckRow(name, v));
+  const body = $("luck-body");
+  body.replaceChildren(el("ul", { class: "luck-rows" }, ...rows));
+  if (l.pending) body.append(el("p", { class: "hint" }, l.pending + (l.pending === 1 ? " roll waits" : " rolls wait") +
+    " for the table's time for odds: placed on a later look."));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -896,6 +962,8 @@ function wire() {
   $("roll-visibility").addEventListener("change", showVisibility);
   $("odds-button").addEventListener("click", () => showOdds($("roll-text").value, null, false));
   $("odds-close").addEventListener("click", () => { $("odds-panel").hidden = true; });
+  $("luck-refresh").addEventListener("click", () => loadLuck());
+  $("luck-panel").addEventListener("toggle", () => { if ($("luck-panel").open) loadLuck(); });
   $("save-sheet").addEventListener("click", saveSheet);
   $("copy-join").addEventListener("click", async () => {
     const input = $("join-link");
