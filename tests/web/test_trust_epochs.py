@@ -163,3 +163,32 @@ def test_receipts_catch_a_client_seed_the_table_replaced(room: Room, tmp_path: P
     assert problems(room, receipts=kept) == [
         (f"entry {rolled['id']}: rolled with another client seed than the one the player's page "
          "sent (receipt 1)")]
+
+
+def test_an_epoch_ends_by_itself_after_its_hours_and_verifies(tmp_path: Path) -> None:
+    from astragal.web.caps import Caps
+    from astragal.web.signing import Signer, default_key_path
+    from astragal.web.store import SQLiteStore
+    from astragal.web.room import Table
+
+    db = str(tmp_path / "t.db")
+    store = SQLiteStore(db)
+    table = Table(store, signer=Signer.load_or_create(default_key_path(db)),
+                  caps=Caps(epoch_hours=2.0))
+    now = [1000.0]
+    table.clock = lambda: now[0]
+    made = table.create_room("A long campaign", "dice", "Mei")
+    wu = table.member(made["room"]["id"], table.join(made["room"]["id"], "Wu")["key"])
+    first = table.roll(wu, "d20")
+    now[0] += 3600  # an hour later: the same epoch
+    assert table.roll(wu, "d20")["fair"]["epoch"] == first["fair"]["epoch"] == 1
+    now[0] += 2 * 3600  # past two hours since its first roll: it ends before the next roll
+    later = table.roll(wu, "d20")
+    assert later["fair"]["epoch"] == 2
+    log = table.log(wu)["entries"]
+    ended = [e for e in log if e["kind"] == "seed"]
+    assert len(ended) == 1 and ended[0]["epoch"] == 1 and ended[0]["who"].startswith("the table")
+    assert ended[0]["id"] == later["id"] - 1  # revealed just before the roll that found it stale
+    # and every face of the ended epoch checks out, signatures and all
+    assert verify_source(made["room"]["id"], db).problems == []
+    store.close()

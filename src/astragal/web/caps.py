@@ -42,6 +42,7 @@ class Caps:
     odds_memory: int = 1 << 30              # bytes of address space for an odds worker
     odds_workers: int = 2                   # odds computed at once (processes)
     odds_wait: float = 10.0                 # seconds a request waits for a free odds worker
+    epoch_hours: float = 24.0               # a seed epoch rolled in for longer ends by itself
 
 
 LOOSE = Caps(joins_per_address_per_room=10**6, live_per_address=10**6,

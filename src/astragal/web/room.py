@@ -13,6 +13,7 @@ An entry a reader may not see is never sent to them: the API and the WebSocket f
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import html
 import json
@@ -274,6 +275,8 @@ class Table:
         self._odds_lock = threading.Lock()
         self._odds_running: set[str] = set()  # addresses with an odds computation under way
         self.luckbook = LuckBook()
+        self.clock: Callable[[], float] = time.monotonic  # the epochs' schedule (tests move it)
+        self._epoch_seen: dict[str, tuple[int, float]] = {}  # room -> (epoch, first seen)
         self._joins: dict[tuple[str, str], int] = {}  # (room, address) -> members added
         self._log_bytes: dict[str, tuple[int, float]] = {}  # room -> (bytes, when read)
         self._caps_lock = threading.Lock()
@@ -423,6 +426,8 @@ class Table:
         room = self.room(member.room)
         self._check_room_space(room["id"])
         exp = self.expand(member, text, room["system"])
+        if self.source is None:
+            self._end_stale_epoch(member)
         for _ in range(8):  # the nonce is the entry's id: roll again if another entry took it
             source, fair, nonce = self._faces(member, room["id"], client_seed)
             body = self._rolled(member, exp, room, visibility, source, fair)
@@ -701,12 +706,34 @@ class Table:
         epoch, seed = self.store.epoch(room_id)
         return {"epoch": epoch, "commitment": commitment(seed)}
 
+    def _end_stale_epoch(self, member: Member) -> None:
+        """An epoch rolled in for more than ``caps.epoch_hours`` (since this server first saw a
+        roll in it) ends by itself before the next roll: its seed is revealed in the log, so no
+        epoch stays unverifiable because nobody ended it."""
+        epoch, _ = self.store.epoch(member.room)
+        now = self.clock()
+        with self._odds_lock:
+            known = self._epoch_seen.get(member.room)
+            if known is None or known[0] != epoch:
+                if len(self._epoch_seen) > 100_000:
+                    self._epoch_seen.clear()
+                self._epoch_seen[member.room] = (epoch, now)
+                return
+        if now - known[1] < self.caps.epoch_hours * 3600:
+            return
+        with contextlib.suppress(TableError):  # another request ended it first
+            self._end_epoch(member, "the table (an epoch ends after "
+                            f"{self.caps.epoch_hours:g} hours)", "")
+
     def end_epoch(self, member: Member, who: str = "") -> dict[str, Any]:
         """The GM ends the seed epoch: its seed is revealed in the log (every face of the epoch
         can then be derived again) and a new epoch starts with a new commitment."""
         if not member.is_gm:
             raise TableError(403, "Forbidden", "only the GM may end a seed epoch")
         self.roll_limit.check(member.id, "rolls")
+        return self._end_epoch(member, None, who)
+
+    def _end_epoch(self, member: Member, by: str | None, who: str) -> dict[str, Any]:
         epoch, seed = self.store.epoch(member.room)
         made = self.store.next_epoch(member.room, epoch)
         if made is None:
@@ -714,6 +741,8 @@ class Table:
         body = {**self._base(member, "seed"), "epoch": epoch, "seed": seed,
                 "commitment": commitment(seed), "next": made[0],
                 "next_commitment": commitment(made[1])}
+        if by is not None:  # the schedule's, not a person's: it stands before the roll that
+            body.update({"member": "", "who": by, "role": "table"})  # found the epoch stale
         return self._append(member.room, body, who)
 
     def _gm_over(self, gm: Member, member_id: object) -> dict[str, Any]:
