@@ -87,9 +87,9 @@ def named(quick: bool, samples: int) -> list[str]:
 
         def ours(d: tuple[int, ...] = d, s: tuple[int, ...] = s, fd: bool = fd,
                  fs: bool = fs) -> None:
-            from astragal.odds import pairing
+            from astragal.odds import algebra
 
-            pairing._distribution.cache_clear()  # computing again, not reading a cache
+            algebra.clear_caches()  # computing again, not reading a cache (laws, evaluator)
             J.damage_hits_distribution(d, s, "normal", fd, fs)
 
         def theirs(d: tuple[int, ...] = d, s: tuple[int, ...] = s, fd: bool = fd,
@@ -104,13 +104,13 @@ def named(quick: bool, samples: int) -> list[str]:
 
 def floors() -> list[str]:
     """The arithmetic-floor goals, warm (numpy loaded), best of 5, computed again each time."""
-    from astragal.odds import pairing
+    from astragal.odds import algebra
 
     lines = ["", "## Floors (warm, computed again; best of 5)", ""]
     for d, s, goal in (((12,) * 10, (12,) * 10, 0.040), ((12,) * 8 + (10,), (12,) * 6, 0.020)):
         best = float("inf")
         for _ in range(5):
-            pairing._distribution.cache_clear()
+            algebra.clear_caches()
             t = time.perf_counter()
             J.damage_hits_distribution(d, s)
             best = min(best, time.perf_counter() - t)
@@ -121,7 +121,7 @@ def floors() -> list[str]:
 
 def favored() -> list[str]:
     """Favored damage against the same pools plain (computed again, best of 3)."""
-    from astragal.odds import pairing
+    from astragal.odds import algebra
 
     lines = ["", "## Favored against plain (astragal, warm, computed again)", ""]
     for d, s in (((12,) * 4, (12,) * 3), ((12,) * 8 + (10,), (12,) * 6),
@@ -131,7 +131,7 @@ def favored() -> list[str]:
         for fd, fs in ((False, False), (True, True)):
             best = float("inf")
             for _ in range(3):
-                pairing._distribution.cache_clear()
+                algebra.clear_caches()
                 t = time.perf_counter()
                 J.damage_hits_distribution(d, s, "normal", fd, fs)
                 best = min(best, time.perf_counter() - t)

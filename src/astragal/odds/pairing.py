@@ -44,17 +44,18 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["Pool", "Work", "distribution", "estimate"]
 
 
-@dataclass(frozen=True, slots=True)
-class Pool:
-    """One side: its die sizes and whether it is favoured (one 1 re-rolled, largest die first)."""
+class Pool(NamedTuple):
+    """One side: its die sizes and whether it is favoured (one 1 re-rolled, largest die first).
+
+    (Named tuples, not dataclasses, throughout this module: the first odds of a process import
+    it, and a frozen dataclass takes ~0.3 ms to create.)"""
 
     sizes: tuple[int, ...]
     favored: bool = False
@@ -69,8 +70,7 @@ class Pool:
         return tuple((s,) * self.sizes.count(s) for s in sorted(set(self.sizes), reverse=True))
 
 
-@dataclass(frozen=True, slots=True)
-class Work:
+class Work(NamedTuple):
     """Work of one evaluation: ``steps`` = state transitions × hit counts carried (the unit
     both kernels spend their time on), ``peak_bytes`` = the largest working set of one face."""
 
@@ -117,8 +117,7 @@ def _favored_weight(pool: Pool, ones: Sequence[int]) -> Fraction:
 # Shape of one evaluation
 
 
-@dataclass(frozen=True, slots=True)
-class _Shape:
+class _Shape(NamedTuple):
     attack: Pool
     defence: Pool
     steps: tuple[tuple[int, int], ...]
@@ -522,6 +521,20 @@ def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
     numpy's import while it is not loaded), its steps and its peak bytes."""
     if not attack.sizes:
         return Work(1, 0, "exact")
+    exact, numpy = _kernel_work(attack, defence, tuple(steps), all_ones_bonus)
+    if kernel == "exact":
+        return exact
+    if kernel == "numpy":
+        return numpy
+    loading = 0 if "numpy" in sys.modules else _NUMPY_IMPORT
+    return exact if exact.steps <= numpy.steps + loading else numpy
+
+
+@lru_cache(maxsize=256)
+def _kernel_work(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...],
+                 all_ones_bonus: int) -> tuple[Work, Work]:
+    """Each kernel's work (remembered: a request estimates before it checks its limits, then
+    again to pick its kernel)."""
     shape = _shape(attack, defence, steps, all_ones_bonus)
     moves, widest = _count_moves(shape)
     width = shape.max_hits + 1
@@ -535,12 +548,7 @@ def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
     stages = 3 * (shape.top - 1)
     numpy = Work(moves * width // NUMPY_CELLS_PER_STEP + stages * NUMPY_STEPS_PER_STAGE,
                  widest * (24 * width + 8 * (len(radix) + 8)) + 24 * moves + table, "numpy")
-    if kernel == "exact":
-        return exact
-    if kernel == "numpy":
-        return numpy
-    loading = 0 if "numpy" in sys.modules else _NUMPY_IMPORT
-    return exact if exact.steps <= numpy.steps + loading else numpy
+    return exact, numpy
 
 
 def distribution(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
