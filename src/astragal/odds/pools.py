@@ -161,20 +161,27 @@ def _fast(program: Paired) -> _Fast | None:
         return None
     high = max(a_sizes, default=1)
     low = max(d_sizes, default=1)
-    # g[x]: the score of a pair whose faces differ by x (read against a 1), checked on every pair
-    g = [0] + [program.pair(x + 1, 1) for x in range(1, high)]
-    for a in range(1, high + 1):
-        for d in range(1, low + 1):
-            if program.pair(a, d) != (g[a - d] if a > d else 0):
-                return None
-    steps = tuple((t, g[t] - g[t - 1]) for t in range(1, high) if g[t] != g[t - 1])
-    if any(w < 0 for _, w in steps):
+    steps = _steps(program.pair, high, low)
+    if steps is None:
         return None
     bonus = program.bonus(1) if d_sizes and a_sizes else 0
     if bonus < 0 or any(program.bonus(t) for t in range(2, low + 1)):
         return None
     return _Fast(pairing.Pool(a_sizes, isinstance(program.attack, Favored)),
                  pairing.Pool(d_sizes, isinstance(program.defence, Favored)), steps, bonus)
+
+
+@lru_cache(maxsize=256)
+def _steps(pair: Any, high: int, low: int) -> tuple[tuple[int, int], ...] | None:
+    """The pair rule as the evaluator's steps of the difference, or None: read on every pair of
+    faces up to ``high`` (attack) and ``low`` (defence), once per rule and sizes."""
+    g = [0] + [pair(x + 1, 1) for x in range(1, high)]  # g[x]: faces differing by x
+    for a in range(1, high + 1):
+        for d in range(1, low + 1):
+            if pair(a, d) != (g[a - d] if a > d else 0):
+                return None
+    steps = tuple((t, g[t] - g[t - 1]) for t in range(1, high) if g[t] != g[t - 1])
+    return None if any(w < 0 for _, w in steps) else steps
 
 
 def paired_work(program: Paired) -> tuple[int, int]:
@@ -322,5 +329,5 @@ def outcomes(program: Program, read: Any = None, max_paths: int = 5_000_000) -> 
 
 def clear_caches() -> None:
     """Forget every cached law of a mixed pool."""
-    for f in (_highest_law, _least_law, _fast, _paired_law, _sorted_vectors):
+    for f in (_highest_law, _least_law, _fast, _steps, _paired_law, _sorted_vectors):
         f.cache_clear()
