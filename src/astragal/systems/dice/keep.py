@@ -189,11 +189,17 @@ def _keep_highest(n: int, pmf: dict[int, float], values: Sequence[int],
     masses = [(v, pmf.get(v, 0.0)) for v in reversed(values)]  # from the lowest value up
     masses = [(v, p) for v, p in masses if p > 0]
     total = math.fsum(p for _, p in masses)
-    seen: list[float] = []
+    # F(v) summed exactly in linear time: every float is a whole number over one power of two,
+    # so the running sums are exact integers, and an integer division rounds correctly
+    ratios = [p.as_integer_ratio() for _, p in masses]
+    scale = max((d for _, d in ratios), default=1)
+    whole = [a * (scale // d) for a, d in ratios]
+    everything = sum(whole)
+    running = 0
     for i, (v, p) in enumerate(masses):
-        seen.append(p)
-        # F(v), summed exactly, and exactly 1 at the highest value (no rounding raised to n)
-        upto = 1.0 if i == len(masses) - 1 else min(1.0, math.fsum(seen) / total)
+        running += whole[i]
+        # F(v), and exactly 1 at the highest value (no rounding raised to n)
+        upto = 1.0 if i == len(masses) - 1 else min(1.0, running / everything)
         share = min(1.0, p / total / upto)
         fresh = 1.0 if share >= 1.0 else -math.expm1(n * math.log1p(-share))
         out[scores[v] - lo] += upto ** n * fresh
