@@ -10,7 +10,8 @@ import pytest
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "astragal.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "astragal.cli", *args], check=False,
+                          capture_output=True,
                           text=True, timeout=120)
 
 

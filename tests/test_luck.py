@@ -57,8 +57,10 @@ def test_the_cli_says_where_a_roll_fell(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_anderson_darling_against_scipy() -> None:
-    from scipy.stats import anderson_ksamp  # noqa: F401 - scipy is the test extra's peer
-    from scipy.stats import kstest
+    from scipy.stats import (
+        anderson_ksamp,  # noqa: F401 - scipy is the test extra's peer
+        kstest,
+    )
 
     rng = random.Random(3)
     us = [rng.random() for _ in range(500)]

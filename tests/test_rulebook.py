@@ -218,8 +218,8 @@ def test_every_rule_is_used_by_the_roller_and_by_the_odds(system: str) -> None:
         calls: dict[str, int] = {r.id: 0 for r in book}
         stack = []
         for r in book:
-            def counted(*a: Any, _r: Any = r, **k: Any) -> Any:
-                calls[_r.id] += 1
+            def counted(*a: Any, _r: Any = r, _calls: dict[str, int] = calls, **k: Any) -> Any:
+                _calls[_r.id] += 1
                 return _r.function(*a, **k)
             stack.append(_swapped(system, r.function, counted))
         for ctx in stack:

@@ -83,12 +83,14 @@ CASES: dict[str, dict[str, tuple[str, Any]]] = {
         "stun_duration": ("FIGHT", "one_defence"),
         "luck_dice": ("FIGHT", "kept"),
     },
-    "dice": {
-        "dialect": ("3d6>3", "roll20"),
-        "reroll": ("d6r<3", "once"),
-        "greater_than": ("3d6>3", "or_equal"),
-    },
 }
+
+# a second input for some switches (each must matter there too)
+MORE: list[tuple[str, str, str, Any]] = [
+    ("dice", "dialect", "3d6>3", "roll20"),
+    ("dice", "reroll", "d6r<3", "once"),
+    ("dice", "greater_than", "3d6>3", "or_equal"),
+]
 
 
 def _answer(text: str, options: dict[str, Any]) -> Any:
@@ -122,7 +124,7 @@ def _fight(tmp_path: Path, switch: str, value: str) -> list[tuple[str, int, bool
 
     def run(*args: str) -> None:
         out = subprocess.run([sys.executable, "-m", "astragal.cli", "fight", "--file", f, *args],
-                             capture_output=True, text=True, timeout=60)
+                             check=False, capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
 
     run("new")
@@ -135,9 +137,10 @@ def _fight(tmp_path: Path, switch: str, value: str) -> list[tuple[str, int, bool
     return [(c["name"], c["luck"], c["stunned"]) for c in data["combatants"]]
 
 
-@pytest.mark.parametrize("system, switch", [(s, k) for s in CASES for k in CASES[s]])
-def test_flipping_a_switch_changes_the_odds(system: str, switch: str, tmp_path: Path) -> None:
-    text, other = CASES[system][switch]
+@pytest.mark.parametrize("system, switch, text, other",
+                         [(s, k, *CASES[s][k]) for s in CASES for k in CASES[s]] + MORE)
+def test_flipping_a_switch_changes_the_odds(system: str, switch: str, text: str, other: Any,
+                                            tmp_path: Path) -> None:
     if text == "FIGHT":
         default = get_system(system).defaults[switch]
         assert _fight(tmp_path, switch, default) != _fight(tmp_path, switch, other)

@@ -351,8 +351,8 @@ def test_rolls_within_bounds(side: cofd.Side, seed: int, exceptional: int | None
 
 # the probe hands faces from a fixed prefix to the roller's own procedure and raises _Need where
 # the enumeration must branch (shared with the dice algebra's tests)
-from tests.dice.test_algebra import Probe as _Probe  # noqa: E402
-from tests.dice.test_algebra import _Need  # noqa: E402
+from tests.dice.test_algebra import Probe as _Probe
+from tests.dice.test_algebra import _Need
 
 
 def _enumerate(dice: int, again: int | None, rote: bool, chance: bool, rules: cofd.Rules,
@@ -671,9 +671,9 @@ def test_table_pools(capsys: pytest.CaptureFixture[str]) -> None:
 def test_extended_result_depends_only_on_who_arrives_and_who_leads() -> None:
     # the exact race reads C11 once per kind of arrival; this is what makes that exact
     for target in (1, 3, 7):
-        for a in range(0, 2 * target + 2):
+        for a in range(2 * target + 2):
             assert cofd.extended_result(a, None, target) == ("success" if a >= target else None)
-            for b in range(0, 2 * target + 2):
+            for b in range(2 * target + 2):
                 got = cofd.extended_result(a, b, target)
                 arrived = (a >= target, b >= target)
                 if arrived == (False, False):

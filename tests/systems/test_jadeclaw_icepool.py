@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("icepool")
 
-import astragal  # noqa: E402
-from astragal.systems import jadeclaw as J  # noqa: E402
-from tests.oracles import icepool_jadeclaw as peer  # noqa: E402
+import astragal
+from astragal.systems import jadeclaw as J
+from tests.oracles import icepool_jadeclaw as peer
 
 TOL = 1e-12
 

@@ -24,7 +24,7 @@ from astragal.systems import jadeclaw as J
 
 TOL = 1e-12
 METHODS = ["exact", "numpy", "enumerate"]  # the two exact damage algorithms; "auto" picks by pool size
-POOLS_UP_TO_3 = [p for n in range(0, 4) for p in itertools.combinations_with_replacement(
+POOLS_UP_TO_3 = [p for n in range(4) for p in itertools.combinations_with_replacement(
     J.SIZES[::-1], n)]
 NONEMPTY = [p for p in POOLS_UP_TO_3 if p]
 
@@ -112,12 +112,12 @@ def test_score_law_with_favored_and_penalties(favored: bool, penalties: int) -> 
 
 
 @pytest.mark.parametrize("case", [
-    ("d12 d8 -1p fav", "2d10 fav", {}, dict(pa=1, fa=True, fb=True)),
-    ("d6 q=expert", "d6 q=basic", {}, dict(qa="expert", qb="basic")),
-    ("d6 q=basic", "d8 q=mythic", {}, dict(qa="basic", qb="mythic")),
+    ("d12 d8 -1p fav", "2d10 fav", {}, {"pa": 1, "fa": True, "fb": True}),
+    ("d6 q=expert", "d6 q=basic", {}, {"qa": "expert", "qb": "basic"}),
+    ("d6 q=basic", "d8 q=mythic", {}, {"qa": "basic", "qb": "mythic"}),
     ("d4 d4", "d4", {"double_botch": "both_botch"}, {}),
-    ("d6", "d12 -2p", {"botch_overrides_overwhelm": False}, dict(pb=2)),
-    ("d6 q=heroic", "d6", {"quality_vs_no_quality": "skilled_side_wins"}, dict(qa="heroic")),
+    ("d6", "d12 -2p", {"botch_overrides_overwhelm": False}, {"pb": 2}),
+    ("d6 q=heroic", "d6", {"quality_vs_no_quality": "skilled_side_wins"}, {"qa": "heroic"}),
 ])
 def test_contest_options_equal_enumeration(case: tuple[str, str, dict[str, object],
                                                        dict[str, object]]) -> None:
@@ -236,7 +236,7 @@ def test_odds_work_limit_is_a_clear_error() -> None:
 SHAPE_POOLS = [(), (12,), (12, 8), (12, 8, 4), (6,), (6, 6), (10, 10, 4)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def side_law(sizes: tuple[int, ...], favored: bool) -> tuple[tuple[tuple[int, ...], Fraction], ...]:
     """Every face combination of one roll (J39 Favored re-roll included), by sorted faces."""
     law: Counter[tuple[int, ...]] = Counter()

@@ -11,8 +11,8 @@ import os
 import secrets
 import socket
 import subprocess
-import tempfile
 import sys
+import tempfile
 import threading
 import time
 import warnings

@@ -647,7 +647,7 @@ def test_gm_gives_a_new_link_and_removes_a_member(browser: Any, server: ServerTh
 
 def test_sheets_checked_when_saved(browser: Any, server: ServerThread) -> None:
     errors: list[str] = []
-    gm, link = open_room(browser, server, errors)
+    gm, _link = open_room(browser, server, errors)
     p = gm.page
     p.fill("#sheet-stats", "Speed = d10\nClaws = d7")
     p.click("#save-sheet")

@@ -23,8 +23,8 @@ from astragal.web.chain import (
     verify_entries,
     verify_export,
 )
-from astragal.web.signing import Signer
 from astragal.web.room import RecordingSource
+from astragal.web.signing import Signer
 from astragal.web.store import SQLiteStore
 
 ROLLS = ["jc: d12 d8 vs 2d10", "jc: L7 +1b fav vs L8 q=expert:expert", "jc: dmg 2d8 vs soak d6",

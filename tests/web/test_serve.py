@@ -55,10 +55,9 @@ def test_serve_keeps_the_log_across_a_restart(tmp_path: Path) -> None:
 
 
 def test_two_instances_on_one_postgresql_share_rooms_live(pg_schema: str) -> None:
-    from astragal.web.store import PostgresStore
-
     from astragal.web.room import Table
     from astragal.web.signing import Signer
+    from astragal.web.store import PostgresStore
 
     url = f"{PG_URL}?schema={pg_schema}"
     store = PostgresStore(url)

@@ -38,7 +38,7 @@ def test_the_headline_is_the_verdict_in_the_games_words() -> None:
 
 def test_sheet_values_are_checked_in_the_rooms_game(client: Any) -> None:
     room = Room(client)
-    put = lambda body: client.put(f"/api/rooms/{room.id}/sheet", json=body,  # noqa: E731
+    put = lambda body: client.put(f"/api/rooms/{room.id}/sheet", json=body,
                                   headers=auth(room.gm))
     r = put({"stats": {"Speed": "d10", "Claws": "d7"}})
     assert r.status_code == 422
@@ -64,7 +64,7 @@ def test_reveal_a_hidden_roll(room: Room, client: Any) -> None:
     assert room.roll(li, "d10 vs d8", "blind").status_code == 201
     assert room.roll(wu, "d6 vs d6", "gm").status_code == 201
     assert room.roll(wu, "d6 vs d4").status_code == 201
-    reveal = lambda key, n: client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal",  # noqa: E731
+    reveal = lambda key, n: client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal",
                                         headers=auth(key))
     assert reveal(wu, 1).status_code == 403  # not Wu's roll
     assert reveal(wu, 3).status_code == 409  # public already
@@ -130,7 +130,7 @@ def test_a_removed_members_live_connection_ends(room: Room, client: Any) -> None
 def test_fight_tracker_uses_the_attack_tables_rules(client: Any) -> None:
     room = Room(client, system="attack", name="Arena")
     wu = room.join("Wu")
-    fight = lambda key, text: client.post(f"/api/rooms/{room.id}/fight",  # noqa: E731
+    fight = lambda key, text: client.post(f"/api/rooms/{room.id}/fight",
                                           json={"text": text}, headers=auth(key))
     assert fight(wu, "add Troll atk=9").status_code == 403  # the GM sets the fight up
     assert fight(room.gm, "add Wu atk=4 wpn=3 luck=2 hp=8").status_code == 201
@@ -173,3 +173,43 @@ def test_turn_order() -> None:
         turns_command(s, "add Bo x")
     with pytest.raises(astragal.InputError, match="already in the turn order"):
         turns_command(s, "add li 3")
+
+
+def test_two_instances_lose_no_fight_or_turn_command(pg_schema: str) -> None:
+    """Two app instances on one PostgreSQL (each its own store, locks and state cache) take
+    fight and turn-order commands for one room at once: every command is in the final state,
+    none ran on a state another instance had already changed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from astragal.web.room import Table
+    from astragal.web.store import PostgresStore
+
+    from .conftest import PG_URL
+
+    url = f"{PG_URL}?schema={pg_schema}"
+    a, b = PostgresStore(url), PostgresStore(url)
+    try:
+        ta, tb = (Table(s, roll_rate=(1000.0, 1000)) for s in (a, b))
+        made = ta.create_room("Race", "attack", "Mei")
+        rid = made["room"]["id"]
+        gms = [t.member(rid, made["key"]) for t in (ta, tb)]
+        n = 24
+
+        def command(i: int) -> None:
+            table, gm = (ta, gms[0]) if i % 2 else (tb, gms[1])
+            if i % 3:
+                table.fight(gm, f"add F{i} atk=3 hp=5")
+            else:
+                table.turns(gm, f"add P{i} {i}")
+
+        with ThreadPoolExecutor(6) as pool:
+            list(pool.map(command, range(n)))
+        entries = a.entries(rid)
+        assert [e["id"] for e in entries] == list(range(1, n + 1))
+        last = {e["kind"]: e["state"] for e in entries}
+        fighters = {c["name"] for c in last["fight"]["combatants"]}
+        assert fighters == {f"F{i}" for i in range(n) if i % 3}
+        assert len(last["turns"]["order"]) == len([i for i in range(n) if not i % 3])
+    finally:
+        a.close()
+        b.close()

@@ -167,9 +167,9 @@ def test_receipts_catch_a_client_seed_the_table_replaced(room: Room, tmp_path: P
 
 def test_an_epoch_ends_by_itself_after_its_hours_and_verifies(tmp_path: Path) -> None:
     from astragal.web.caps import Caps
+    from astragal.web.room import Table
     from astragal.web.signing import Signer, default_key_path
     from astragal.web.store import SQLiteStore
-    from astragal.web.room import Table
 
     db = str(tmp_path / "t.db")
     store = SQLiteStore(db)

@@ -18,6 +18,7 @@ import hashlib
 import html
 import json
 import logging
+import random
 import re
 import secrets
 import threading
@@ -800,11 +801,13 @@ class Table:
             raise TableError(403, "Forbidden", f"only the GM may '{word}' in the fight")
         self.roll_limit.check(member.id, "rolls")
         self.address_rolls.check(f"ip:{who}", "rolls from this address")
-        with self._room_lock(member.room):
-            state = self._states(member.room).get("fight")
+
+        def edit(states: dict[str, Any], expect: int) -> dict[str, Any] | None:
             source, fair, nonce = self._faces(member, member.room, "")
+            if nonce is not None and nonce != expect:
+                return None  # an entry came after the state was read: read it again
             try:
-                message, new, as_json = fight_command(state, text, source)
+                message, new, as_json = fight_command(states.get("fight"), text, source)
             except InputError as exc:
                 raise RollError(exc, Expansion(text, text)) from None
             body = {**self._base(member, "fight"), "text": text, "message": message,
@@ -817,11 +820,9 @@ class Table:
                              "tone": outcome_kind(as_json["outcome"])})
                 if fair is not None:
                     body["fair"] = fair
-            try:
-                return self._append(member.room, body, who, expect=nonce)
-            except Moved:
-                raise TableError(503, "Busy", "another entry came first: try the command again",
-                                 retry_after=1) from None
+            return body
+
+        return self._edit_state(member, edit, who)
 
     def turns(self, member: Member, text: object, who: str = "") -> dict[str, Any]:
         """One turn-order command (any game): add NAME [initiative], remove NAME, next, clear."""
@@ -830,14 +831,39 @@ class Table:
                                                   "characters")
         check_unicode(text, "the command")
         self.roll_limit.check(member.id, "rolls")
-        with self._room_lock(member.room):
+
+        def edit(states: dict[str, Any], _: int) -> dict[str, Any]:
             try:
-                message, new = turns_command(self._states(member.room).get("turns"), text)
+                message, new = turns_command(states.get("turns"), text)
             except InputError as exc:
                 raise RollError(exc, Expansion(text, text)) from None
-            body = {**self._base(member, "turns"), "text": text, "message": message,
+            return {**self._base(member, "turns"), "text": text, "message": message,
                     "state": new}
-            return self._append(member.room, body, who)
+
+        return self._edit_state(member, edit, who)
+
+    def _edit_state(self, member: Member,
+                    edit: Callable[[dict[str, Any], int], dict[str, Any] | None],
+                    who: str) -> dict[str, Any]:
+        """Append the entry ``edit`` makes from the room's latest fight and turn-order states,
+        stored only as the very next entry after the state it read: a command another instance
+        (PostgreSQL) stored in between makes it read the state again and run once more, so no
+        command is lost and none runs on a stale state."""
+        with self._room_lock(member.room):
+            for attempt in range(16):
+                states = self._states(member.room)
+                expect = states["last"] + 1
+                body = edit(states, expect)
+                if body is not None:
+                    try:
+                        return self._append(member.room, body, who, expect=expect)
+                    except Moved:
+                        pass
+                # another instance stored first: wait a moment, a random one, so that two
+                # instances racing for one room do not keep meeting
+                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise TableError(503, "Busy", "the room's log is too busy to take this command: try "
+                                      "again", retry_after=1)
 
     def _room_lock(self, room_id: str) -> threading.Lock:
         with self._state_lock:
