@@ -136,6 +136,15 @@ def test_repeated_rolls_give_each_total() -> None:
     assert checks.result["successes"] == 2
 
 
+def test_each_die_of_a_repeated_roll_says_which_roll_it_belongs_to() -> None:
+    # the rolls differ in how many dice they have: only the record can say which is whose
+    r = roll("2x (1d4)d6!", faces=[1, 6, 2] + [3, 2, 2, 2])
+    assert [(d.face, d.repeat) for d in r.dice] == [(1, 1), (6, 1), (2, 1),
+                                                     (3, 2), (2, 2), (2, 2), (2, 2)]
+    assert [d.get("repeat") for d in r.to_json()["dice"]] == [1, 1, 1, 2, 2, 2, 2]
+    assert "repeat" not in roll("2d6", faces=[1, 2]).to_json()["dice"][0]  # not repeated
+
+
 def test_faces_must_all_be_used() -> None:
     with pytest.raises(astragal.FacesError):
         roll("2d6", faces=[1, 2, 3])

@@ -475,6 +475,10 @@ def test_dice_tiles_show_what_happened(browser: Any, server: ServerThread) -> No
     assert e.locator(".rep").count() == 6
     assert [e.locator(".rep").nth(i).locator(".die").count() for i in range(6)] == [4] * 6
     assert e.locator(".rep .die.dropped").count() == 6
+    # each die in the row of its own roll, from the record: here the rolls differ in dice
+    e = roll("2x (1d4)d6", "1,5,3,2,2,2")
+    assert [e.locator(".rep").nth(i).locator(".die .face").all_inner_texts()
+            for i in range(2)] == [["1", "5"], ["3", "2", "2", "2"]]
 
     # a Jadeclaw contest: each side in its own labelled group; a Penalty's discarded roll struck
     e = roll("jc: d12 d8 -1p vs 2d10", "12,4,4,2 / 7,10")

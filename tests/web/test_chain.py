@@ -87,6 +87,33 @@ def test_an_intact_log_verifies_and_every_roll_replays() -> None:
     assert report.head == make_log()[-1]["hash"]
 
 
+def test_a_log_stored_before_the_dice_said_their_repeat_still_verifies() -> None:
+    """Entries of a repeated roll stored before 0.1.0's records gained a die's ``repeat`` still
+    replay; but a die moved to another roll, or a face changed, is still found."""
+    def old(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        prev, out = GENESIS, []
+        for i, e in enumerate(log):
+            body = {k: v for k, v in e.items() if k not in ("id", "prev", "hash", "commit")}
+            out.append(seal(body, i + 1, prev, sign))
+            prev = out[-1]["hash"]
+        return out
+
+    log = make_log(["3x 2d6!+d4", "2x (1d4)d6"])
+    assert {d.get("repeat") for e in log for d in e["roll"]["dice"]} == {1, 2, 3}
+    for e in log:
+        for d in e["roll"]["dice"]:
+            d.pop("repeat")
+    report = verify_export(export(old(log)))
+    assert report.ok and report.replayed == 2, report.problems
+    log = make_log(["2x (1d4)d6"])
+    log[0]["roll"]["dice"][0]["repeat"] = 2
+    assert not verify_entries(old(log)).ok
+    log = make_log(["2x (1d4)d6"])
+    log[0]["roll"]["dice"][0].pop("repeat")
+    log[0]["roll"]["dice"][0]["face"] += 1
+    assert not verify_entries(old(log)).ok
+
+
 def _edit_face(log: list[dict[str, Any]]) -> None:
     log[1]["roll"]["dice"][0]["face"] = 12
 

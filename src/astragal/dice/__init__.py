@@ -33,6 +33,7 @@ class Die:
     kept: bool = True
     crit: bool = False  # the natural face is in the critical range (a d20's 20 by default)
     fumble: bool = False  # the natural face is in the fumble range (a d20's 1 by default)
+    repeat: int = 0  # which roll of a repeated roll (`6x 4d6kh3`) it belongs to, from 1; else 0
 
     @property
     def face(self) -> int:
@@ -51,6 +52,8 @@ class Die:
             out["crit"] = True
         if self.fumble:
             out["fumble"] = True
+        if self.repeat:
+            out["repeat"] = self.repeat
         return out
 
 
@@ -126,13 +129,14 @@ class Tray:
         self.source = source
         self.limits = limits
         self._dice: list[list[Any]] = []
+        self.repeat = 0  # the roll of a repeated roll being rolled (0: not repeated)
 
     def roll(self, size: int, group: str, stream: int = 0, note: str = "") -> int:
         """Roll a new die; returns its index in the tray."""
         if len(self._dice) >= self.limits.max_dice * 4:
             self.limits.check_dice(len(self._dice) + 1)
         face = self.source.face(size, stream)
-        self._dice.append([size, [face], group, note, True, False, False])
+        self._dice.append([size, [face], group, note, True, False, False, self.repeat])
         return len(self._dice) - 1
 
     def reroll(self, index: int, stream: int = 0, note: str = "") -> int:
@@ -150,7 +154,7 @@ class Tray:
 
     def removed(self, size: int, group: str, note: str) -> None:
         """Record a die taken out before rolling."""
-        self._dice.append([size, [], group, note, False, False, False])
+        self._dice.append([size, [], group, note, False, False, False, self.repeat])
 
     def face(self, index: int) -> int:
         return int(self._dice[index][1][-1])
@@ -170,4 +174,4 @@ class Tray:
         self._dice[index][6] = fumble
 
     def freeze(self) -> tuple[Die, ...]:
-        return tuple(Die(s, tuple(f), g, n, k, c, u) for s, f, g, n, k, c, u in self._dice)
+        return tuple(Die(s, tuple(f), g, n, k, c, u, r) for s, f, g, n, k, c, u, r in self._dice)

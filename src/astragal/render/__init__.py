@@ -154,7 +154,8 @@ def roll_html(roll: Roll) -> str:
         note = ", ".join(x for x in (d.note, *marks) if x)
         rows.append(f"<tr{style}><td>d{d.size}</td>"
                     f"<td>{escape(' → '.join(str(f) for f in d.faces))}</td>"
-                    f"<td><strong>{d.face}</strong></td><td>{escape(d.group)}</td>"
+                    f"<td><strong>{d.face}</strong></td>"
+                    f"<td>{escape(d.group)}{f' (roll {d.repeat})' if d.repeat else ''}</td>"
                     f"<td>{escape(note)}</td></tr>")
     table = (f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
              if rows else "")

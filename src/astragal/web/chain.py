@@ -170,9 +170,21 @@ def _replay(entry: Mapping[str, Any]) -> str | None:
         return f"its roll cannot be replayed: {exc.message}"
     except astragal.AstragalError as exc:  # a system that is not installed here, say
         return f"its roll cannot be replayed: {exc}"
-    if again.to_json() != entry.get("roll"):
+    again_json = again.to_json()
+    if again_json != entry.get("roll") and _before_later_fields(again_json) != entry.get("roll"):
         return "its dice and verdict do not follow from its faces under the game's rules"
     return None
+
+
+# Fields a roll's record gained after 0.1.0, which entries stored before then do not hold. None of
+# them is read by a verdict: a record without them is the same roll.
+LATER_DIE_FIELDS = ("repeat",)  # which roll of `6x 4d6kh3` a die belongs to
+
+
+def _before_later_fields(roll: dict[str, Any]) -> dict[str, Any]:
+    """``roll`` as it was recorded before the ``LATER_DIE_FIELDS`` existed."""
+    dice = [{k: v for k, v in d.items() if k not in LATER_DIE_FIELDS} for d in roll["dice"]]
+    return {**roll, "dice": dice}
 
 
 def _safe(function: Callable[[Mapping[str, Any]], str], entry: Mapping[str, Any]) -> str | None:

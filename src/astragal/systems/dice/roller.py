@@ -432,9 +432,11 @@ def _roll_expression(r: _Roller, expr: Expression) -> tuple[dict[str, Any], str]
     for i in range(expr.repeat):
         r.lines.append(f"{outer[2:]}Roll {i + 1}:" if outer != "  " else f"Roll {i + 1}:")
         r.indent = outer
+        r.tray.repeat = i + 1
         value, res, _ = _roll_once(r, expr)
         rolls.append(res)
         values.append(value)
+    r.tray.repeat = 0
     shown = ", ".join(format_value(v) for v in values)
     if isinstance(expr.body, Comparison):
         hits = sum(1 for v in values if v)

@@ -688,30 +688,40 @@ function renderDice(roll, outcome, system) {
   return box;
 }
 
-// `6x 4d6kh3`: one row per roll. The dice come in order; each roll has the same number of dice
-// before its explosions (which follow their die), so the rows split there.
+// `6x 4d6kh3`: one row per roll, each die in the row of the roll it belongs to (its `repeat`).
+// Entries stored before the dice carried it are split by count: each roll has the same number of
+// dice before its explosions, which follow their die.
 function renderRepeats(box, dice, result, system, roll) {
   const n = result.rolls.length;
-  const extra = (d) => /explo/i.test(d.note || "");
-  const base = dice.filter((d) => !extra(d)).length;
-  const per = base % n === 0 ? base / n : Math.ceil(dice.length / n);
+  const rowOf = dice.every((d) => Number.isInteger(d.repeat) && d.repeat >= 1 && d.repeat <= n)
+    ? dice.map((d) => d.repeat - 1) : splitByCount(dice, n);
   const reps = el("div", { class: "reps" });
-  let i = 0;
   for (let r = 0; r < n; r++) {
     const row = el("div", { class: "rep", role: "group", "aria-label": "roll " + (r + 1) + " of " + n +
                             (result.totals ? ", total " + result.totals[r] : "") });
     row.append(el("span", { class: "rlabel", "aria-hidden": "true" }, "#" + (r + 1) +
                (result.totals ? " = " + result.totals[r] : "")));
-    let taken = 0;
-    while (i < dice.length && (r === n - 1 || extra(dice[i]) || taken < per)) {
-      if (!extra(dice[i])) taken += 1;
-      row.append(dieTile(dice[i], system, roll));
-      i += 1;
-    }
+    dice.forEach((d, i) => { if (rowOf[i] === r) row.append(dieTile(d, system, roll)); });
     reps.append(row);
   }
   box.append(reps);
   return box;
+}
+
+function splitByCount(dice, n) {
+  const extra = (d) => /explo/i.test(d.note || "");
+  const base = dice.filter((d) => !extra(d)).length;
+  const per = base % n === 0 ? base / n : Math.ceil(dice.length / n);
+  const rows = [];
+  let r = 0, taken = 0;
+  for (const d of dice) {
+    if (!extra(d)) {
+      if (taken === per && r < n - 1) { r += 1; taken = 0; }
+      taken += 1;
+    }
+    rows.push(r);
+  }
+  return rows;
 }
 
 // ---------------------------------------------------------------------------------------------
