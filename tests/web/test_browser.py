@@ -717,12 +717,19 @@ def test_connection_states_and_server_down(browser: Any, tmp_path: Path) -> None
 
 def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> None:
     errors: list[str] = []
-    gm, link = open_room(browser, server, errors, room_name="Arena", system="attack")
+    gm, link = open_room(browser, server, errors, room_name="Arena", system="attack",
+                         accept_downloads=True,
+                         permissions=["clipboard-read", "clipboard-write"])
+    # the join link, copied to the clipboard as the button says
+    gm.page.evaluate("document.getElementById('share-panel').open = true")
+    gm.page.click("#copy-join")
+    gm.page.wait_for_selector("#copy-join:has-text('Copied')")
+    assert gm.page.evaluate("navigator.clipboard.readText()") == link
     wu = join(browser, link, "Wu", errors)
     li = join(browser, link, "Li", errors, viewport=PHONE)
     assert gm.page.evaluate("document.getElementById('fight-panel').open")
     for cmd in ("add Wu atk=4 wpn=3 armor=1 luck=2 heal=1 hp=8",
-                "add Orc atk=3 wpn=2 armor=2 shield=1 parry=1 hp=6"):
+                "add Orc atk=3 wpn=2 armor=2 shield=1 parry=1 heal=2 hp=6"):
         gm.page.fill("#fight-text", cmd)
         gm.page.click("#fight-form button[type=submit]")
         gm.page.wait_for_function("() => document.getElementById('fight-text').value === ''")
@@ -752,6 +759,19 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
     gm.page.wait_for_selector("#live.on")
     gm.page.wait_for_selector("#fighters tr >> nth=2")
     assert gm.page.locator("#fighters tr[data-name=Orc]").inner_text() == state
+    # the Orc's turn passes (its stun ends with it), then it spends a Heal die on its damage
+    li.page.evaluate("document.getElementById('fight-panel').open = true")
+    orc = li.page.locator("#fighters tr[data-name=Orc]")
+    orc.get_by_role("button", name="pass").click()
+    li.page.wait_for_function("() => !document.querySelector('#fighters tr[data-name=Orc]')"
+                              ".innerText.includes('stunned')")
+    assert "Orc does not attack" in gm.page.locator("#log li[data-kind=fight]").last.inner_text()
+    orc.get_by_role("button", name="heal").click()
+    wu.page.wait_for_function("() => document.querySelector('#fighters tr[data-name=Orc]')"
+                              ".innerText.includes('2/6')")
+    cells = wu.page.locator("#fighters tr[data-name=Orc] td").all_inner_texts()
+    assert cells[4] == "1" and cells[6] == "2/6"  # Heal 2 → 1, damage 3 → 2
+    assert wu.page.locator("#fighters tr[data-name=Wu]").get_by_role("button", name="heal").count() == 0
     # turn order, for any game
     wu.page.evaluate("document.getElementById('turns-panel').open = true")
     for name, init in (("Wu", "14"), ("Orc", "9"), ("Li", "17")):
@@ -768,6 +788,31 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
     li.page.wait_for_selector("#turn-now:has-text('Wu')")
     assert li.page.inner_text("#turn-now") == "Round 1: Wu's turn"
     assert li.page.locator("#turns li.current").text_content().startswith("Wu")
+    # clearing the order asks first, then clears it for everyone
+    gm.page.evaluate("document.getElementById('turns-panel').open = true")
+    gm.page.once("dialog", lambda d: d.dismiss())
+    gm.page.click("#turns-clear")
+    assert gm.page.locator("#turns li").count() == 3
+    gm.page.once("dialog", lambda d: d.accept())
+    gm.page.click("#turns-clear")
+    li.page.wait_for_function("() => !document.querySelectorAll('#turns li').length")
+    assert li.page.is_hidden("#turn-now") and gm.page.is_hidden("#turns-clear")
+
+    # the log exported as JSON verifies with the table's own checker; as Markdown it reads
+    from astragal.web.chain import verify_export
+
+    gm.page.evaluate("document.getElementById('table-panel').open = true")
+    with gm.page.expect_download() as got:
+        gm.page.click("#export-json")
+    assert got.value.suggested_filename.endswith(".json")
+    data = json.loads(Path(got.value.path()).read_text(encoding="utf-8"))
+    report = verify_export(data)
+    assert report.ok and report.entries == len(data["entries"]) >= 10, report.problems
+    assert [e["kind"] for e in data["entries"]].count("turns") == 6
+    with gm.page.expect_download() as got:
+        gm.page.click("#export-md")
+    md = Path(got.value.path()).read_text(encoding="utf-8")
+    assert "Arena" in md and "attack Wu Orc berserk" in md and "heal Orc" in md
     for p in (gm, wu, li):
         p.close()
     assert not unexpected(errors), errors

@@ -901,6 +901,7 @@ function renderTurns() {
                      onclick: () => command("/turns", "remove " + x.name, $("turns-error")) }, "×")));
   });
   $("turns-round").textContent = t.order.length && t.started ? "(round " + t.round + ")" : "";
+  $("turns-clear").hidden = !t.order.length;
   const now = $("turn-now");
   now.hidden = !t.order.length;
   now.textContent = !t.order.length ? "" : t.started
@@ -999,6 +1000,9 @@ function wire() {
     if (await command("/turns", text, $("turns-error"))) { $("turns-name").value = ""; $("turns-init").value = ""; }
   });
   $("turns-next").addEventListener("click", () => command("/turns", "next", $("turns-error")));
+  $("turns-clear").addEventListener("click", () => {
+    if (confirm("Clear the turn order for everyone at the table?")) command("/turns", "clear", $("turns-error"));
+  });
   $("fight-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const text = $("fight-text").value;
