@@ -45,9 +45,13 @@ def law(program: Highest | Least | Paired, limits: Limits = DEFAULT_LIMITS,
 
 
 def _plain_values(chain: Chain) -> list[int]:
-    if any(chain.again(0, f) for f in range(1, chain.size + 1)):
-        raise ValueError("mixed pools take dice that are not rolled again")
-    return [chain.score(0, f) for f in range(1, chain.size + 1)]
+    again, score = chain.again, chain.score
+    values = []
+    for f in range(1, chain.size + 1):
+        if again(0, f):
+            raise ValueError("mixed pools take dice that are not rolled again")
+        values.append(score(0, f))
+    return values
 
 
 def _side_units(side: Mixed | Favored) -> tuple[Chain, ...]:
@@ -60,16 +64,18 @@ def _highest_law(program: Highest) -> Law:
     units = _side_units(side)
     if not units:
         return Law((1.0,))
-    values = [_plain_values(u) for u in units]
-    top = max(max(v) for v in values)
-    if min(min(v) for v in values) < 0:
+    # each distinct die (size and reading) read once: equal dice share their faces' values
+    seen: dict[Chain, list[int]] = {}
+    values = [seen.get(u) or seen.setdefault(u, _plain_values(u)) for u in units]
+    top = max(max(v) for v in seen.values())
+    if min(min(v) for v in seen.values()) < 0:
         raise ValueError("Highest's law is kept over 0, 1, 2, …: the dice may not score below 0")
     when = side.when if isinstance(side, Favored) else None
     order = list(side.order(tuple(u.size for u in units))) if isinstance(side, Favored) else []
     if len(set(order)) != len(order) or not set(order) <= set(range(len(units))):
         raise ValueError("a Favored order must name each die at most once")
-    # per distinct die (size and reading): the share of its faces worth at most k, all of them
-    # and those that do not match the Favored re-roll, for k = 0..top
+    # per distinct die: the share of its faces worth at most k, all of them and those that do
+    # not match the Favored re-roll, for k = 0..top
     def shares(i: int) -> tuple[list[float], list[float], float]:
         size = units[i].size
         full, miss = [0] * (top + 1), [0] * (top + 1)
@@ -85,27 +91,30 @@ def _highest_law(program: Highest) -> Law:
             miss[k] += miss[k - 1]
         return [c / size for c in full], [c / size for c in miss], matched / size
 
-    known: dict[Chain, tuple[list[float], list[float], float]] = {}
-    table = [known.setdefault(u, shares(i)) if u not in known else known[u]
-             for i, u in enumerate(units)]
-    others = [i for i in range(len(units)) if i not in set(order)]
-    cdf = []
-    for k in range(top + 1):
-        rest = math.prod(table[i][0][k] for i in others)
-        if not order:
-            cdf.append(rest)
-            continue
-        # the first die in the order that matches is rolled afresh; those before it do not
-        # match, those after it show anything
-        total, before = 0.0, 1.0
-        after = [1.0] * (len(order) + 1)
-        for j in range(len(order) - 1, -1, -1):
-            after[j] = after[j + 1] * table[order[j]][0][k]
-        for j, i in enumerate(order):
-            full, miss, matched = table[i]
-            total += before * matched * full[k] * after[j + 1]
-            before *= miss[k]
-        cdf.append(rest * (total + before))
+    known: dict[int, tuple[list[float], list[float], float]] = {}
+    table = [known[id(values[i])] if id(values[i]) in known else
+             known.setdefault(id(values[i]), shares(i)) for i in range(len(units))]
+    favored = set(order)
+    rest = [1.0] * (top + 1)  # the dice not in the Favored order: a product of their CDFs
+    for i in range(len(units)):
+        if i not in favored:
+            rest = [r * f for r, f in zip(rest, table[i][0], strict=True)]
+    if not order:
+        cdf = rest
+    else:
+        cdf = []
+        for k in range(top + 1):
+            # the first die in the order that matches is rolled afresh; those before it do not
+            # match, those after it show anything
+            total, before = 0.0, 1.0
+            after = [1.0] * (len(order) + 1)
+            for j in range(len(order) - 1, -1, -1):
+                after[j] = after[j + 1] * table[order[j]][0][k]
+            for j, i in enumerate(order):
+                full, miss, matched = table[i]
+                total += before * matched * full[k] * after[j + 1]
+                before *= miss[k]
+            cdf.append(rest[k] * (total + before))
     pmf = [cdf[0]] + [max(0.0, cdf[k] - cdf[k - 1]) for k in range(1, top + 1)]
     return Law(tuple(pmf))
 

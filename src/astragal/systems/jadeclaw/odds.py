@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..._errors import LimitError
-from ..._limits import Limits
+from ..._limits import DEFAULT_LIMITS, Limits
 from ...dice.algebra import Favored, Highest, Paired
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
@@ -30,12 +30,14 @@ from .words import dice_text
 __all__ = ["contest_distribution", "final_score_pmf", "odds"]
 
 
-def final_score_pmf(prep: Prepared, options: Mapping[str, Any]) -> list[float]:
-    """P(final Score = k), k = 0..12: the law of the Score program (J4, J21, J39, J40)."""
+def final_score_pmf(prep: Prepared, options: Mapping[str, Any],
+                    limits: Limits = DEFAULT_LIMITS, text: str = "") -> list[float]:
+    """P(final Score = k), k = 0..12: the law of the Score program (J4, J21, J39, J40), its work
+    checked against ``limits`` first."""
     empty = empty_score(prep, "a pool", options)
     if empty is not None:
         return [1.0 if k == empty else 0.0 for k in range(TOP + 1)]
-    pmf = list(exact.law(score_program(prep, options)).pmf)
+    pmf = list(exact.law(score_program(prep, options), limits=limits, text=text).pmf)
     return pmf + [0.0] * (TOP + 1 - len(pmf))
 
 
@@ -61,8 +63,7 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     notes: list[str] = [f"actor: {dice_text(actor.sizes)}"
                         + (f", {actor.penalties + 1} rolls keep the worst" if actor.penalties
                            else "")]
-    _check(actor, options, limits, text)
-    pa = final_score_pmf(actor, options)
+    pa = final_score_pmf(actor, options, limits, text)
     if spec.opposition is None:
         law = maths.pushforward((R.is_botch(k), p) for k, p in enumerate(pa) if p)
         outcomes = {"botch": law.get(True, 0.0), "no_botch": law.get(False, 0.0)}
@@ -79,19 +80,13 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
         out["success"] = 1.0
         return Odds("jadeclaw", text, Distribution.from_mapping(out, order=CONTEST_OUTCOMES),
                     Distribution.from_mapping({}), "margin", tuple(notes))
-    _check(opp, options, limits, text)
-    pb = final_score_pmf(opp, options)
+    pb = final_score_pmf(opp, options, limits, text)
     out = contest_distribution(pa, pb, actor.quality, opp.quality, options)
     margins = maths.difference_of({k: p for k, p in enumerate(pa) if p},
                                   {k: p for k, p in enumerate(pb) if p})
     return Odds("jadeclaw", text, Distribution.from_mapping(out, order=CONTEST_OUTCOMES),
                 Distribution.from_mapping(margins), "margin", tuple(notes),
                 {"actor_score": _dist(pa).to_json(), "opposition_score": _dist(pb).to_json()})
-
-
-def _check(prep: Prepared, options: Mapping[str, Any], limits: Limits, text: str) -> None:
-    if prep.sizes:
-        limits.check_work(exact.work(score_program(prep, options)), "this roll", text)
 
 
 def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
@@ -116,7 +111,7 @@ def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text:
         extra["resolve_tested"] = tested
         res = prepare(spec.resolve, options, damage=False)
         if tested > 0:
-            pr = final_score_pmf(res, options)
+            pr = final_score_pmf(res, options, limits, text)
             pd = _damage_score_given_a_hit(program, dmg, hits, limits, text)
             r_out = contest_distribution(pr, pd, res.quality, None, options)
             extra["resolve_outcomes"] = Distribution.from_mapping(

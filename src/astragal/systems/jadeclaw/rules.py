@@ -246,10 +246,11 @@ def double_botch_ties(rule: str) -> bool:
 def contest_outcome(a: int, b: int, qa: str | None = None, qb: str | None = None,
                     options: Mapping[str, Any] = DEFAULTS) -> str:
     """J5–J10, J-A7, J-A8: the actor's outcome for Scores ``a`` vs ``b``."""
-    if is_botch(a) and is_botch(b) and double_botch_ties(options["double_botch"]):
+    botch = is_botch(a)
+    if botch and is_botch(b) and double_botch_ties(options["double_botch"]):
         return "tie"
     margin = a - b
-    if is_botch(a) and (options["botch_overrides_overwhelm"] or not overwhelms(-margin)):
+    if botch and (options["botch_overrides_overwhelm"] or not overwhelms(-margin)):
         return "botch"
     if overwhelms(margin):
         return "overwhelming_success"
