@@ -9,12 +9,16 @@ without blocking, checked to be a regular file, and read up to its limit and no 
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from typing import Any
 
 from ._errors import InputError
 
-__all__ = ["check_replaceable", "read_bytes", "read_text"]
+__all__ = ["MAX_TABLE_FILE", "check_replaceable", "read_bytes", "read_json", "read_text"]
+
+MAX_TABLE_FILE = 1 << 20  # bytes: a GM's table file (an attack table is about 1 KiB)
 
 
 def _kind(mode: int) -> str:
@@ -85,3 +89,17 @@ def check_replaceable(path: str, what: str, error: type[InputError] = InputError
     if not stat.S_ISREG(info.st_mode):
         raise error(f"the {what} {path} is {_kind(info.st_mode)}, not a file: give the path of "
                     "a file")
+
+
+def read_json(path: str, what: str, error: type[InputError], limit: int = MAX_TABLE_FILE) -> Any:
+    """A user's JSON file (a GM's table) read whole. Errors name the file and the problem, never
+    its contents: what it holds is checked by the game, from the data."""
+    try:
+        return json.loads(read_text(path, f"{what} file", limit, error))
+    except FileNotFoundError as exc:
+        raise error(f"cannot read the {what} file {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise error(f"the {what} file {path} is not valid JSON: {exc.msg} at line "
+                    f"{exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise error(f"the {what} file {path} is nested too deeply to be a table") from None

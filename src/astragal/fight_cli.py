@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .systems.attack.fight import (
+    TABLE_KEYS,
+    TABLE_SWITCHES,
     Args,
     FightError,
     apply,
@@ -150,7 +152,7 @@ def _cmd_new(path: str, args: Args) -> str:
     if os.path.exists(path) and not force:
         raise FightError(f"{path} already exists: 'astragal fight new force' replaces it, or "
                          "use --file for another fight")
-    data, said = new_fight([f"{k}={v}" for k, v in args.pairs.items()])
+    data, said = new_fight([f"{k}={v}" for k, v in args.pairs.items()], args.tables)
     save(path, data)
     return f"New fight in {path}" + (f" ({'; '.join(said)})" if said else "") + \
         ". Add combatants: astragal fight add NAME atk=4 wpn=3 armor=2 shield=1 parry=2"
@@ -223,6 +225,8 @@ def fight_main(rest: list[str], file: str) -> int:
         print(USAGE)
         return 0
     command, args = rest[0].lower(), Args(rest[1:])
+    if command in ("new", "option"):
+        _read_tables(args)
     if command == "new":
         args.no_source("new")
         print(_cmd_new(file, args))
@@ -235,6 +239,17 @@ def fight_main(rest: list[str], file: str) -> int:
     # once queue up, and none overwrites another's turn.
     with locked(file):
         return _change(command, file, args)
+
+
+def _read_tables(args: Args) -> None:
+    """The table files a command names (``table=PATH``, ``critical_table=PATH``), read here: the
+    fight keeps each table as data, so the game never opens a file."""
+    from ._files import read_json
+
+    for key, value in args.pairs.items():
+        if key in TABLE_KEYS and value.strip().lower() not in ("", "-", "default"):
+            what = TABLE_SWITCHES[TABLE_KEYS[key]].file
+            args.tables[key] = read_json(value, what, FightError)
 
 
 def _read_only(command: str, file: str, args: Args,

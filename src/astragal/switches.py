@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
 from ._errors import OptionError
 
-__all__ = ["Switch", "read_bool", "read_int", "resolve"]
+__all__ = ["Switch", "load_files", "read_bool", "read_int", "resolve"]
 
 _TRUE = ("true", "on", "yes", "1")
 _WHOLE = re.compile(r"[+-]?[0-9]+")
@@ -79,9 +79,20 @@ class Switch:
     low: int | None = None
     high: int | None = None
     multiple: bool = False
+    # a value that is not a word from a list (a column list, a class map): read by this function
+    # of (name, value), which returns the value or raises an OptionError
+    parse: Callable[[str, object], Any] | None = None
+    # a table the game reads as data (a JSON object); what a file of it is called. The command
+    # line and the Python API read such a file from its path (``load_files``); the rules never do
+    file: str = ""
 
-    def read(self, value: object) -> bool | int | str:
-        """The value, checked and normalised; an ``OptionError`` naming what was wrong."""
+    def read(self, value: object, where: str = "") -> Any:
+        """The value, checked and normalised; an ``OptionError`` naming what was wrong (a table
+        is named by ``where``, say the file it came from)."""
+        if self.file:
+            return self._read_table(value, where or f"the {self.file} of option {self.name}")
+        if self.parse is not None:
+            return self.parse(self.name, value)
         if isinstance(self.default, bool):
             return read_bool(self.name, value)
         if self.multiple:
@@ -102,6 +113,21 @@ class Switch:
             raise OptionError(f"option {self.name} takes one of {', '.join(self.choices)}, "
                               f"not {_shown(value)}")
         return text
+
+    def _read_table(self, value: object, where: str) -> Mapping[str, Any] | str:
+        if value is None or (isinstance(value, str) and value.strip().lower() in
+                             ("", "-", "default")):
+            return ""
+        if isinstance(value, Mapping):
+            if self.parse is not None:
+                self.parse(where, value)  # the game checks the table's contents now
+            return value
+        if isinstance(value, str):
+            raise OptionError(f"option {self.name} is a {self.file} file: only the command line "
+                              f"(-o {self.name}=PATH) and the Python API read files; here give "
+                              "the table itself")
+        raise OptionError(f"option {self.name} takes a {self.file} (a JSON object) or the path "
+                          f"of its file, not {_shown(value)}")
 
     def _read_set(self, value: object) -> str:
         if isinstance(value, str):
@@ -148,4 +174,26 @@ def resolve(switches: Iterable[Switch], options: Mapping[str, Any] | None,
         if value is default or (type(value) is type(default) and value == default):
             continue
         out[k] = switch.read(value)
+    return out
+
+
+def load_files(switches: Iterable[Switch], options: Mapping[str, Any] | None,
+               ) -> Mapping[str, Any] | None:
+    """``options`` with each table switch given as a path replaced by the file's JSON: what the
+    command line and the Python API do before a game sees its options (``file`` switches)."""
+    if not options:
+        return options
+    tables = {s.name: s for s in switches if s.file}
+    if not tables:
+        return options
+    from ._files import read_json
+
+    out = dict(options)
+    for key, value in options.items():
+        switch = tables.get(str(key).replace("-", "_").lower())
+        if switch is not None and isinstance(value, str) and value.strip().lower() not in (
+                "", "-", "default"):
+            path = value.strip()
+            out[key] = switch.read(read_json(path, switch.file, OptionError),
+                                   f"the {switch.file} {path}")
     return out

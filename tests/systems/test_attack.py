@@ -346,7 +346,9 @@ SMALL = [(n, d) for n in (0, 1, 2, 3) for d in (None, 0, 1, 2, 3)] + [(4, None),
 def test_odds_equal_enumeration(n: int, d: int | None, variant: str, tmp_path: Path) -> None:
     if variant == "gm_tables":
         a, c = gm_tables(tmp_path)
-        rules = R.rules_for({"attack_table": a, "critical_damage_table": c,
+        # the rules take the tables as data (the command line and the API read the files)
+        rules = R.rules_for({"attack_table": json.loads(Path(a).read_text()),
+                             "critical_damage_table": json.loads(Path(c).read_text()),
                              "triple_non_six": "own_column", "stun_columns": "4/5-5-5/6-6-6",
                              "weapon_class_crit_dice": "C:1/D:2/E:3"})
         weapon_class, bonus = "E", 4
@@ -492,7 +494,7 @@ def test_odds_work_limit() -> None:
 ])
 def test_roller_matches_its_odds(text: str, seed: int) -> None:
     parsed = astragal.parse(text)
-    rules = A.SYSTEM.rules(parsed.spec, {})
+    rules = A.rules_of(parsed.spec, {})
     source = SeededSource(seed)
     rolls = [X.roll(parsed.spec, source, rules, Limits(), text) for _ in range(30_000)]
     o = astragal.odds(text)
@@ -745,6 +747,35 @@ def test_fight_with_gm_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     odds = json.loads(f("odds", "Ulf", "Vik", "--json"))
     assert "critical_results" in odds
     assert "own attack table" in f("show")
+
+
+def test_the_rules_and_the_web_tracker_read_no_files(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables are read by the command line and the Python API only: the rules take them as
+    data, and the web table's fight tracker (anyone may open a room) never opens a path."""
+    from astragal import _files
+    from astragal.web.tabletools import fight_command
+
+    a, c = gm_tables(tmp_path)
+    table = json.loads(Path(a).read_text())
+    # the API reads the file and the rules get the same table as data: the same odds
+    by_path = astragal.odds("at: 4d6 vs 2d6", options={"attack_table": a})
+    by_data = astragal.odds("at: 4d6 vs 2d6", options={"attack_table": table})
+    assert by_path.outcomes == by_data.outcomes != astragal.odds("at: 4d6 vs 2d6").outcomes
+
+    def no_reading(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a file was opened")
+
+    monkeypatch.setattr(_files, "read_bytes", no_reading)
+    with pytest.raises(InputError, match="only the command line"):
+        R.rules_for({"attack_table": a})
+    for typed in ("option table=/etc/passwd", "option critical_table=/etc/hostname",
+                  f"option attack_table={a}"):
+        with pytest.raises(InputError, match="only 'astragal fight' on the command line"):
+            fight_command(None, typed, astragal.SeededSource(1))
+    table["columns"]["one 4"]["damage"] = "x"
+    with pytest.raises(InputError, match="damage must be a whole number"):
+        astragal.odds("at: 4d6", options={"attack_table": table})
 
 
 def test_writes_are_atomic(fight: Fight, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ from .._limits import Limits
 from .._rng import Source
 from ..dice import Roll
 from ..odds import Odds
-from ..switches import Switch, read_bool, read_int, resolve
+from ..switches import Switch, load_files, read_bool, read_int, resolve
 
 __all__ = ["ENTRY_POINT_GROUP", "Game", "Odds", "System", "get_system", "register",
            "resolve_options", "system_names"]
@@ -167,7 +167,7 @@ def resolve_options(system: System, options: Mapping[str, Any] | None) -> dict[s
                           f"{type(options).__name__}")
     switches = getattr(system, "switches", None)
     if switches:
-        return resolve(switches, options, system.title)
+        return resolve(switches, load_files(switches, options), system.title)
     out = dict(system.defaults)
     for key, value in (options or {}).items():
         k = str(key).replace("-", "_")

@@ -17,48 +17,34 @@ fight; its file and printing are the CLI's, ``astragal/fight_cli.py``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll
-from .. import Odds
+from .. import Game, Odds
 from . import exchange
 from .exchange import block_chance, column_chances
 from .fight import FightError
 from .notation import Attacker, Defender, Exchange, parse
-from .rules import COLUMNS, DEFAULTS, TRIPLE_COLUMNS, Rules, rules_for
+from .rules import COLUMNS, DEFAULTS, SWITCHES, TRIPLE_COLUMNS, Rules, rules_for
 
-__all__ = ["DEFAULTS", "SYSTEM", "TABLES", "Attacker", "Defender", "Exchange", "FightError",
-           "Rules", "parse", "rules_for"]
-
-
-@dataclass(frozen=True)
-class _AttackTable:
-    name: str = "attack"
-    aliases: tuple[str, ...] = ("at",)
-    title: str = "the d6 attack table"
-    defaults: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS))
-
-    def parse(self, text: str, start: int, options: Mapping[str, Any],
-              limits: Limits) -> Exchange:
-        return parse(text, start, options, limits)
-
-    def rules(self, spec: Exchange, options: Mapping[str, Any]) -> Rules:
-        """The rules of this exchange: the switches given, overlaid by those written inline."""
-        return rules_for({**options, **dict(spec.options)})
-
-    def roll(self, spec: Exchange, source: Source, options: Mapping[str, Any], limits: Limits,
-             text: str) -> Roll:
-        return exchange.roll(spec, source, self.rules(spec, options), limits, text)
-
-    def odds(self, spec: Exchange, options: Mapping[str, Any], limits: Limits,
-             text: str) -> Odds:
-        return exchange.odds(spec, self.rules(spec, options), limits, text)
+__all__ = ["DEFAULTS", "SWITCHES", "SYSTEM", "TABLES", "Attacker", "Defender", "Exchange", "FightError",
+           "Rules", "parse", "rules_for", "rules_of"]
 
 
-SYSTEM = _AttackTable()
+def rules_of(spec: Exchange, options: Mapping[str, Any]) -> Rules:
+    """The rules of this exchange: the switches given, overlaid by those written inline."""
+    return rules_for({**options, **dict(spec.options)})
+
+
+def _roll(spec: Exchange, source: Source, options: Mapping[str, Any], limits: Limits,
+          text: str) -> Roll:
+    return exchange.roll(spec, source, rules_of(spec, options), limits, text)
+
+
+def _odds(spec: Exchange, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
+    return exchange.odds(spec, rules_of(spec, options), limits, text)
 
 
 def _pct(p: float) -> str:
@@ -90,4 +76,6 @@ def _table_block(options: Mapping[str, Any]) -> list[list[str]]:
 
 
 TABLES = {"categories": _table_categories, "block": _table_block}
+SYSTEM = Game("attack", "the d6 attack table", parse, _roll, _odds, SWITCHES, aliases=("at",),
+              tables=TABLES)
 

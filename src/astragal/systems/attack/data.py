@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -15,6 +14,7 @@ from importlib import resources
 from typing import Any
 
 from ..._errors import OptionError
+from ...switches import Switch, resolve
 
 # --------------------------------------------------------------------------------------------
 # The table's columns (A5–A9)
@@ -118,28 +118,6 @@ class CriticalTable:
             if row.covers(total):
                 return row
         return None
-
-
-_MAX_FILE = 1 << 20
-
-
-def read_json_file(path: str, what: str) -> Any:
-    """A GM's JSON file (at most 1 MiB). Errors name the file and the problem, never its contents.
-
-    Only a regular file is read (``/dev/zero``, a FIFO or a folder is refused at once), and never
-    past the limit.
-    """
-    from ..._files import read_text
-
-    try:
-        return json.loads(read_text(path, f"{what} file", _MAX_FILE, OptionError))
-    except FileNotFoundError as exc:
-        raise OptionError(f"cannot read the {what} file {path}: {exc.strerror}") from None
-    except json.JSONDecodeError as exc:
-        raise OptionError(f"the {what} file {path} is not valid JSON: {exc.msg} at line "
-                          f"{exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise OptionError(f"the {what} file {path} is nested too deeply to be a table") from None
 
 
 def _packaged(name: str) -> Any:
@@ -261,29 +239,50 @@ def default_critical_table() -> CriticalTable:
 # --------------------------------------------------------------------------------------------
 # House-rule switches (§6)
 
-DEFAULTS: dict[str, Any] = {
-    "attack_table": "",                    # A-A1..A-A3: "" = shipped reconstruction | a JSON path
-    "damage_by_column": "",                # §6: e.g. 1/1/2/2/3/3/3 (one 4 … three+ 6s)
-    "stun_columns": "",                    # §6: e.g. 4-4/5-5/6-6/6-6-6, or none
-    "sixes_to_block_by_column": "",        # §6: e.g. 1/2/1/2/1/2/match ('-' = cannot be blocked)
-    "critical_damage_table": "",           # A14: "" = none (report the total) | a JSON path
-    "crit_dice_subtract": "dice_rolled",   # A-A5 | "sixes_rolled"
-    "triple_non_six": "double",            # A-A4 | "own_column"
-    "threw_last_turn_defense": "full",     # A-A6 | "armor_shield" | "armor"
-    "zero_attack_dice": "whiff",           # A-A8 | "cannot_attack"
-    "weapon_class_crit_dice": "C:1/D:2",   # A13, A17: other classes +0
-    "stun_duration": "until_next_turn",    # A-A9 (fight tracker) | "one_defence" | "manual"
-    "luck_dice": "spent",                  # A4, A-A9 (fight tracker) | "kept"
-}
-CHOICES: dict[str, tuple[str, ...]] = {
-    "crit_dice_subtract": ("dice_rolled", "sixes_rolled"),
-    "triple_non_six": ("double", "own_column"),
-    "threw_last_turn_defense": ("full", "armor_shield", "armor"),
-    "zero_attack_dice": ("whiff", "cannot_attack"),
-    "stun_duration": ("until_next_turn", "one_defence", "manual"),
-    "luck_dice": ("spent", "kept"),
-}
-FILE_OPTIONS = ("attack_table", "critical_damage_table")
+def _text(name: str, value: object) -> str:
+    """A switch written in the seed's own shorthand (columns, classes), read by the rules."""
+    if not isinstance(value, str):
+        raise OptionError(f"option {name} takes text, not {value!r}")
+    return value.strip()
+
+
+def _class_map_text(name: str, value: object) -> str:
+    text = _text(name, value)
+    _parse_class_map(text)  # checked now, so a bad map is refused wherever it is given
+    return text
+
+
+SWITCHES = (
+    Switch("attack_table", "", "A-A1", "the attack table (JSON, docs/attack.md); default: the "
+           "shipped reconstruction", file="attack table",
+           parse=lambda where, data: attack_table_from_data(data, where)),
+    Switch("damage_by_column", "", "A-A1", "damage per hit column, e.g. 1/1/2/2/3/3/3 (one 4 … "
+           "three+ 6s)", parse=_text),
+    Switch("stun_columns", "", "A-A2", "the columns that stun, e.g. 4-4/5-5/6-6/6-6-6, or none",
+           parse=_text),
+    Switch("sixes_to_block_by_column", "", "A-A3", "6s to block per hit column, e.g. "
+           "1/2/1/2/1/2/match ('-' = cannot be blocked)", parse=_text),
+    Switch("critical_damage_table", "", "A14", "the GM's Critical Damage Table (JSON); default: "
+           "none, the total is reported", file="Critical Damage Table",
+           parse=lambda where, data: critical_table_from_data(data, where)),
+    Switch("crit_dice_subtract", "dice_rolled", "A-A5", "critical dice minus the defender's dice "
+           "rolled, or minus the 6s rolled", choices=("dice_rolled", "sixes_rolled")),
+    Switch("triple_non_six", "double", "A-A4", "three 4s or 5s read as a double, or their own "
+           "column", choices=("double", "own_column")),
+    Switch("threw_last_turn_defense", "full", "A-A6", "defence dice after throwing a weapon",
+           choices=("full", "armor_shield", "armor")),
+    Switch("zero_attack_dice", "whiff", "A-A8", "no attack dice left: a Whiff, or no attack",
+           choices=("whiff", "cannot_attack")),
+    Switch("weapon_class_crit_dice", "C:1/D:2", "A13", "extra critical dice per weapon class "
+           "(others +0)", parse=_class_map_text),
+    Switch("stun_duration", "until_next_turn", "A-A9", "how long a stun lasts (fight tracker)",
+           choices=("until_next_turn", "one_defence", "manual")),
+    Switch("luck_dice", "spent", "A-A9", "a Luck die is spent when used, or kept (fight "
+           "tracker)", choices=("spent", "kept")),
+)
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in SWITCHES}
+CHOICES: dict[str, tuple[str, ...]] = {s.name: s.choices for s in SWITCHES if s.choices}
+FILE_OPTIONS = tuple(s.name for s in SWITCHES if s.file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,14 +317,6 @@ def _column_name(code: str, key: str) -> str:
             return name
     raise OptionError(f"option {key}: '{code}' is not a column; write columns as the seed does: "
                       f"{', '.join(CODES)}")
-
-
-def check_switch(key: str, value: Any) -> None:
-    """Refuse a switch value that is not one of its choices or is badly written."""
-    if not isinstance(value, str):
-        raise OptionError(f"option {key} takes text, not {value!r}")
-    if key in CHOICES and value not in CHOICES[key]:
-        raise OptionError(f"option {key} takes one of {', '.join(CHOICES[key])}, not '{value}'")
 
 
 def _parse_class_map(value: str) -> tuple[tuple[str, int], ...]:
@@ -382,54 +373,43 @@ def _override_table(table: AttackTable, options: Mapping[str, Any]) -> AttackTab
     return AttackTable(tuple(cols[n] for n in names))
 
 
-def _file_key(path: str) -> tuple[str, int, int]:
-    if not path:
-        return ("", 0, 0)
-    try:
-        st = os.stat(path)
-    except OSError:
-        return (path, -1, -1)  # the read below raises the readable error
-    return (path, st.st_mtime_ns, st.st_size)
+def _key(value: Any) -> Any:
+    """A switch's value as part of a cache key (a table given as data: its canonical JSON)."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, Mapping) else value
 
 
 def rules_for(options: Mapping[str, Any], table: AttackTable | None = None,
               critical_table: CriticalTable | None = None) -> Rules:
-    """The rules an exchange runs under: the switches (defaults overlaid) and the two tables.
-
-    ``table`` / ``critical_table`` given (the fight tracker keeps them in its file) win over the
-    ``attack_table`` / ``critical_damage_table`` path options.
+    """The rules an exchange runs under: the switches (defaults overlaid, each read by its
+    ``Switch``) and the two tables, given as data (``attack_table`` / ``critical_damage_table``:
+    the JSON the command line or the API read from the GM's file), or as ``table`` /
+    ``critical_table`` (the fight tracker keeps them in its fight), which win.
     """
     if table is None and critical_table is None and \
             all(DEFAULTS.get(k, object()) == v for k, v in options.items()):
         return _default_rules()  # the common case: every switch at its default
-    merged = {**DEFAULTS, **options}
-    for name in DEFAULTS:
-        check_switch(name, merged[name])
-    key = tuple(sorted((k, merged[k]) for k in DEFAULTS))
-    files = (_file_key(merged["attack_table"]) if table is None else ("", 0, 0),
-             _file_key(merged["critical_damage_table"]) if critical_table is None else ("", 0, 0))
-    return _rules(key, files, table, critical_table)
+    merged = resolve(SWITCHES, options, "attack table")
+    return _rules(tuple(sorted((k, _key(v)) for k, v in merged.items())), table, critical_table)
 
 
 @lru_cache(maxsize=1)
 def _default_rules() -> Rules:
-    return _rules(tuple(sorted(DEFAULTS.items())), (("", 0, 0), ("", 0, 0)), None, None)
+    return _rules(tuple(sorted(DEFAULTS.items())), None, None)
 
 
 @lru_cache(maxsize=64)
-def _rules(key: tuple[tuple[str, Any], ...], files: tuple[tuple[str, int, int], ...],
-           table: AttackTable | None, critical_table: CriticalTable | None) -> Rules:
+def _rules(key: tuple[tuple[str, Any], ...], table: AttackTable | None,
+           critical_table: CriticalTable | None) -> Rules:
     merged = dict(key)
     if table is None:
-        path = merged["attack_table"]
-        table = attack_table_from_data(read_json_file(path, "attack table"),
-                                       f"the attack table {path}") if path \
+        given = merged["attack_table"]
+        table = attack_table_from_data(json.loads(given), "the attack table given") if given \
             else default_attack_table()
     if critical_table is None:
-        path = merged["critical_damage_table"]
+        given = merged["critical_damage_table"]
         critical_table = critical_table_from_data(
-            read_json_file(path, "Critical Damage Table"),
-            f"the Critical Damage Table {path}") if path else default_critical_table()
+            json.loads(given), "the Critical Damage Table given") if given \
+            else default_critical_table()
     table = _override_table(table, merged)
     if merged["triple_non_six"] == "own_column":
         for name in TRIPLE_COLUMNS:

@@ -9,7 +9,7 @@ change, write back atomically under a lock), the web table in its room's log.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..._errors import FacesError, InputError, OptionError
@@ -37,12 +37,13 @@ from .rules import (
     Rules,
     attack_table_from_data,
     critical_table_from_data,
-    read_json_file,
     rules_for,
 )
+from .rules import SWITCHES as _SWITCHES
 
 FORMAT = "astragal fight"
 VERSION = 1
+TABLE_SWITCHES = {s.name: s for s in _SWITCHES if s.file}
 
 
 def fight_rules(data: dict[str, Any]) -> Rules:
@@ -61,27 +62,32 @@ def fight_rules(data: dict[str, Any]) -> Rules:
     return rules_for(opts, table, crit)
 
 
-def _set_options(data: dict[str, Any], pairs: Sequence[str]) -> list[str]:
+TABLE_KEYS = {"table": "attack_table", "attack_table": "attack_table",
+              "critical_table": "critical_damage_table",
+              "critical_damage_table": "critical_damage_table"}
+
+
+def _set_options(data: dict[str, Any], pairs: Sequence[str],
+                 tables: Mapping[str, Any] | None = None) -> list[str]:
+    """Set house rules (``key=value``) and tables. A table is data: ``tables`` maps its key as
+    typed (``table``) to the JSON the caller read from the named file (the command line does;
+    the web table reads no files, so it offers none)."""
     said: list[str] = []
     for pair in pairs:
         key, sep, value = pair.partition("=")
         key = key.strip().lower().replace("-", "_")
         if not sep:
             raise FightError(f"house rules are written key=value, not '{pair}'")
-        if key in ("table", "attack_table"):
-            data["attack_table"] = None if value in ("", "-", "default") else \
-                read_json_file(value, "attack table")
-            if data["attack_table"] is not None:
-                attack_table_from_data(data["attack_table"], f"the attack table {value}")
-            said.append(f"attack table: {value if data['attack_table'] else 'the default'}")
-        elif key in ("critical_table", "critical_damage_table"):
-            data["critical_damage_table"] = None if value in ("", "-", "default") else \
-                read_json_file(value, "Critical Damage Table")
-            if data["critical_damage_table"] is not None:
-                critical_table_from_data(data["critical_damage_table"],
-                                         f"the Critical Damage Table {value}")
-            said.append(f"Critical Damage Table: "
-                        f"{value if data['critical_damage_table'] else 'none'}")
+        if key in TABLE_KEYS:
+            switch = TABLE_SWITCHES[TABLE_KEYS[key]]
+            if value.strip().lower() in ("", "-", "default"):
+                data[switch.name] = None
+            elif tables is None or key not in tables:
+                raise FightError(f"{key}={value}: a {switch.file} is a file, and only "
+                                 "'astragal fight' on the command line reads files")
+            else:
+                data[switch.name] = dict(switch.read(tables[key], f"the {switch.file} {value}"))
+            said.append(f"{switch.file}: {value if data[switch.name] else 'the default'}")
         elif key in DEFAULTS:
             data["options"][key] = value
             said.append(f"{key}={value}")
@@ -131,6 +137,7 @@ class Args:
         self.json = False
         self.faces: str | None = None
         self.seed: int | None = None
+        self.tables: dict[str, Any] = {}  # the JSON of table files named by pairs (the CLI's)
         items = list(words)
         i = 0
         while i < len(items):
@@ -424,7 +431,7 @@ def _cmd_spend(data: dict[str, Any], args: Args) -> str:
 def _cmd_option(data: dict[str, Any], args: Args) -> str:
     if args.words or not args.pairs:
         raise FightError("option KEY=VALUE …, such as 'option stun_duration=manual'")
-    said = _set_options(data, [f"{k}={v}" for k, v in args.pairs.items()])
+    said = _set_options(data, [f"{k}={v}" for k, v in args.pairs.items()], args.tables)
     data["log"].append({"turn": data["turn"], "action": "option", "set": said})
     return "House rules: " + "; ".join(said)
 
@@ -467,12 +474,14 @@ def apply(data: dict[str, Any], command: str, args: Args) -> tuple[str, dict[str
     return CHANGES[command](data, args), None
 
 
-def new_fight(options: Sequence[str] = ()) -> tuple[dict[str, Any], list[str]]:
-    """An empty fight with house rules (``key=value``) and what was said about them."""
+def new_fight(options: Sequence[str] = (), tables: Mapping[str, Any] | None = None,
+              ) -> tuple[dict[str, Any], list[str]]:
+    """An empty fight with house rules (``key=value``; tables as data, see ``_set_options``) and
+    what was said about them."""
     data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "turn": 0, "options": {},
                             "attack_table": None, "critical_damage_table": None,
                             "combatants": [], "log": []}
-    return data, _set_options(data, options)
+    return data, _set_options(data, options, tables)
 
 
 def check_fight(data: Any, where: str) -> dict[str, Any]:

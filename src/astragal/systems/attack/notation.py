@@ -36,6 +36,7 @@ from .rules import (
     DEFENCE_STATES,
     DEFENSIVE,
     DEFENSIVE_LAST_TURN,
+    FILE_OPTIONS,
     NORMAL,
     STUNNED,
     THREW_LAST_TURN,
@@ -378,9 +379,6 @@ def _read_defender(toks: Tokens, vs: Token) -> Defender:
     return Defender(states=tuple(s for s in DEFENCE_STATES if s in states), **fields)
 
 
-FILE_SWITCHES = ("attack_table", "critical_damage_table")
-
-
 def _read_switches(toks: Tokens) -> dict[str, tuple[str, Token]]:
     out: dict[str, tuple[str, Token]] = {}
     while (tok := toks.peek()) is not None:
@@ -392,7 +390,7 @@ def _read_switches(toks: Tokens) -> dict[str, tuple[str, Token]]:
                                  f"{', '.join(sorted(DEFAULTS))}", tok)
             raise toks.error(f"'{tok.text}' is not understood here: house rules (key=value) "
                              "come last", tok)
-        if key in FILE_SWITCHES:
+        if key in FILE_OPTIONS:
             # a file path typed into a roll would let anyone who can roll (the web table) make
             # the server read its files: tables come only from the API, the CLI's -o, or a fight
             raise toks.error(f"{key} names a file, so it is not accepted inside a roll; give it "

@@ -31,6 +31,7 @@ from .data import (
     SHIELD,
     STANCES,
     STUNNED,
+    SWITCHES,
     THREW_LAST_TURN,
     TRIPLE_COLUMNS,
     WHIFF,
@@ -42,11 +43,9 @@ from .data import (
     CriticalTable,
     Rules,
     attack_table_from_data,
-    check_switch,
     critical_table_from_data,
     default_attack_table,
     default_critical_table,
-    read_json_file,
     rules_for,
 )
 
@@ -73,6 +72,7 @@ __all__ = [
     "SHIELD",
     "STANCES",
     "STUNNED",
+    "SWITCHES",
     "THREW_LAST_TURN",
     "TRIPLE_COLUMNS",
     "WHIFF",
@@ -87,7 +87,6 @@ __all__ = [
     "attack_dice",
     "attack_table_from_data",
     "blocks",
-    "check_switch",
     "column_for",
     "critical_dice",
     "critical_table_from_data",
@@ -99,7 +98,6 @@ __all__ = [
     "pool_size",
     "read_attack",
     "read_column",
-    "read_json_file",
     "rules_for",
     "sixes",
 ]
