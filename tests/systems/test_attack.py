@@ -756,7 +756,7 @@ def test_the_rules_and_the_web_tracker_read_no_files(tmp_path: Path,
     from astragal import _files
     from astragal.web.tabletools import fight_command
 
-    a, c = gm_tables(tmp_path)
+    a, _ = gm_tables(tmp_path)
     table = json.loads(Path(a).read_text())
     # the API reads the file and the rules get the same table as data: the same odds
     by_path = astragal.odds("at: 4d6 vs 2d6", options={"attack_table": a})

@@ -22,9 +22,9 @@ from ..._limits import DEFAULT_LIMITS, Limits
 from ..._rng import Source
 from ...dice import Roll
 from .. import Game, Odds
-from .grammar import DEFAULTS, SWITCHES, check_options
 from .grammar import parse as _parse
 from .nodes import Expression, Rolls
+from .rules import DEFAULTS, SWITCHES, check_options
 
 __all__ = ["DEFAULTS", "SWITCHES", "SYSTEM", "Expression", "Rolls", "odds", "parse", "roll"]
 

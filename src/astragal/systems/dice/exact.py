@@ -28,8 +28,8 @@ from ..._limits import Limits
 from ...odds import Distribution
 from ...odds.maths import binomial
 from .. import Odds
-from .grammar import TAIL
 from .keep import binomial_all, keep_cost, keep_dp
+from .lexicon import TAIL
 from .nodes import (
     PREFIX,
     Call,
@@ -483,7 +483,7 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
 def computed_pmf(node: Computed, limits: Limits, budget: Budget) -> Pmf:
     """``(1d4)d6``, ``(d6)d(d4+4)``: a mixture over the rolled count and sides of the dice
     term's exact law for each (AnyDice's computed dice)."""
-    from .grammar import MAX_SIDES
+    from .lexicon import MAX_SIDES
 
     what = str(node)
     counts = evaluate(node.count, limits, budget).items() if node.count is not None else \
@@ -544,7 +544,7 @@ def _distribution(pmf: Pmf) -> Distribution:
 def denominator(node: Node) -> int | None:
     """A common denominator of every probability of the node's law (each die term's outcomes
     are equally likely tuples of faces), or None where an explosion makes the law infinite."""
-    from .grammar import _walk
+    from .checks import _walk
     from .rules import count_matching
 
     out = 1

@@ -11,8 +11,9 @@ from ..._errors import LimitError, NotationError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
+from .checks import check
 from .fast import plan
-from .grammar import MAX_SIDES, check
+from .lexicon import MAX_SIDES
 from .nodes import (
     FUDGE,
     PREFIX,

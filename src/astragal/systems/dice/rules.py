@@ -16,10 +16,13 @@ A die term works in this order (docs/notation.md, "order of modifiers"):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
+from ..._errors import OptionError
 from ...rulebook import rule
+from ...switches import Switch
 from .nodes import Compare, Dice, Group, Keep, Value
 
 GAME = "dice"
@@ -314,3 +317,55 @@ def call(name: str, args: Sequence[Value]) -> Value:
 def compare(op: str, a: Value, b: Value) -> int:
     """A comparison between totals: 1 if it holds, else 0."""
     return int(Compare(op, 0)(a - b))
+
+
+# --------------------------------------------------------------------------------------------
+# The house-rule switches: where the player comes from, and the forms dialects read differently
+
+DIALECTS: dict[str, dict[str, str]] = {
+    # The few forms that mean different things where players come from (docs/notation.md,
+    # "Dialects"); everything else is read the same under every dialect.
+    #   reroll: bare ``r``; greater_than: ``>``/``<`` in a compare point;
+    #   cs: ``cs``/``cf``; k_number: ``k3``; glued_compare: ``3d6>10`` (count the dice, or
+    #   compare the total as Avrae and d20, which have no success counting)
+    "astragal": {"reroll": "recursive", "greater_than": "strict", "cs": "refuse",
+                 "k_number": "highest", "glued_compare": "count"},
+    "roll20": {"reroll": "recursive", "greater_than": "or_equal", "cs": "critical",
+               "k_number": "highest", "glued_compare": "count"},
+    "foundry": {"reroll": "once", "greater_than": "strict", "cs": "count",
+                "k_number": "highest", "glued_compare": "count"},
+    "avrae": {"reroll": "recursive", "greater_than": "strict", "cs": "refuse",
+              "k_number": "value", "glued_compare": "total"},
+}
+SWITCHES = (
+    Switch("dialect", "astragal", "dialects",
+           "where the player comes from: the forms tools read differently are read that way",
+           tuple(DIALECTS)),
+    Switch("reroll", "dialect", "N1", "a bare r re-rolls as the dialect reads it, until it stops "
+           "matching, or once", ("dialect", "recursive", "once")),
+    Switch("greater_than", "dialect", "N9",
+           "> in a compare point: as the dialect reads it, strictly greater, or greater or equal",
+           ("dialect", "strict", "or_equal")),
+)
+DEFAULTS: dict[str, Any] = {s.name: s.default for s in SWITCHES}
+CHOICES: dict[str, tuple[str, ...]] = {s.name: s.choices for s in SWITCHES}
+
+
+def reading(options: Mapping[str, Any]) -> dict[str, str]:
+    """How this request reads the dialect-dependent forms: the dialect, then the overrides."""
+    out = dict(DIALECTS[options.get("dialect", "astragal")])
+    for key in ("reroll", "greater_than"):
+        value = options.get(key, "dialect")
+        if value != "dialect":
+            out[key] = value
+    return out
+
+
+def check_options(options: Mapping[str, Any]) -> None:
+    """Refuse a switch value its ``Switch`` does not read as itself (the one place switches are
+    checked; ``options`` here are normally resolved already)."""
+    for switch in SWITCHES:
+        value = options.get(switch.name, switch.default)
+        if not isinstance(value, str) or switch.read(value) != value:
+            raise OptionError(f"option {switch.name} takes one of {', '.join(switch.choices)}, "
+                              f"not {value!r}")

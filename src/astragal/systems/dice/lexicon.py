@@ -1,0 +1,39 @@
+"""The general notation's lexicon: its bounds and the patterns the parser reads with."""
+
+from __future__ import annotations
+
+import re
+
+MAX_DEPTH = 40  # parentheses, unary signs, groups and calls nested inside each other
+MAX_SIDES = 1_000_000
+MAX_COUNT = 999_999  # dice in one term: rolling is bounded by Limits.max_dice, odds by their work
+MAX_DIGITS = 15
+MAX_CUSTOM = 1000  # faces on a custom die
+TAIL = 1e-15  # the probability below which an endless tail may be cut (explosions, re-rolls)
+
+# Characters a keyboard or a word processor puts where ASCII was meant (same length, so spans
+# stay right): the minus sign, en and em dashes, the multiplication sign.
+_NORMALISE = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2014": "-", "\u00d7": "*"})
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?", re.ASCII)
+_DICE = re.compile(r"(\d*)[dD](\d+|%|[fF])", re.ASCII)
+_COMPUTED_SIDES = re.compile(r"(\d*)[dD](?:\d|%|[fF]|\(|\{)", re.ASCII)
+_WORD = re.compile(r"[A-Za-z_]+", re.ASCII)
+_CMP = re.compile(r">=|<=|==|=|>|<", re.ASCII)
+_TOTAL_CMP = re.compile(r"!=|<>|>=|<=|==|=|>|<", re.ASCII)
+_REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(]|\d*[dD])", re.ASCII)
+_ENDS_DICE = re.compile(r"(?:\d*[dD](?:\d+|%|[fF])\S*|\}\S*)$", re.ASCII)
+_ENDS_NUMBER = re.compile(r"(?<![\w.)\]}])\d+$", re.ASCII)
+_COMMAND = re.compile(r"\s*(?:/(?:roll|r|gmroll|gr)|!(?:roll|r))(?=\s|$)", re.ASCII | re.IGNORECASE)
+_ADVANTAGE = re.compile(r"(adv|dis|advantage|disadvantage)\b", re.ASCII | re.IGNORECASE)
+_DESCRIPTION = re.compile(r"[A-Za-z][A-Za-z'-]*", re.ASCII)
+_COMPARE_WORDS = {"vs", "versus", "dc", "ac", "tn", "target", "against"}
+_DIE_WORD = re.compile(r"[dD](?:\d+|%|[fF])", re.ASCII)
+_DIGITS = re.compile(r"\d+", re.ASCII)
+_SIGNED = re.compile(r"-?\d+", re.ASCII)
+_ALNUM = re.compile(r"\w+", re.ASCII)
+_LOOSE_WORD = re.compile(r"[A-Za-z!]+\d*", re.ASCII)
+_MODIFIER_WORD = re.compile(r"(kh|kl|dh|dl|k|d|r|ro|rr|f|dbl|s|sa|sd|x|xo|!|!!|!p)\d*", re.ASCII)
+_COUNT_ON = {"success": "counts a success", "failure": "counts a failure",
+             "crit": "is marked critical", "fumble": "is marked a fumble",
+             "double": "counts twice", "explode": "explodes", "reroll": "is re-rolled"}
