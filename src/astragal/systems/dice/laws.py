@@ -1,0 +1,362 @@
+"""The exact law of one dice term or group of the general notation: chains of explosions and
+re-rolls, pools split into classes of alike dice, keep/drop by order statistics (see
+``exact.py`` for how a whole expression is built from them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from ..._limits import Limits
+from ...odds.maths import binomial
+from .keep import binomial_all, keep_cost, keep_dp
+from .lexicon import TAIL
+from .nodes import (
+    Dice,
+    Group,
+    Value,
+)
+from .pmf import (
+    LIST_BYTES,
+    ROW_BYTES,
+    Budget,
+    Pmf,
+    add,
+    convolve,
+    lost_of,
+    mapped,
+    merge,
+    mix,
+    power,
+    power_cost,
+    series,
+)
+from .rules import (
+    clamp,
+    explodes,
+    face_value,
+    keep_count,
+    keeps_value,
+    roll_pmf,
+    score,
+)
+
+# --------------------------------------------------------------------------------------------
+# Dice terms
+
+
+def _split(pmf: dict[int, float], d: Dice) -> tuple[dict[int, float], dict[int, float], float]:
+    """(faces that explode, faces that do not, chance to explode) of one roll."""
+    boom = {f: p for f, p in pmf.items() if explodes(d, f)}
+    calm = {f: p for f, p in pmf.items() if not explodes(d, f)}
+    return boom, calm, math.fsum(boom.values())
+
+
+def _scored(pmf: dict[int, float], w: Callable[[int], int], shift: int = 0) -> Pmf:
+    out: dict[Value, float] = {}
+    for f, p in pmf.items():
+        v = w(f + shift)
+        out[v] = out.get(v, 0.0) + p
+    return Pmf.from_dict(out)
+
+
+def _depth(q: float, eps: float, cap: int) -> int:
+    """How many explosions to follow so that what is left (q^(k+1)) is at most ``eps``."""
+    if q <= 0:
+        return 0
+    k = max(0, math.ceil(math.log(eps) / math.log(q)) - 1) if q < 1 else cap
+    return min(k, cap)
+
+
+def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) -> Pmf:
+    """What one die and its explosions add to the term (rules 1, 2 and 4), exactly."""
+    what = str(d)
+    if (d.explode is None and not d.reroll and d.success is None and d.keep is None
+            and not d.custom and d.minimum is None and d.maximum is None):
+        budget.spend(d.size, what, d.span, memory=8 * d.size)
+        low = face_value(d, 1)
+        if face_value(d, d.size) == low + d.size - 1:  # the faces run low, low+1, …: uniform
+            return Pmf(low, [1.0 / d.size] * d.size)
+    budget.spend(20 * d.size, what, d.span, memory=ROW_BYTES * d.size)
+    g = roll_pmf(d)
+    if d.explode is None:
+        return _scored(g, w)
+    boom, calm, q = _split(g, d)
+    eps = TAIL / 100 / max(1, d.count)
+    depth = _depth(q, eps, limits.max_explosions)
+    if d.explode == "once":
+        if not boom:
+            return _scored(g, w)
+        again = add(_scored(boom, w), _scored(g, w), budget, what)
+        return merge(_scored(calm, w), again) if calm else again
+    if d.explode == "compound":
+        value = series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth, budget,
+                        what)
+        return mapped(value, lambda v: w(int(v)), budget, what).with_lost(q ** (depth + 1))
+    if d.explode == "explode":
+        out = series(_scored(calm, w), _scored(boom, w), depth, budget, what)
+        return out.with_lost(q ** (depth + 1))
+    # penetrate: the first roll counts its face, every roll an explosion adds counts face − 1
+    tail = series(_scored(calm, w, -1), _scored(boom, w, -1), depth, budget, what)
+    start = add(_scored(boom, w), tail, budget, what)
+    first = _scored(calm, w)
+    return merge(first, start).with_lost(q * q ** (depth + 1))
+
+
+def _after_clamp(d: Dice, w: Callable[[int], int]) -> Callable[[int], int]:
+    return lambda v: w(int(clamp(d, v)))
+
+
+def _clamped(d: Dice, pmf: dict[int, float]) -> dict[int, float]:
+    """A class of dice with ``mi``/``ma`` applied to each value."""
+    out: dict[int, float] = {}
+    for v, p in pmf.items():
+        c = int(clamp(d, v))
+        out[c] = out.get(c, 0.0) + p
+    return out
+
+
+def _clamped_kept(d: Dice, w: Callable[[Any], int]) -> Callable[[Any], int]:
+    assert d.keep is not None
+    keep = d.keep
+    return lambda v: w(clamp(d, v)) if keeps_value(keep, clamp(d, v)) else 0
+
+
+def _reroll_add_pmf(d: Dice, budget: Budget) -> Pmf:
+    """Avrae's ``ra``: if any die matches, one more die is rolled and added (once per term).
+    The sum where no die matches is the power of the faces that do not match; the rest of the
+    law of the sum gets one more die."""
+    what = str(d)
+    g = roll_pmf(d)
+    lo = min(g)
+    one = [0.0] * (max(g) - lo + 1)
+    calm = [0.0] * len(one)
+    for f, p in g.items():
+        one[f - lo] = p
+        if not explodes(d, f):
+            calm[f - lo] = p
+    every = power(Pmf(lo, one), d.count, budget, what)
+    quiet = power(Pmf(lo, calm), d.count, budget, what)
+    assert every.p is not None and quiet.p is not None
+    some = list(every.p)
+    at = quiet.off - every.off
+    some[at:at + len(quiet.p)] = [max(0.0, x - y) for x, y in zip(some[at:], quiet.p)]
+    added = Pmf(every.off + lo, convolve(some, one, budget, what))
+    return merge(quiet, added)
+
+
+def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
+    """Roll20's ``mt``: how many values show on at least ``match`` of the dice (plain dice,
+    re-rolls allowed). Faces are placed one value at a time: given that the ``r`` dice not
+    yet placed all show later values, the number showing this one is binomial."""
+    g = roll_pmf(d)
+    n, size = d.count, d.match
+    budget.spend(len(g) * (n + 1) ** 2 * (n // size + 1), str(d), d.span)
+    state = {(n, 0): 1.0}  # (dice left, sets found) → probability
+    left = 1.0
+    for v in sorted(g):
+        p = g[v]
+        x = min(1.0, p / left) if left > 0 else 1.0
+        left -= p
+        nxt: dict[tuple[int, int], float] = {}
+        for (r, m), q in state.items():
+            for c, pc in enumerate(binomial_all(r, x)):
+                if pc > 0:
+                    key = (r - c, m + (1 if c >= size else 0))
+                    nxt[key] = nxt.get(key, 0.0) + q * pc
+        state = nxt
+    out: dict[Value, float] = {}
+    for (_, m), q in state.items():
+        out[m] = out.get(m, 0.0) + q
+    return Pmf.from_dict(out)
+
+
+def _kept_only(keep: Any, w: Callable[[Any], int]) -> Callable[[Any], int]:
+    """Rules 3 and 4 for a by-value keep: what a die adds, 0 if it is dropped."""
+    return lambda v: w(v) if keeps_value(keep, v) else 0
+
+
+def _weight(term: Dice | Group) -> Callable[[Any], int] | None:
+    """Rule 4 per kept die: the value itself, or its success score."""
+    if term.success is None:
+        return None
+    return lambda v: score(term, v)
+
+
+def dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
+    """The exact distribution of a dice term."""
+    return _dice_pmf_cached(d, limits, budget)
+
+
+def _dice_pmf_cached(d: Dice, limits: Limits, budget: Budget) -> Pmf:
+    key = (d, limits.max_explosions)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        budget.spend(len(hit), str(d))
+        return hit
+    out = _dice_pmf(d, limits, budget)
+    if len(_CACHE) > 256:
+        _CACHE.clear()
+    _CACHE[key] = out
+    return out
+
+
+_CACHE: dict[tuple[Dice, int], Pmf] = {}
+
+
+def forget() -> None:
+    """Clear the remembered laws of dice terms."""
+    _CACHE.clear()
+
+
+def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
+    what = str(d)
+    weight = _weight(d)
+    w: Callable[[int], int] = weight if weight is not None else (lambda v: v)
+    if d.count == 0:
+        return Pmf.point(0)
+    if d.match_count:
+        return _matches_pmf(d, budget)
+    if d.explode == "add":
+        return _reroll_add_pmf(d, budget)
+    if d.minimum is not None or d.maximum is not None:  # mi/ma: on each die's value first
+        w = _after_clamp(d, w)
+    by_value = d.keep is not None and d.keep.by_value
+    if by_value:  # k>3, p<2: a die kept or dropped on its own value adds w(v) or nothing
+        w = _kept_only(d.keep, w) if d.minimum is None and d.maximum is None else (
+            _clamped_kept(d, weight if weight is not None else (lambda v: v)))
+    if d.keep is None or by_value:  # power() refuses at once what it could not finish
+        steps, memory = power_cost(d.size, d.count)  # at least this, explosions or not
+        budget.check(steps + (20 * d.size if d.reroll or d.explode else 0),
+                     f"{what} ({(d.size - 1) * d.count + 1:,} possible values or more)", d.span,
+                     memory)
+        return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
+    budget.spend(20 * d.count, what, d.span, memory=LIST_BYTES * d.count)  # the mixture's law
+    if d.explode is not None and d.explode != "compound":  # refuse at once a huge mixture:
+        # about 40 standard deviations of the number of explosions, each part a keep DP
+        _, _, q = _split(roll_pmf(d), d)
+        n_parts = min(d.count + 1, 40 * math.sqrt(d.count * q / max(1e-9, 1 - q) ** 2) + 1)
+        one = keep_cost([(d.count, roll_pmf(d))], keep_count(d.keep, d.count)[1], w)
+        budget.check(n_parts * one[0], what, d.span, one[1])
+    mixture = _pool_classes(d, limits, budget)
+    if d.minimum is not None or d.maximum is not None:
+        mixture = [(wt, [(n, _clamped(d, pmf)) for n, pmf in classes])
+                   for wt, classes in mixture]
+        w = weight if weight is not None else (lambda v: v)
+    plans = []
+    steps = memory = 0
+    for weight_, classes in mixture:  # the work of every part, before any is done
+        total = sum(n for n, _ in classes)
+        highest, k = keep_count(d.keep, total)
+        cost = keep_cost(classes, k, w)
+        steps, memory = steps + cost[0], max(memory, cost[1])
+        budget.check(steps, what, d.span, memory)
+        plans.append((weight_, classes, highest, k))
+    parts: list[tuple[float, Pmf]] = []
+    for weight_, classes, highest, k in plans:
+        parts.append((weight_, keep_dp(classes, highest, k, w, budget, what, d.span)))
+    return mix(parts).with_lost(max(0.0, 1.0 - math.fsum(wt for wt, _ in parts)))
+
+
+def _norm(d: dict[int, float], shift: int = 0) -> dict[int, float]:
+    t = math.fsum(d.values())
+    return {f + shift: p / t for f, p in d.items()}
+
+
+def _negbin_upto(r: int, q: float, eps: float) -> list[float]:
+    """P(M = m), m = 0.. until the tail left is ≤ eps: explosions among r chains (rule 2).
+
+    The shared negative binomial (odds/maths.py) walks out from the mode in logarithms, so a
+    large pool (100d2!, 500d100!) neither overflows nor loses its tail to cancellation.
+    """
+    from ...odds.maths import negative_binomial
+
+    return negative_binomial(r, q, eps)[0]
+
+
+Classes = list[tuple[int, dict[int, float]]]
+
+
+def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, Classes]]:
+    """The pool of a dice term as a mixture of pools of i.i.d. classes: [(weight, [(n, pmf)])].
+
+    ``!``: every chain ends with one die that did not explode, and the number of dice that did
+    is negative binomial; given those counts, exploded faces and calm faces are independent.
+    ``!p`` splits first rolls from added rolls (worth one less); ``xo`` adds one die per
+    exploded first roll; ``!!`` is one class of compounded values.
+    """
+    g = roll_pmf(d)
+    n = d.count
+    eps = TAIL / 100
+    if d.explode is None:
+        return [(1.0, [(n, g)])]
+    boom, calm, q = _split(g, d)
+    if d.explode == "compound":
+        depth = _depth(q, eps / max(1, n), limits.max_explosions)
+        value = series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth,
+                        budget, str(d))
+        lost = q ** (depth + 1)
+        pmf = {int(v): p / (1 - lost) for v, p in value.items()}
+        return [((1 - lost) ** n, [(n, pmf)])]
+    if not boom:
+        return [(1.0, [(n, g)])]
+    boom_n, calm_n = _norm(boom), _norm(calm) if calm else {}
+    out: list[tuple[float, Classes]] = []
+    if d.explode == "explode":
+        for m, pm in enumerate(_negbin_upto(n, q, eps)):
+            out.append((pm, [(n, calm_n), (m, boom_n)]))
+        return out
+    first = binomial(n, q)
+    for a, pa in enumerate(first):
+        if pa == 0:
+            continue
+        if d.explode == "once":
+            out.append((pa, [(a, boom_n), (n - a, calm_n), (a, g)]))
+            continue
+        for m, pm in enumerate(_negbin_upto(a, q, eps)):
+            out.append((pa * pm, [(a, boom_n), (n - a, calm_n), (a, _norm(calm, -1)),
+                                  (m, _norm(boom, -1))]))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Groups
+
+
+def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
+    """``{a, b, ...}``: the sum of the items, or keep/drop and success counting over them."""
+    what = str(g)
+    weight = _weight(g)
+    lost = lost_of(*(p.lost for p in items))
+    if g.keep is not None and g.keep.by_value:
+        weight = _kept_only(g.keep, weight if weight is not None else (lambda v: v))
+    if g.keep is None or g.keep.by_value:
+        parts = items if weight is None else [mapped(p, weight, budget, what) for p in items]
+        out = parts[0]
+        for p in parts[1:]:
+            out = add(out, p, budget, what)
+        return out.with_lost(lost)
+    # classes of identical items; fractional values are scaled to whole numbers for the DP
+    dists = [p.normalised().as_dict() for p in items]
+    scale = math.lcm(*(Fraction(v).denominator for d in dists for v in d))
+    classes: list[tuple[int, dict[int, float]]] = []
+    for dist in dists:
+        scaled = {int(Fraction(v) * scale): p for v, p in dist.items()}
+        for i, (n, other) in enumerate(classes):
+            if other == scaled:
+                classes[i] = (n + 1, other)
+                break
+        else:
+            classes.append((1, scaled))
+    highest, k = keep_count(g.keep, len(items))
+    if weight is None:
+        out = keep_dp(classes, highest, k, lambda v: v, budget, what, g.span)
+        if scale != 1:
+            out = mapped(out, lambda v: Fraction(v, scale) if v % scale else v // scale,
+                         budget, what)
+    else:
+        out = keep_dp(classes, highest, k, lambda v: weight(Fraction(v, scale)), budget, what,
+                      g.span)
+    return out.with_lost(lost)
