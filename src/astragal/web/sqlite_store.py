@@ -1,0 +1,266 @@
+"""The embedded store: rooms, members and the roll log in one SQLite file (``SQLiteStore``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from .chain import GENESIS, canonical, seal
+from .fair import new_seed
+from .store_common import (
+    DEFAULT_DB,
+    MAX_PAGE,
+    Moved,
+    NameTaken,
+    StoreError,
+    Wake,
+    _check_join,
+    _member_row,
+    _signer,
+    name_key,
+)
+
+__all__ = ["SQLiteStore"]
+
+log = logging.getLogger("astragal.web")
+
+_SQLITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS astragal_rooms (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL, system TEXT NOT NULL, created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS astragal_members (
+  id TEXT PRIMARY KEY, room_id TEXT NOT NULL REFERENCES astragal_rooms(id),
+  name TEXT NOT NULL, name_key TEXT NOT NULL, role TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE,
+  created TEXT NOT NULL, sheet TEXT NOT NULL DEFAULT '{}', UNIQUE (room_id, name_key));
+CREATE TABLE IF NOT EXISTS astragal_log (
+  room_id TEXT NOT NULL REFERENCES astragal_rooms(id), seq INTEGER NOT NULL,
+  hash TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (room_id, seq));
+CREATE TABLE IF NOT EXISTS astragal_seeds (
+  room_id TEXT NOT NULL REFERENCES astragal_rooms(id), epoch INTEGER NOT NULL,
+  seed TEXT NOT NULL, PRIMARY KEY (room_id, epoch));
+"""
+
+
+@contextlib.contextmanager
+def _sqlite_errors(what: str) -> Iterator[None]:
+    """SQLite's failures as ``StoreError``: a full disk is 507, anything else that stops the
+    file from being read or written (read-only, I/O error, locked for too long) is 503."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        why = str(exc)
+        code = getattr(exc, "sqlite_errorname", "")
+        if code.startswith("SQLITE_FULL") or "full" in why:
+            log.error("SQLite: the disk is full (%s): %s", what, why)
+            raise StoreError(507, f"the roll log cannot be written: the disk is full ({why}); "
+                                  "nothing was stored") from exc
+        log.error("SQLite: the roll log cannot %s: %s", what, why)
+        tail = "; nothing was stored" if what == "be written" else ""
+        raise StoreError(503, f"the roll log cannot {what}: {why}{tail}") from exc
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.IntegrityError):
+            raise
+        log.error("SQLite cannot %s: %s", what, exc)
+        raise StoreError(503, f"the roll log cannot {what}: {exc}") from exc
+
+
+class SQLiteStore:
+    """The embedded store: one SQLite file in WAL mode, one connection guarded by a lock.
+
+    ``synchronous=FULL``: a roll is answered only once its entry is on the disk, so not even a
+    power cut loses an answered roll (a killed process never could: SQLite's WAL recovers).
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_DB) -> None:
+        self.path = str(path)
+        self.sign: Callable[[str, int, str], str] | None = None
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                   timeout=10.0)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SQLITE_SCHEMA)
+        # Readers get a connection per thread: in WAL mode they read the last commit without
+        # waiting for the writer (whose lock is held through each commit's fsync).
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._closed = False
+
+    def _reader(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError(503, "the roll log is closed")
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                   timeout=10.0)
+            conn.execute("PRAGMA query_only=ON")
+            self._local.conn = conn
+            with self._lock:
+                self._readers.append(conn)
+        return conn
+
+    def _rollback(self) -> None:
+        # After a failed COMMIT (a full disk) SQLite may have rolled back already.
+        with contextlib.suppress(sqlite3.Error):
+            self._db.execute("ROLLBACK")
+
+    def create_room(self, room: Mapping[str, Any], gm: Mapping[str, Any]) -> None:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.execute("INSERT INTO astragal_rooms VALUES (?, ?, ?, ?)",
+                                 (room["id"], room["name"], room["system"], room["created"]))
+                self._insert_member(gm)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
+    def _insert_member(self, m: Mapping[str, Any], max_members: int | None = None) -> None:
+        names = [r[0] for r in self._db.execute(
+            "SELECT name FROM astragal_members WHERE room_id = ?", (m["room"],))]
+        _check_join(m, names, max_members)
+        try:
+            self._db.execute(
+                "INSERT INTO astragal_members (id, room_id, name, name_key, role, key_hash, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (m["id"], m["room"], m["name"], name_key(m["name"]), m["role"], m["key_hash"],
+                 m["created"]))
+        except sqlite3.IntegrityError as exc:
+            if "name_key" in str(exc):
+                raise NameTaken(m["name"]) from None
+            raise
+
+    def room(self, room_id: str) -> dict[str, Any] | None:
+        with _sqlite_errors("be read"):
+            row = self._reader().execute("SELECT id, name, system, created FROM astragal_rooms "
+                                   "WHERE id = ?", (room_id,)).fetchone()
+        if row is None:
+            return None
+        return {"id": row[0], "name": row[1], "system": row[2], "created": row[3]}
+
+    def add_member(self, member: Mapping[str, Any], max_members: int | None = None) -> None:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._insert_member(member, max_members)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
+    def member_by_key(self, room_id: str, key_hash: str) -> dict[str, Any] | None:
+        with _sqlite_errors("be read"):
+            row = self._reader().execute(
+                "SELECT id, room_id, name, role, created, sheet FROM astragal_members "
+                "WHERE key_hash = ? AND room_id = ?", (key_hash, room_id)).fetchone()
+        return None if row is None else _member_row(row)
+
+    def members(self, room_id: str) -> list[dict[str, Any]]:
+        with _sqlite_errors("be read"):
+            rows = self._reader().execute(
+                "SELECT id, name, role FROM astragal_members WHERE room_id = ? "
+                "ORDER BY created, rowid", (room_id,)).fetchall()
+        return [{"id": r[0], "name": r[1], "role": r[2]} for r in rows]
+
+    def save_sheet(self, member_id: str, sheet: Mapping[str, Any]) -> None:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("UPDATE astragal_members SET sheet = ? WHERE id = ?",
+                             (canonical(sheet), member_id))
+
+    def set_key(self, member_id: str, key_hash: str) -> None:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("UPDATE astragal_members SET key_hash = ? WHERE id = ?",
+                             (key_hash, member_id))
+
+    def remove_member(self, member_id: str) -> None:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("DELETE FROM astragal_members WHERE id = ?", (member_id,))
+
+    def append(self, room_id: str, body: Mapping[str, Any],
+               expect: int | None = None) -> dict[str, Any]:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                last = self._db.execute(
+                    "SELECT seq, hash FROM astragal_log WHERE room_id = ? "
+                    "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
+                seq, prev = (last[0], last[1]) if last else (0, GENESIS)
+                if expect is not None and expect != seq + 1:
+                    raise Moved(seq + 1)
+                entry = seal(body, seq + 1, prev, _signer(self.sign, room_id))
+                self._db.execute("INSERT INTO astragal_log VALUES (?, ?, ?, ?)",
+                                 (room_id, seq + 1, entry["hash"], canonical(entry)))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+        return entry
+
+    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+        with _sqlite_errors("be read"):
+            rows = self._reader().execute(
+                "SELECT body FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (room_id, after, limit)).fetchall()
+        return [json.loads(r[0]) for r in rows]
+
+    def epoch(self, room_id: str) -> tuple[int, str]:
+        with self._lock, _sqlite_errors("be written"):
+            row = self._db.execute("SELECT epoch, seed FROM astragal_seeds WHERE room_id = ? "
+                                   "ORDER BY epoch DESC LIMIT 1", (room_id,)).fetchone()
+            if row is None:
+                self._db.execute("INSERT OR IGNORE INTO astragal_seeds VALUES (?, 1, ?)",
+                                 (room_id, new_seed()))
+                row = self._db.execute("SELECT epoch, seed FROM astragal_seeds WHERE room_id = ?"
+                                       " ORDER BY epoch DESC LIMIT 1", (room_id,)).fetchone()
+        return int(row[0]), str(row[1])
+
+    def next_epoch(self, room_id: str, epoch: int) -> tuple[int, str] | None:
+        seed = new_seed()
+        with self._lock, _sqlite_errors("be written"):
+            made = self._db.execute("INSERT OR IGNORE INTO astragal_seeds VALUES (?, ?, ?)",
+                                    (room_id, epoch + 1, seed)).rowcount
+        return (epoch + 1, seed) if made else None
+
+    def hashes(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[tuple[int, str]]:
+        with _sqlite_errors("be read"):
+            rows = self._reader().execute(
+                "SELECT seq, hash FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq "
+                "LIMIT ?", (room_id, after, limit)).fetchall()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def head(self, room_id: str) -> tuple[int, str]:
+        with _sqlite_errors("be read"):
+            row = self._reader().execute("SELECT seq, hash FROM astragal_log WHERE room_id = ? "
+                                   "ORDER BY seq DESC LIMIT 1", (room_id,)).fetchone()
+        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def log_bytes(self, room_id: str) -> int:
+        with _sqlite_errors("be read"):
+            row = self._reader().execute("SELECT coalesce(sum(length(CAST(body AS BLOB))), 0) "
+                                         "FROM astragal_log WHERE room_id = ?",
+                                         (room_id,)).fetchone()
+        return int(row[0])
+
+    def ping(self) -> None:
+        """Read the file (``StoreError`` when it cannot be read)."""
+        with _sqlite_errors("be read"):
+            self._reader().execute("SELECT count(*) FROM astragal_rooms").fetchone()
+
+    def listen(self, wake: Wake) -> None:
+        """One process owns the file's live clients; nothing to listen to."""
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._db.close()
+            readers, self._readers = self._readers, []
+        for conn in readers:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
