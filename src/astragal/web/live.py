@@ -1,0 +1,235 @@
+"""The live WebSocket (``add_live``, called by ``app.create_app``) and the ``Hub`` that wakes the
+connections of a room when its log grows, here or on another instance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, WebSocket
+from starlette.concurrency import run_in_threadpool
+from starlette.websockets import WebSocketDisconnect
+
+from .oddspool import short_error
+from .room import Member, Table, TableError
+from .routes import MAX_ID
+from .store import MEMBERS_NOTE, Store, StoreError
+
+log = logging.getLogger("astragal.web")
+
+__all__ = ["CATCH_UP_SECONDS", "WS_MAX_MESSAGE", "Hub", "add_live"]
+
+WS_MAX_MESSAGE = 4 * 1024
+CATCH_UP_SECONDS = 15.0  # a safety net: clients re-read the log even if a wake-up was lost
+
+
+class Hub:
+    """Wakes the WebSocket connections of a room when its log grows (here or on another instance)."""
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, set[asyncio.Event]] = {}
+        self.live: dict[str, int] = {}  # open connections per member
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # Who is at the table changes rarely: connections re-read it only when this moves.
+        self.joined: dict[str, int] = {}
+        self.epoch = 0
+        self.live_rooms: dict[str, int] = {}  # open connections per room
+        self.live_addresses: dict[str, int] = {}  # open connections per client address
+        # The members of a room as last read, with the version they were read at: one read per
+        # room per change, whatever the number of connections watching it.
+        self.member_lists: dict[str, tuple[tuple[int, int], list[dict[str, Any]]]] = {}
+        self._member_reads: dict[str, asyncio.Lock] = {}
+
+    async def members(self, room_id: str, store: Store) -> list[dict[str, Any]]:
+        """The room's members, read once per change of ``members_version``."""
+        version = self.members_version(room_id)
+        cached = self.member_lists.get(room_id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        lock = self._member_reads.setdefault(room_id, asyncio.Lock())
+        async with lock:
+            cached = self.member_lists.get(room_id)
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            now = await run_in_threadpool(store.members, room_id)
+            if room_id in self.rooms:
+                self.member_lists[room_id] = (version, now)
+            return now
+
+    def members_version(self, room_id: str) -> tuple[int, int]:
+        """Changes whenever the room's members may have changed (a join, or a lost listener)."""
+        return self.epoch, self.joined.get(room_id, 0)
+
+    def subscribe(self, room_id: str) -> asyncio.Event:
+        event = asyncio.Event()
+        self.rooms.setdefault(room_id, set()).add(event)
+        return event
+
+    def unsubscribe(self, room_id: str, event: asyncio.Event) -> None:
+        watchers = self.rooms.get(room_id)
+        if watchers is not None:
+            watchers.discard(event)
+            if not watchers:
+                del self.rooms[room_id]
+                self.joined.pop(room_id, None)
+                self.member_lists.pop(room_id, None)
+                self._member_reads.pop(room_id, None)
+
+    def wake(self, room_id: str | None, members: bool = False) -> None:
+        """In the event loop: wake one room's connections (None: all rooms)."""
+        if room_id is None:
+            self.epoch += 1
+        elif room_id.startswith(MEMBERS_NOTE):  # another instance: someone joined
+            room_id, members = room_id[len(MEMBERS_NOTE):], True
+        if members and room_id is not None and room_id in self.rooms:
+            self.joined[room_id] = self.joined.get(room_id, 0) + 1
+        targets = self.rooms.values() if room_id is None else [self.rooms.get(room_id, set())]
+        for watchers in list(targets):
+            for event in list(watchers):
+                event.set()
+
+    def wake_threadsafe(self, room_id: str | None, members: bool = False) -> None:
+        """From any thread (request workers, the PostgreSQL listener)."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop is shutting down
+                loop.call_soon_threadsafe(self.wake, room_id, members)
+
+
+def add_live(app: FastAPI, store: Store, table: Table, hub: Hub) -> None:
+    """The live WebSocket's route on ``app``."""
+
+    @app.websocket("/api/rooms/{room_id}/live")
+    async def live(ws: WebSocket, room_id: str) -> None:
+        """Send ``{"key": …, "after": N}``; receive every entry you may see with id > N, live.
+
+        Messages: ``hello`` (who you are), ``members`` (everyone at the table: first, and when
+        someone left or changed), ``member`` (one newcomer: joins arrive as this small delta),
+        ``entry`` (one log entry), ``head`` (the chain's last id and hash, after new entries),
+        ``error`` (then the connection closes).
+        """
+        await ws.accept()
+        caps = table.caps
+        address = ws.client.host if ws.client else "unknown"
+        try:
+            first = await asyncio.wait_for(_receive_text(ws), timeout=10)
+            if len(first) > WS_MAX_MESSAGE:
+                raise ValueError("the first message is too long")
+            hello = json.loads(first)
+            if not isinstance(hello, dict):
+                raise TypeError("the first message must be an object")
+            after = hello.get("after", 0)
+            if not isinstance(after, int) or isinstance(after, bool) or not 0 <= after <= MAX_ID:
+                raise ValueError("after must be a whole number ≥ 0 (the last id you saw)")
+            member: Member = await run_in_threadpool(table.member, room_id, hello.get("key"))
+        except (TableError, StoreError) as exc:
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", **exc.to_json()})
+                await ws.close(code=4000 + exc.status)
+            return
+        except (TimeoutError, ValueError, TypeError, RecursionError) as exc:
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", "error": "RequestError",
+                                    "message": f"start with {{\"key\": …, \"after\": N}}: {exc}"})
+                await ws.close(code=4400)
+            return
+        except WebSocketDisconnect:
+            return
+        over = (f"too many live connections with your key (at most {caps.live_per_member}): "
+                "close another tab" if hub.live.get(member.id, 0) >= caps.live_per_member else
+                f"too many live connections to this room (at most {caps.live_per_room})"
+                if hub.live_rooms.get(room_id, 0) >= caps.live_per_room else
+                f"too many live connections from your address (at most "
+                f"{caps.live_per_address})"
+                if hub.live_addresses.get(address, 0) >= caps.live_per_address else None)
+        if over is not None:
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", "error": "RateLimited", "message": over})
+                await ws.close(code=4429)
+            return
+        for counts, key in ((hub.live, member.id), (hub.live_rooms, room_id),
+                            (hub.live_addresses, address)):
+            counts[key] = counts.get(key, 0) + 1
+        event = hub.subscribe(room_id)
+
+        async def drain() -> None:  # the client only pings; a close ends the connection
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError, ValueError):
+                while True:
+                    message = await _receive_text(ws)  # a binary frame ends the connection
+                    if len(message) > WS_MAX_MESSAGE:
+                        return
+                    if message == "ping":  # the page expects its pong, or calls it lost
+                        await ws.send_json({"type": "pong"})
+
+        receiver = asyncio.create_task(drain())
+        members: list[dict[str, Any]] | None = None
+        version: tuple[int, int] | None = None
+        try:
+            await ws.send_json({"type": "hello", "member": member.to_json(), "after": after})
+            while not receiver.done():
+                event.clear()  # before reading, so a wake-up during the read is not lost
+                if version != (v := hub.members_version(room_id)):
+                    version = v
+                    # a re-issued key or a removed member: the old key's connections end
+                    await run_in_threadpool(table.member, room_id, hello.get("key"))
+                    now = await hub.members(room_id, store)
+                    if members is not None and now[:len(members)] == members:
+                        for newcomer in now[len(members):]:  # joins: the newcomer alone
+                            await ws.send_json({"type": "member", "member": newcomer})
+                    elif now != members:
+                        await ws.send_json({"type": "members", "members": now})
+                    members = now
+                page = await run_in_threadpool(table.log, member, after)
+                for entry in page["entries"]:
+                    await ws.send_json({"type": "entry", "entry": entry})
+                if "head" in page:
+                    await ws.send_json({"type": "head", "id": page["last"], "hash": page["head"]})
+                after = page["last"]
+                if page["more"]:
+                    continue
+                waiter = asyncio.create_task(event.wait())
+                await asyncio.wait({receiver, waiter}, timeout=CATCH_UP_SECONDS,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if not waiter.done():
+                    version = None  # the safety net re-reads the members too
+                waiter.cancel()
+        except TableError as exc:  # the key no longer belongs to the room
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", **exc.to_json()})
+                await ws.close(code=4000 + exc.status)
+        except StoreError as exc:  # the client reconnects and catches up by its last id
+            with contextlib.suppress(Exception):
+                await ws.send_json({"type": "error", **exc.to_json()})
+                await ws.close(code=4000 + exc.status)
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        except Exception as exc:  # noqa: BLE001 - a bug: one line in the log, a clean close
+            log.error("internal error on the live connection of %s: %s", room_id,
+                      short_error(exc))
+            with contextlib.suppress(Exception):
+                await ws.close(code=1011)
+        finally:
+            hub.unsubscribe(room_id, event)
+            for counts, key in ((hub.live, member.id), (hub.live_rooms, room_id),
+                                (hub.live_addresses, address)):
+                counts[key] -= 1
+                if not counts[key]:
+                    del counts[key]
+            receiver.cancel()
+            with contextlib.suppress(Exception):
+                await ws.close()
+
+
+async def _receive_text(ws: WebSocket) -> str:
+    """The next text message; ``ValueError`` for a binary one (the table speaks JSON text)."""
+    message = await ws.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000))
+    text = message.get("text")
+    if text is None:
+        raise ValueError("send JSON as a text message, not binary")
+    return str(text)
