@@ -7,8 +7,8 @@ about one line of Python run (one multiply-add of a loop). Here every estimate a
 (the sum of what it hands to ``Limits.check_work``) is held within a factor of 4 of the Python
 lines its odds execute, counted by a trace function in a process where every kernel runs in
 plain Python (numpy is never imported, so no work hides in it). Deterministic, not a clock. The
-Jadeclaw estimates are held to the kernels' own counts in tests/test_pairing.py, the general
-notation's in tests/systems/test_dice_work.py.
+Jadeclaw estimates are held to the kernels' own counts in tests/odds/test_pairing.py, the general
+notation's in tests/systems/dice/test_work.py.
 """
 
 from __future__ import annotations

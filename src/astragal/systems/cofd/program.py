@@ -449,7 +449,7 @@ def _arrival(target: int, contested: bool) -> int:
 def _classify(at: int, target: int) -> dict[str, str]:
     """C11 read once on each kind of arrival at the total ``at``: who wins when only one side, or
     both, arrive (the race assumes the rule depends on who arrived and on which total is larger;
-    tests/systems/test_cofd.py checks that on a grid of totals)."""
+    tests/systems/cofd/test_cofd.py checks that on a grid of totals)."""
     return {"first": R.extended_result(at, at - 1, target) or "",
             "second": R.extended_result(at - 1, at, target) or "",
             "both_more": R.extended_result(at + 1, at, target) or "",

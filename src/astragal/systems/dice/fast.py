@@ -4,7 +4,7 @@ A plan is made per parsed expression (parsed trees are cached and immutable): th
 lines, its dice terms' names, the crit and fumble marks of each face and the ``Die`` records
 (immutable, so each (face, kept) record is made once). Rolling it draws the faces, applies the
 same rule functions as the general roller (``kept_flags``, ``term_value``) and writes the same
-``Roll``: ``tests/systems/test_dice_fast.py`` holds the two to the same output over random
+``Roll``: ``tests/systems/dice/test_fast.py`` holds the two to the same output over random
 expressions and faces. Anything else (explosions, re-rolls, success counting, labels, groups,
 repeats, comparisons...) goes to the general roller.
 """

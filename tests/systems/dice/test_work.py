@@ -26,7 +26,7 @@ import astragal
 from astragal.systems.dice import exact
 from astragal.systems.dice.pmf import Budget
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 TEMPLATES = [
     "{n}d{s}", "{n}d{s}kh{k}", "{n}d{s}kl{k}", "{n}d{s}!", "{n}d{s}!kh{k}", "{n}d{s}!kl{k}",

@@ -36,7 +36,7 @@ from astragal.cli import main as cli_main
 from astragal.systems import cofd
 from tests.stats import assert_matches
 
-VECTORS = [v for v in json.loads((Path(__file__).resolve().parents[1] / "data" /
+VECTORS = [v for v in json.loads((Path(__file__).resolve().parents[2] / "data" /
                                   "vectors.json").read_text()) if v["system"] == "cofd"]
 
 

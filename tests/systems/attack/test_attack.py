@@ -31,7 +31,7 @@ from astragal.systems.attack import rules as R
 from astragal.systems.attack.notation import Attacker, Defender, Exchange
 from tests.stats import assert_matches
 
-VECTORS = [v for v in json.loads((Path(__file__).parents[1] / "data" / "vectors.json")
+VECTORS = [v for v in json.loads((Path(__file__).parents[2] / "data" / "vectors.json")
                                  .read_text()) if v["system"] == "attack_table"]
 
 COLUMN_FACES = {"3 or less": [3], "one 4": [4], "double 4": [4, 4], "one 5": [5],

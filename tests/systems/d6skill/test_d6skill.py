@@ -28,7 +28,7 @@ from astragal import cli
 from astragal.systems import d6skill as S
 from tests.stats import assert_matches
 
-VECTORS = [v for v in json.loads((Path(__file__).parents[1] / "data" / "vectors.json")
+VECTORS = [v for v in json.loads((Path(__file__).parents[2] / "data" / "vectors.json")
                                  .read_text(encoding="utf-8")) if v["system"] == "d6_skill"]
 ROLLS = 12_000
 TOL = 1e-12

@@ -17,7 +17,7 @@ import astragal
 from astragal.cli import main as cli_main
 from astragal.render.chart import svg_chart
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 
 CASES = {
     "roll_contest.txt": ["roll", "jc: L7 -1p fav vs L5 q=expert:basic", "--faces", "1,5,3,6,4 / 8"],

@@ -16,7 +16,7 @@ import astragal
 from astragal.cli import main as cli_main
 from astragal.systems import jadeclaw as J
 
-VECTORS = [v for v in json.loads((Path(__file__).parents[1] / "data" / "vectors.json")
+VECTORS = [v for v in json.loads((Path(__file__).parents[2] / "data" / "vectors.json")
                                  .read_text()) if v["system"] == "jadeclaw"]
 
 

@@ -1,7 +1,7 @@
 """The sorted-pool evaluator (astragal.odds.pairing): its two kernels agree, its work estimate
 measures its work.
 
-Exactness against the rules is tested per game (tests/systems/test_jadeclaw_odds.py enumerates
+Exactness against the rules is tested per game (tests/systems/jadeclaw/test_odds.py enumerates
 ``damage_hits`` over every face combination); here the pure-Python exact kernel and the numpy
 kernel are checked against each other on pools too big to enumerate, and ``estimate`` against
 the work each kernel reports having done (a deterministic count, not a clock).

@@ -38,7 +38,7 @@ from astragal.systems.d6system import (
 )
 from tests.stats import assert_matches
 
-VECTORS_PATH = Path(__file__).resolve().parents[1] / "data" / "vectors.json"
+VECTORS_PATH = Path(__file__).resolve().parents[2] / "data" / "vectors.json"
 VECTORS = [v for v in json.loads(VECTORS_PATH.read_text()) if v["system"] == "d6"]
 TOL = 1e-12
 K = 26  # Wild Die chains enumerated: 6^-27 (< 1e-21) is beyond every tolerance here

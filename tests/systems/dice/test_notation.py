@@ -155,7 +155,7 @@ def test_errors_are_input_errors() -> None:
 def test_keep_by_value_odds_equal_the_enumerated_roller(text: str) -> None:
     from fractions import Fraction
 
-    from tests.systems.test_dice import enumerate_roller
+    from tests.systems.dice.test_dice import enumerate_roller
 
     want, cut = enumerate_roller(text, Fraction(1, 10**8))
     got = odds(text).distribution.as_dict()
@@ -168,7 +168,7 @@ def test_keep_by_value_odds_equal_the_enumerated_roller(text: str) -> None:
 def test_min_max_matches_odds_equal_the_enumerated_roller(text: str) -> None:
     from fractions import Fraction
 
-    from tests.systems.test_dice import enumerate_roller
+    from tests.systems.dice.test_dice import enumerate_roller
 
     want, cut = enumerate_roller(text, Fraction(1, 10**7))
     got = odds(text).distribution.as_dict()
@@ -290,7 +290,7 @@ def test_power() -> None:
 def test_computed_custom_power_odds_equal_the_enumerated_roller(text: str) -> None:
     from fractions import Fraction
 
-    from tests.systems.test_dice import enumerate_roller
+    from tests.systems.dice.test_dice import enumerate_roller
 
     want, cut = enumerate_roller(text, Fraction(1, 10**7))
     got = odds(text).distribution.as_dict()
@@ -324,7 +324,7 @@ def test_avrae_reroll_and_add() -> None:
 def test_reroll_and_add_odds_equal_the_enumerated_roller(text: str) -> None:
     from fractions import Fraction
 
-    from tests.systems.test_dice import enumerate_roller
+    from tests.systems.dice.test_dice import enumerate_roller
 
     want, cut = enumerate_roller(text, Fraction(0))
     got = odds(text).distribution.as_dict()
