@@ -163,3 +163,26 @@ def test_every_switch_has_a_case(system: str) -> None:
 def test_a_malformed_whole_number_is_an_option_error(value: str) -> None:
     with pytest.raises(astragal.OptionError, match="whole number"):
         astragal.odds("od6: 3D", options={"min_dice_after_penalty": value})
+
+
+@pytest.mark.parametrize("system", sorted(CASES))
+def test_every_switch_says_what_it_takes(system: str) -> None:
+    """``astragal rules GAME`` lists each switch with the values it takes: those words come from
+    the switch, and a value they describe is read by it."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "astragal.cli", "rules", system], check=False,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    for switch in get_system(system).switches:
+        said = switch.allowed()
+        assert f"  {switch.name}=" in out.stdout and f"({said}; {switch.rule})" in out.stdout
+        if switch.choices and not switch.multiple:
+            assert all(c in said for c in switch.choices)
+        if switch.file:
+            assert said.startswith("a JSON file")
+        elif switch.parse is not None:
+            assert said == "text"
+        elif "whole number" in said:
+            assert switch.read(str(switch.low if switch.low is not None else 3)) is not None

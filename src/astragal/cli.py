@@ -216,10 +216,9 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     if switches:
         print("switches:")
         for sw in switches:
-            allowed = "/".join(sw.choices) if sw.choices else (
-                "true/false" if isinstance(sw.default, bool) else "a whole number")
-            print(f"  {sw.name}={str(sw.default).lower() if isinstance(sw.default, bool) else sw.default}"
-                  f"  ({allowed}; {sw.rule}) {sw.help}")
+            default = str(sw.default).lower() if isinstance(sw.default, bool) else \
+                sw.default if sw.default != "" else '""'
+            print(f"  {sw.name}={default}  ({sw.allowed()}; {sw.rule}) {sw.help}")
     return 0
 
 

@@ -86,6 +86,24 @@ class Switch:
     # line and the Python API read such a file from its path (``load_files``); the rules never do
     file: str = ""
 
+    def allowed(self) -> str:
+        """The values this switch takes, in words (``astragal rules``, help texts)."""
+        if self.file:
+            return f"a JSON file: the {self.file}"
+        if self.parse is not None:
+            return "text"
+        if isinstance(self.default, bool):
+            return "true/false"
+        if self.multiple:
+            return "+".join(self.choices) + " (any of them), none or all"
+        if isinstance(self.default, int) or self.low is not None or self.high is not None:
+            span = (f" {self.low} to {self.high}" if self.low is not None and self.high is not None
+                    else f" ≥ {self.low}" if self.low is not None
+                    else f" ≤ {self.high}" if self.high is not None else "")
+            return f"a whole number{span}" + (f" or {'/'.join(self.choices)}"
+                                               if self.choices else "")
+        return "/".join(self.choices)
+
     def read(self, value: object, where: str = "") -> Any:
         """The value, checked and normalised; an ``OptionError`` naming what was wrong (a table
         is named by ``where``, say the file it came from)."""
