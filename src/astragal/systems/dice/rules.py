@@ -366,6 +366,6 @@ def check_options(options: Mapping[str, Any]) -> None:
     checked; ``options`` here are normally resolved already)."""
     for switch in SWITCHES:
         value = options.get(switch.name, switch.default)
-        if not isinstance(value, str) or switch.read(value) != value:
+        if value is not switch.default and value not in switch.choices:  # as its Switch reads
             raise OptionError(f"option {switch.name} takes one of {', '.join(switch.choices)}, "
                               f"not {value!r}")
