@@ -762,6 +762,16 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
     # the Orc's turn passes (its stun ends with it), then it spends a Heal die on its damage
     li.page.evaluate("document.getElementById('fight-panel').open = true")
     orc = li.page.locator("#fighters tr[data-name=Orc]")
+    # on the phone each fighter is a card: its numbers labelled, its buttons on the screen
+    # without scrolling sideways
+    damage = orc.locator("td[data-label=Damage]")
+    assert damage.inner_text() == "3/6"
+    assert "Damage" in damage.evaluate("n => getComputedStyle(n, '::before').content")
+    assert li.page.locator("#fighters tr.head").is_hidden()
+    width = li.page.viewport_size["width"]
+    for name in ("attack", "pass", "heal"):
+        box = orc.get_by_role("button", name=name).bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, name
     orc.get_by_role("button", name="pass").click()
     li.page.wait_for_function("() => !document.querySelector('#fighters tr[data-name=Orc]')"
                               ".innerText.includes('stunned')")

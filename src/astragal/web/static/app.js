@@ -917,8 +917,10 @@ function renderFight() {
       ? ": add them with the command below." : ": the GM adds them."))));
     return;
   }
-  table.append(el("tr", {}, ...["Fighter", "ATK/WPN", "Defence", "Luck", "Heal", "Ammo", "Damage", "State", ""].map(
-    (h) => el("th", { scope: "col" }, h))));
+  const heads = ["Fighter", "ATK/WPN", "Defence", "Luck", "Heal", "Ammo", "Damage", "State", ""];
+  table.append(el("tr", { class: "head" }, ...heads.map((h) => el("th", { scope: "col" }, h))));
+  // on a phone each fighter is a card: every cell says what it is (CSS shows data-label)
+  const cell = (i, text, cls) => el("td", { "data-label": heads[i], class: cls || "" }, text);
   for (const c of f.combatants) {
     const down = c.hp !== null && c.hp !== undefined && c.damage >= c.hp;
     const stateWords = [down ? "down" : null, c.stunned ? "stunned" : null,
@@ -936,14 +938,14 @@ function renderFight() {
         onclick: () => command("/fight", "heal " + q(c.name), $("fight-error")) }, "heal") : null);
     if (f.combatants.length < 2) { target.disabled = true; }
     table.append(el("tr", { "data-name": c.name },
-      el("td", {}, c.name),
-      el("td", {}, c.attack + "/" + c.weapon + (c.class ? " " + c.class : "")),
-      el("td", {}, "A" + c.armor + " S" + c.shield + " P" + c.parry),
-      el("td", {}, String(c.luck)), el("td", {}, String(c.heal)),
-      el("td", {}, c.ammo === null || c.ammo === undefined ? "–" : String(c.ammo)),
-      el("td", { class: down ? "down" : "" }, c.damage + (c.hp !== null && c.hp !== undefined ? "/" + c.hp : "")),
-      el("td", {}, stateWords.join(", ") || "–"),
-      el("td", {}, actions)));
+      cell(0, c.name, "name"),
+      cell(1, c.attack + "/" + c.weapon + (c.class ? " " + c.class : "")),
+      cell(2, "A" + c.armor + " S" + c.shield + " P" + c.parry),
+      cell(3, String(c.luck)), cell(4, String(c.heal)),
+      cell(5, c.ammo === null || c.ammo === undefined ? "–" : String(c.ammo)),
+      cell(6, c.damage + (c.hp !== null && c.hp !== undefined ? "/" + c.hp : ""), down ? "down" : ""),
+      cell(7, stateWords.join(", ") || "–", "state"),
+      cell(8, actions, "actions")));
   }
 }
 
