@@ -70,3 +70,15 @@ def test_tables() -> None:
 def test_demo_rolls_and_prints_odds() -> None:
     p = run("demo", "--seed", "1")
     assert p.returncode == 0 and "Exact odds" in p.stdout and "Score" in p.stdout
+
+
+def test_the_fight_file_may_follow_the_command(tmp_path: object) -> None:
+    f = str(tmp_path) + "/arena.json"  # type: ignore[operator]
+    assert run("fight", "new", "--file", f).returncode == 0
+    assert run("fight", "add", "Wu", "atk=4", "wpn=3", f"--file={f}").returncode == 0
+    assert run("fight", "--file", f, "add", "Orc", "atk=3", "wpn=2").returncode == 0
+    shown = run("fight", "show", "--file", f)
+    assert shown.returncode == 0 and "Wu" in shown.stdout and "Orc" in shown.stdout
+    twice = run("fight", "--file", f, "show", "--file", f + ".other")
+    assert twice.returncode == 2 and "given twice" in twice.stderr
+    assert run("fight", "show", "--file").returncode == 2

@@ -261,7 +261,30 @@ def _cmd_fight(args: argparse.Namespace) -> int:
             print(usage.splitlines()[0].replace("COMMAND ...", "") + "\n\n" + "\n".join(lines))
             return 0
     fight = importlib.import_module("astragal.fight_cli")
-    return int(fight.fight_main(list(args.rest), args.file))
+    return int(fight.fight_main(*_fight_file(rest, args.file)))
+
+
+def _fight_file(rest: list[str], file: str) -> tuple[list[str], str]:
+    """``--file PATH`` may also come after the fight command (``fight show --file f.json``), as
+    ``--faces`` and ``--seed`` do; given twice it is an error."""
+    words: list[str] = []
+    given = None
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        if w == "--file" or w.startswith("--file="):
+            if w == "--file" and i + 1 >= len(rest):
+                raise OptionError("--file needs the fight file's path")
+            if given is not None:
+                raise OptionError("the fight file is given twice (--file)")
+            given = w.partition("=")[2] if "=" in w else rest[i + 1]
+            i += 1 if "=" in w else 2
+            continue
+        words.append(w)
+        i += 1
+    if given is not None and file != "fight.json":
+        raise OptionError("the fight file is given twice (--file)")
+    return words, given if given is not None else file
 
 
 def _port(text: str) -> int:

@@ -54,6 +54,23 @@ def test_serve_keeps_the_log_across_a_restart(tmp_path: Path) -> None:
         assert verify_export(export).ok
 
 
+def test_a_port_in_use_is_one_clear_error_before_anything_is_written(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "table.db")
+    with ServerProcess(db) as server:
+        other = tmp_path / "other.db"
+        out = subprocess.run([sys.executable, "-m", "astragal.cli", "serve", "--host",
+                              "127.0.0.1", "--port", str(server.port), "--db", str(other)],
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert out.returncode == 2, out.stderr
+        assert f"cannot listen on 127.0.0.1:{server.port}: Address already in use" in out.stderr
+        assert "Traceback" not in out.stderr and "web table on" not in out.stderr
+        assert list(tmp_path.glob("other.db*")) == []  # no database, no key file
+        assert httpx.get(server.url + "/").status_code == 200  # the first one serves on
+
+
 def test_two_instances_on_one_postgresql_share_rooms_live(pg_schema: str) -> None:
     from astragal.web.room import Table
     from astragal.web.signing import Signer

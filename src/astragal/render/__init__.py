@@ -80,8 +80,10 @@ def odds_text(odds: Odds) -> str:
             lines.append("")
             lines.append(f"  {key.replace('_', ' ')}:")
             shown = [(k, p) for k, p in value.items() if p >= 5e-6 or len(value) <= 30]
+            own = max((len(outcome_words(k)) for k, _ in shown), default=0)  # this block's
+            side = ">" if all(str(k).lstrip("-").isdigit() for k, _ in shown) else "<"
             for k, p in shown:
-                lines.append(f"    {outcome_words(k):<{width}}  {100 * p:7.3f}%")
+                lines.append(f"    {outcome_words(k):{side}{own}}  {100 * p:7.3f}%")
             if len(shown) < len(value):
                 lines.append(f"    ({len(value) - len(shown)} values below 0.0005% not shown)")
     return "\n".join(lines)

@@ -117,12 +117,14 @@ class Report:
     def lines(self) -> list[str]:
         """A human summary, one line each."""
         if self.ok:
-            out = [f"ok: {self.entries} entries, the hash chain is intact; head {self.head}"]
+            entries = "entry" if self.entries == 1 else "entries"
+            out = [f"ok: {self.entries} {entries}, the hash chain is intact; head {self.head}"]
             if self.replayed:
                 out.append(f"ok: {self.replayed} roll(s) replayed from their faces give the "
                            "stored verdicts")
             if self.signed:
-                out.append(f"ok: {self.signed} entries signed by the table's key {self.key}"
+                out.append(f"ok: {self.signed} entr{'y' if self.signed == 1 else 'ies'} signed by "
+                           f"the table's key {self.key}"
                            + (" (the key given in the export itself: pass --key with the key "
                               "your room shows to know it is your table's)"
                               if self.key_from_export else ""))

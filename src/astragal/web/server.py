@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import os
+import socket
 import sys
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -51,7 +54,12 @@ def main(args: argparse.Namespace) -> int:
     """Serve until interrupted; ``args`` has ``host``, ``port`` and ``db``."""
     import uvicorn
 
-    app = build(args.db)
+    sock = _listen(args.host, args.port)  # before the database or its key file is made
+    try:
+        app = build(args.db)
+    except BaseException:
+        sock.close()
+        raise
     where = shown(args.db)
     print(f"astragal web table on http://{args.host}:{args.port}/  (log: {where}; Ctrl-C stops)",
           file=sys.stderr)
@@ -59,8 +67,24 @@ def main(args: argparse.Namespace) -> int:
         print("note: listening beyond this machine; put it behind HTTPS so keys stay secret",
               file=sys.stderr)
     _raise_file_limit()
-    uvicorn.run(app, host=args.host, port=args.port, **uvicorn_options())
+    config = uvicorn.Config(app, host=args.host, port=args.port, **uvicorn_options())
+    uvicorn.Server(config).run(sockets=[sock])
     return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound now: a port already in use is one clear error (exit 2), said
+    before anything is written."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.create_server((host, port), family=family)
+    except OSError as exc:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise InputError(f"cannot listen on {host}:{port}: {why}"
+                         + (" (another server is using it: choose another --port)"
+                            if exc.errno == errno.EADDRINUSE else "")) from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def _raise_file_limit() -> None:

@@ -68,7 +68,8 @@ class DiceTerms:
             count = self.int_literal(m.group(1), start)
         if count > MAX_COUNT:
             raise LimitError(f"{count} dice is more than {MAX_COUNT:,}, the most one term may "
-                             "hold", self.text, (start, m.end()))
+                             f"hold (and a roll rolls at most {self.limits.max_dice:,} dice; "
+                             "exact odds take more)", self.text, (start, m.end()))
         sides_text = m.group(2)
         if sides_text in ("%", "00"):  # d00: the percentile die's own marking
             sides = 100
