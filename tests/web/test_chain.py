@@ -114,6 +114,26 @@ def test_a_log_stored_before_the_dice_said_their_repeat_still_verifies() -> None
     assert not verify_entries(old(log)).ok
 
 
+def test_a_roll_worded_otherwise_still_verifies_but_not_another_result() -> None:
+    """The replay holds a roll to its dice and verdict, not to the wording of its transcript
+    (a later version may word it better); a changed result is still found."""
+    def resealed(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        prev, out = GENESIS, []
+        for i, e in enumerate(log):
+            body = {k: v for k, v in e.items() if k not in ("id", "prev", "hash", "commit")}
+            out.append(seal(body, i + 1, prev, sign))
+            prev = out[-1]["hash"]
+        return out
+
+    log = make_log()
+    log[0]["roll"]["transcript"][-1] = "worded by an older astragal"
+    report = verify_entries(resealed(log))
+    assert report.ok and report.replayed == len(ROLLS), report.problems
+    log = make_log()
+    log[0]["roll"]["result"]["margin"] = 99
+    assert not verify_entries(resealed(log)).ok
+
+
 def _edit_face(log: list[dict[str, Any]]) -> None:
     log[1]["roll"]["dice"][0]["face"] = 12
 

@@ -172,8 +172,11 @@ def _replay(entry: Mapping[str, Any]) -> str | None:
         return f"its roll cannot be replayed: {exc.message}"
     except astragal.AstragalError as exc:  # a system that is not installed here, say
         return f"its roll cannot be replayed: {exc}"
-    again_json = again.to_json()
-    if again_json != entry.get("roll") and _before_later_fields(again_json) != entry.get("roll"):
+    stored = entry.get("roll")
+    if not isinstance(stored, Mapping):
+        return "its roll's record is missing"
+    again_json = _facts(again.to_json())
+    if again_json != _facts(stored) and _before_later_fields(again_json) != _facts(stored):
         return "its dice and verdict do not follow from its faces under the game's rules"
     return None
 
@@ -181,6 +184,13 @@ def _replay(entry: Mapping[str, Any]) -> str | None:
 # Fields a roll's record gained after 0.1.0, which entries stored before then do not hold. None of
 # them is read by a verdict: a record without them is the same roll.
 LATER_DIE_FIELDS = ("repeat",)  # which roll of `6x 4d6kh3` a die belongs to
+
+
+def _facts(roll: Mapping[str, Any]) -> dict[str, Any]:
+    """What a replay must reproduce: the system, input, outcome, result and every die. The
+    transcript is the game's words for them, which a later version may put better: a log stays
+    verifiable when they change."""
+    return {k: v for k, v in roll.items() if k != "transcript"}
 
 
 def _before_later_fields(roll: dict[str, Any]) -> dict[str, Any]:

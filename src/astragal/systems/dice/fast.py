@@ -18,7 +18,7 @@ from ..._errors import LimitError
 from ..._limits import Limits
 from ..._rng import Source, SystemSource, system_faces
 from ...dice import Die, Roll
-from .nodes import FUDGE, PREFIX, Dice, Expression, Num, Rolls, Sum
+from .nodes import FUDGE, PREFIX, Dice, Expression, Num, Rolls, Sum, said_twice, sum_text
 from .rules import arith, critical, kept_flags, term_value
 
 __all__ = ["plan"]
@@ -37,10 +37,6 @@ def _plain(node: Any) -> bool:
 
 def _number(node: Any) -> bool:
     return isinstance(node, Num) and type(node.value) is int and node.value >= 0
-
-
-def _sum_text(values: list[int]) -> str:
-    return " + ".join(map(str, values))
 
 
 class _Term:
@@ -123,9 +119,9 @@ def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
                                   f"{face} (fumble)" if fumble else str(face))
                 listed = ", ".join(marked)
                 chosen = faces if kept is None else [f for f, k in zip(faces, kept) if k]
-                verdict = part.words + (f": {_sum_text(chosen)} = {value}" if len(chosen) > 1
+                verdict = part.words + (f": {sum_text(chosen)} = {value}" if len(chosen) > 1
                                         else f" → {value}")
-                lines.append(part.prefix + listed + ("" if verdict == f" → {listed}"
+                lines.append(part.prefix + listed + ("" if said_twice(verdict, listed, faces)
                                                      else verdict))
                 values.append(value)
                 piece = str(value)

@@ -7,6 +7,7 @@ text parses back to an equal tree under any options.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -47,6 +48,23 @@ def format_value(v: Value) -> str:
         return str(int(v))
     text = f"{float(v):.6f}".rstrip("0")
     return text
+
+
+def sum_text(values: Sequence[Value]) -> str:
+    """``3 + 6``, ``4 - 1``: the values of a term's dice, added up in words."""
+    if all(type(v) is int and v >= 0 for v in values):
+        return " + ".join(map(str, values))
+    out = format_value(values[0])
+    for v in values[1:]:
+        out += f" - {format_value(-v)}" if v < 0 else f" + {format_value(v)}"
+    return out
+
+
+def said_twice(verdict: str, listed: str, values: Sequence[Value]) -> bool:
+    """A term line's `` → total`` says nothing new: the faces listed are it, or its one die is
+    worth its face (``d20: 20 (critical)``, not ``… → 20``)."""
+    return verdict == f" → {listed}" or (len(values) == 1 and
+                                           verdict == f" → {format_value(values[0])}")
 
 
 def _literal(v: Value) -> str:

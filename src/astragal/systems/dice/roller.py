@@ -34,6 +34,8 @@ from .nodes import (
     Value,
     format_value,
     precedence,
+    said_twice,
+    sum_text,
 )
 from .rules import (
     BadPower,
@@ -102,15 +104,6 @@ class _Rolled:
     index: int
     shown: str
     value: int
-
-
-def _sum_text(values: Sequence[Value]) -> str:
-    if all(type(v) is int and v >= 0 for v in values):
-        return " + ".join(map(str, values))
-    out = format_value(values[0])
-    for v in values[1:]:
-        out += f" - {format_value(-v)}" if v < 0 else f" + {format_value(v)}"
-    return out
 
 
 class _Roller:
@@ -234,7 +227,7 @@ class _Roller:
             shown = [shown[i] for i in order]
         faces = ", ".join(shown) or "no dice"
         verdict = self.verdict(d, values, kept, total)
-        if verdict == f" → {faces}":
+        if said_twice(verdict, faces, values):
             verdict = ""
         if d.match:
             found = "; ".join(f"{len(g)} × {v}" for v, g in sets) or "none"
@@ -275,7 +268,7 @@ class _Roller:
         out = f" → {term.keep.words()}" if term.keep is not None else ""
         if term.success is None:
             if len(chosen) > 1:
-                return out + f": {_sum_text(chosen)} = {format_value(total)}"
+                return out + f": {sum_text(chosen)} = {format_value(total)}"
             return out + f" → {format_value(total)}"
         hits = [format_value(v) for v in chosen if term.success(v)]
         out += f" → {len(hits)} success{'es' if len(hits) != 1 else ''}"
@@ -304,6 +297,8 @@ class _Roller:
             v, shown = self.value(item, label)
             dice_of.append(range(first, len(self.tray)))
             values.append(v)
+            if isinstance(item, Dice):  # its own line has just said what it is worth
+                continue
             self.lines.append(f"{self.indent}item {i + 1}: {shown} = {format_value(v)}"
                               if shown != format_value(v) else
                               f"{self.indent}item {i + 1}: {format_value(v)}")
