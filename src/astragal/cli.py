@@ -33,6 +33,16 @@ def _tables_help() -> str:
     return "tables: " + "; ".join(out)
 
 
+def terminal_width() -> int | None:
+    """The terminal's width when printing to one (wide tables are cut into blocks of columns
+    to fit); None when the output goes to a file or a pipe, which get whole rows."""
+    import shutil
+
+    if not sys.stdout.isatty():
+        return None
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
 def _options(pairs: Sequence[str] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pair in pairs or ():
@@ -188,7 +198,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
     if fmt == "json":  # {"system", "table", "columns": header, "rows": numbers}
         print(format_rows(rows, "json", {"system": system.name, "table": name}))
     else:
-        print(format_rows(rows, fmt))
+        print(format_rows(rows, fmt, width=terminal_width()))
     return 0
 
 

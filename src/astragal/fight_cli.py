@@ -190,7 +190,9 @@ def _cmd_show(path: str, data: dict[str, Any], args: Args) -> str:
                      "-" if c["ammo"] is None else str(c["ammo"]), damage,
                      f"{n}d6 ({' + '.join(d.pools(rules.threw_last_turn_defense))})",
                      ", ".join(state) or "-"])
-    lines.append(table_text(rows))
+    from .cli import terminal_width
+
+    lines.append(table_text(rows, terminal_width()))
     crits = [(c["name"], k) for c in data["combatants"] for k in c["criticals"]]
     for name, k in crits:
         lines.append(f"  {name}: Critical (turn {k['turn']}, from {k['from']}): total "

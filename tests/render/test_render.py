@@ -118,3 +118,19 @@ def test_terminal_chart_scales_bars() -> None:
         cli_main(["odds", "jc: d4 vs d4", "jc: d12 vs d4", "--outcomes"])
     lines = [line for line in out.getvalue().splitlines() if re.search(r"%\s+[█▓]", line)]
     assert lines, out.getvalue()
+
+
+def test_a_wide_table_is_cut_into_blocks_for_a_terminal() -> None:
+    from astragal.render import table_text
+
+    rows = [["Pool", *[f"column {i}" for i in range(12)]],
+            *[[str(n), *[f"{n * i}.0%" for i in range(12)]] for n in range(1, 4)]]
+    whole = table_text(rows)
+    assert len(whole.splitlines()) == 5 and max(map(len, whole.splitlines())) > 80
+    cut = table_text(rows, 80)
+    blocks = cut.split("\n\n")
+    assert len(blocks) == 2 and all(len(line) <= 80 for line in cut.splitlines())
+    assert all(b.splitlines()[2].startswith("1 ") for b in blocks)  # the first column repeats
+    # every cell is in one block, once
+    cells = [c for b in blocks for c in b.splitlines()[0].split("  ") if c.strip()]
+    assert cells.count("Pool") == 2 and sorted(set(cells) - {"Pool"}) == sorted(rows[0][1:])

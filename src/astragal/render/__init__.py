@@ -89,15 +89,29 @@ def odds_text(odds: Odds) -> str:
     return "\n".join(lines)
 
 
-def table_text(rows: Sequence[Sequence[str]]) -> str:
-    """A plain aligned text table; the first row is the header."""
+def table_text(rows: Sequence[Sequence[str]], width: int | None = None) -> str:
+    """A plain aligned text table; the first row is the header. With ``width`` (a terminal's), a
+    table wider than that is cut into blocks of columns, each repeating the first column."""
     widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+    blocks: list[list[int]] = [[]]
+    used = widths[0]
+    for i in range(1, len(widths)):
+        if width is not None and blocks[-1] and used + 2 + widths[i] > width:
+            blocks.append([])
+            used = widths[0]
+        blocks[-1].append(i)
+        used += 2 + widths[i]
     out = []
-    for n, row in enumerate(rows):
-        out.append("  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
-                             for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if n == 0:
-            out.append("  ".join("-" * w for w in widths))
+    for b, block in enumerate(blocks):
+        if b:
+            out.append("")
+        cols = [0, *block]
+        for n, row in enumerate(rows):
+            cells = [(str(row[i]) if i < len(row) else "", widths[i], i) for i in cols]
+            out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                 for c, w, i in cells).rstrip())
+            if n == 0:
+                out.append("  ".join("-" * widths[i] for i in cols))
     return "\n".join(out)
 
 

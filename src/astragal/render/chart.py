@@ -192,7 +192,7 @@ def _csv_cell(value: Any) -> Any:
 
 
 def format_rows(rows: Sequence[Sequence[Any]], fmt: str = "text",
-                extra: dict[str, Any] | None = None) -> str:
+                extra: dict[str, Any] | None = None, width: int | None = None) -> str:
     """Rows (header first) as an aligned text table, Markdown, CSV or JSON.
 
     CSV and JSON carry data: cells that are numbers or percentages in text become numbers
@@ -220,7 +220,7 @@ def format_rows(rows: Sequence[Sequence[Any]], fmt: str = "text",
         return json.dumps(data, indent=2, ensure_ascii=False)
     from . import table_text
 
-    return table_text(rows)
+    return table_text(rows, width)
 
 
 def terminal_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = False,
