@@ -448,7 +448,8 @@ def _protect_notation(parser: argparse.ArgumentParser, argv: list[str]) -> list[
             takes_value = action.nargs != 0 and "=" not in word and (
                 len(word) == 2 or word.startswith("--"))
             out.append(word)
-        elif word.startswith("-") and len(word) > 1:
+        elif word.startswith("-") and len(word) > 1 and not (
+                word.startswith("--") and word[2:3].isalpha()):  # --bogus: an unknown option
             out.append(" " + word)
         else:
             out.append(word)
