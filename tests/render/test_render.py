@@ -134,3 +134,20 @@ def test_a_wide_table_is_cut_into_blocks_for_a_terminal() -> None:
     # every cell is in one block, once
     cells = [c for b in blocks for c in b.splitlines()[0].split("  ") if c.strip()]
     assert cells.count("Pool") == 2 and sorted(set(cells) - {"Pool"}) == sorted(rows[0][1:])
+
+
+def test_table_data_carries_the_numbers_the_text_rounds() -> None:
+    """``astragal table … --format csv/json`` gives each probability and mean unrounded: a mean
+    of 0.004 hits printed as 0.00 is 0.004 in the data."""
+    import json
+
+    from astragal.render.chart import format_rows
+    from astragal.systems.jadeclaw.tables import damage_table
+
+    rows = damage_table(max_level=20)
+    text_cell = rows[1][-1]  # L1 d4 against L20 soak
+    assert text_cell == "0.00"
+    data = json.loads(format_rows(rows, "json"))
+    mean = data["rows"][0][-1]
+    assert 0 < mean < 0.005
+    assert format_rows(rows, "csv").splitlines()[1].split(",")[-1] == repr(mean)

@@ -14,6 +14,7 @@ from fractions import Fraction
 from html import escape as _escape
 from typing import Any
 
+from .._cells import Shown
 from ..odds import Distribution
 from ..systems import Odds
 
@@ -167,7 +168,10 @@ def _exact_fill(odds: Odds, view: str, outcomes: bool, keys: list[Any]) -> list[
 
 
 def cell(value: Any) -> Any:
-    """A table cell as data: ``"10.0%"`` → 0.1, ``"7"`` → 7, ``"0.11"`` → 0.11; else as is."""
+    """A table cell as data: a ``Shown`` cell's exact value; else ``"10.0%"`` → 0.1, ``"7"``
+    → 7, ``"0.11"`` → 0.11; else as is."""
+    if isinstance(value, Shown):
+        return value.value
     if not isinstance(value, str):
         return value
     text = value.strip()

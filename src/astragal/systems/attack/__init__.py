@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..._cells import percent
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll
@@ -48,7 +49,7 @@ def _odds(spec: Exchange, options: Mapping[str, Any], limits: Limits, text: str)
 
 
 def _pct(p: float) -> str:
-    return f"{100 * p:.2f}%"
+    return percent(p, 2)
 
 
 def _table_categories(options: Mapping[str, Any]) -> list[list[str]]:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..._cells import number, percent
 from . import rules as R
 from .notation import Side, Term
 from .program import prepare, side_law, single_outcomes
@@ -27,8 +28,8 @@ def pools_table(options: Mapping[str, Any] | None = None, max_pool: int = 20) ->
             law = side_law(prep, rules)
             out = single_outcomes(law, rules)
             mean = math.fsum(k * p for k, p in enumerate(law.pmf))
-            row += [f"{100 * (out['success'] + out['exceptional_success']):.1f}%",
-                    f"{100 * out['exceptional_success']:.1f}%", f"{mean:.2f}"]
+            row += [percent(out['success'] + out['exceptional_success']),
+                    percent(out['exceptional_success']), number(mean)]
         rows.append(row)
     return rows
 

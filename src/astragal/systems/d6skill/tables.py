@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..._cells import percent
 from . import rules as R
 from .program import d6_law, opposed_law
 from .rules import DEFAULTS
@@ -22,7 +23,7 @@ def success_table(options: Mapping[str, Any] = DEFAULTS, bonuses: Sequence[int] 
             # a Botch (P(botch)) is never a Success, whatever the result it counts
             p = sum(q for t, botch, q in law.joint()
                     if R.check_outcome(R.result(t, b), botch, d) == "success")
-            row.append(f"{100 * p:.1f}%")
+            row.append(percent(p))
         rows.append(row)
     return rows
 
@@ -35,10 +36,10 @@ def opposed_table(options: Mapping[str, Any] = DEFAULTS,
     rows = [["actor − opposition", "Success", "Failure", "Botch", "tie per round"]]
     for diff in differences:
         rl = opposed_law(skill, diff, skill, 0, rules)
-        rows.append([f"{diff:+d}", f"{100 * rl.outcomes.get('success', 0.0):.2f}%",
-                     f"{100 * rl.outcomes.get('failure', 0.0):.2f}%",
-                     f"{100 * rl.outcomes.get('botch', 0.0):.2f}%",
-                     f"{100 * rl.tie_per_round:.2f}%"])
+        rows.append([f"{diff:+d}", percent(rl.outcomes.get('success', 0.0), 2),
+                     percent(rl.outcomes.get('failure', 0.0), 2),
+                     percent(rl.outcomes.get('botch', 0.0), 2),
+                     percent(rl.tie_per_round, 2)])
     return rows
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..._cells import percent
 from ..._errors import OptionError
 from . import rules as R
 from .program import dice_law
@@ -26,7 +27,7 @@ def difficulties_table(options: Mapping[str, Any] = DEFAULTS, pips: int = 0,
                 continue
             p = sum(q for k, q in enumerate(law.pmf)
                     if R.success_level(R.result_points(k + pips, number)) is not None)
-            row.append(f"{100 * p:.1f}%")
+            row.append(percent(p))
         rows.append(row)
     return rows
 

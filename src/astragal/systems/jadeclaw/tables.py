@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..._cells import number, percent
 from ...switches import resolve
 from . import rules as R
 from .odds import contest_distribution, final_score_pmf
@@ -38,7 +39,7 @@ def contest_table(options: Mapping[str, Any] = R.DEFAULTS, penalties: int = 0,
         for dice in R.DIFFICULTIES.values():
             pb = final_score_pmf(Prepared(dice, (), 0, False, None), options)
             out = contest_distribution(pa, pb, None, None, options)
-            row.append(f"{100 * (out['success'] + out['overwhelming_success']):.1f}%")
+            row.append(percent(out['success'] + out['overwhelming_success']))
         rows.append(row)
     return rows
 
@@ -62,7 +63,7 @@ def damage_table(options: Mapping[str, Any] = R.DEFAULTS,
         for sl in range(max_level + 1):
             dist = damage_hits_distribution(R.level_dice(dl), R.level_dice(sl), R.NORMAL,
                                             options=options)
-            row.append(f"{sum(h * p for h, p in enumerate(dist)):.2f}")
+            row.append(number(sum(h * p for h, p in enumerate(dist))))
         rows.append(row)
     return rows
 
