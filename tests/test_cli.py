@@ -82,3 +82,11 @@ def test_the_fight_file_may_follow_the_command(tmp_path: object) -> None:
     twice = run("fight", "--file", f, "show", "--file", f + ".other")
     assert twice.returncode == 2 and "given twice" in twice.stderr
     assert run("fight", "show", "--file").returncode == 2
+
+
+def test_an_unknown_option_is_named_with_its_commands_usage() -> None:
+    p = run("roll", "4d6", "--bogus")
+    assert p.returncode == 2
+    assert "usage: astragal roll" in p.stderr
+    assert "astragal roll: error: unrecognized arguments: --bogus" in p.stderr
+    assert run("roll", "-d6", "--seed", "1").returncode == 0  # notation that starts with '-'

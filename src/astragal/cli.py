@@ -463,7 +463,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words[:1] == ["table"] and ("-h" in words or "--help" in words):
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         sub.choices["table"].epilog = _tables_help()
-    args = parser.parse_args(_protect_notation(parser, words))
+    args, extra = parser.parse_known_args(_protect_notation(parser, words))
+    if extra:  # said with the command's own usage (`astragal roll 4d6 --bogus`)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        command = sub.choices.get(getattr(args, "command", None) or words[0]) \
+            if words else None
+        (command or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     text = getattr(args, "text", None)  # take the marks _protect_notation put back off
     if isinstance(text, str) and text.startswith(" -"):
         args.text = text[1:]
