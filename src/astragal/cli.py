@@ -110,8 +110,15 @@ def _exact_json(result: Any) -> dict[str, Any]:
 
 def _cmd_odds(args: argparse.Namespace) -> int:
     system = _system_flag(args.system)
-    results = [odds(t, options=_options(args.option), default_system=system)
-               for t in args.text]
+    results = []
+    for i, text in enumerate(args.text, 1):
+        try:
+            results.append(odds(text, options=_options(args.option), default_system=system))
+        except InputError as exc:
+            if len(args.text) > 1 and not text.strip():  # which of the rolls compared
+                raise type(exc)(f"roll {i} of {len(args.text)}: {exc.message}", exc.text,
+                                exc.span) from None
+            raise
     view = "at_least" if args.at_least else "at_most" if args.at_most else "eq"
     fmt = "json" if args.json else args.format
     if args.outcomes:

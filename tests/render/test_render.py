@@ -151,3 +151,12 @@ def test_table_data_carries_the_numbers_the_text_rounds() -> None:
     mean = data["rows"][0][-1]
     assert 0 < mean < 0.005
     assert format_rows(rows, "csv").splitlines()[1].split(",")[-1] == repr(mean)
+
+
+def test_a_note_row_does_not_widen_the_first_column() -> None:
+    from astragal.render import table_text
+
+    rows = [["total", "3d6"], ["3", "0.463%"], ["(379 values at the ends, not shown)", ""],
+            ["mean", "10.5"]]
+    lines = table_text(rows).splitlines()
+    assert lines[0] == "total     3d6" and lines[3] == "(379 values at the ends, not shown)"

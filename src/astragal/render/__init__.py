@@ -92,7 +92,13 @@ def odds_text(odds: Odds) -> str:
 def table_text(rows: Sequence[Sequence[str]], width: int | None = None) -> str:
     """A plain aligned text table; the first row is the header. With ``width`` (a terminal's), a
     table wider than that is cut into blocks of columns, each repeating the first column."""
-    widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+    # a note (a row with nothing past its first cell, such as "(379 values … not shown)") is
+    # printed whole, and does not widen the first column
+    def note(n: int, r: Sequence[str]) -> bool:
+        return n > 0 and not any(str(c) for c in r[1:])
+
+    widths = [max([len(str(r[i])) for n, r in enumerate(rows) if i < len(r) and not note(n, r)]
+                  or [0]) for i in range(len(rows[0]))]
     blocks: list[list[int]] = [[]]
     used = widths[0]
     for i in range(1, len(widths)):
@@ -107,6 +113,9 @@ def table_text(rows: Sequence[Sequence[str]], width: int | None = None) -> str:
             out.append("")
         cols = [0, *block]
         for n, row in enumerate(rows):
+            if note(n, row):
+                out.append(str(row[0]))
+                continue
             cells = [(str(row[i]) if i < len(row) else "", widths[i], i) for i in cols]
             out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                  for c, w, i in cells).rstrip())
