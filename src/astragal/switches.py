@@ -8,6 +8,7 @@ allowed and the errors given are the same everywhere.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -144,8 +145,8 @@ class Switch:
             raise OptionError(f"option {self.name} is a {self.file} file: only the command line "
                               f"(-o {self.name}=PATH) and the Python API read files; here give "
                               "the table itself")
-        raise OptionError(f"option {self.name} takes a {self.file} (a JSON object) or the path "
-                          f"of its file, not {_shown(value)}")
+        raise OptionError(f"option {self.name} takes the {self.file} (a JSON object) or the "
+                          f"path of its file, not {_shown(value)}")
 
     def _read_set(self, value: object) -> str:
         if isinstance(value, str):
@@ -209,6 +210,8 @@ def load_files(switches: Iterable[Switch], options: Mapping[str, Any] | None,
     out = dict(options)
     for key, value in options.items():
         switch = tables.get(str(key).replace("-", "_").lower())
+        if switch is not None and isinstance(value, os.PathLike):
+            value = os.fspath(value)
         if switch is not None and isinstance(value, str) and value.strip().lower() not in (
                 "", "-", "default"):
             path = value.strip()

@@ -762,6 +762,10 @@ def test_the_rules_and_the_web_tracker_read_no_files(tmp_path: Path,
     by_path = astragal.odds("at: 4d6 vs 2d6", options={"attack_table": a})
     by_data = astragal.odds("at: 4d6 vs 2d6", options={"attack_table": table})
     assert by_path.outcomes == by_data.outcomes != astragal.odds("at: 4d6 vs 2d6").outcomes
+    assert astragal.odds("at: 4d6 vs 2d6", options={"attack_table": Path(a)}).outcomes == \
+        by_path.outcomes  # a pathlib.Path is a path too
+    with pytest.raises(InputError, match="takes the attack table"):
+        astragal.odds("at: 4d6 vs 2d6", options={"attack_table": 3})
 
     def no_reading(*_: Any, **__: Any) -> Any:
         raise AssertionError("a file was opened")
