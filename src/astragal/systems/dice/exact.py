@@ -105,7 +105,7 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
         case Sum(terms=terms):
             acc = evaluate(terms[0][1], limits, budget)
             for op, t in terms[1:]:
-                acc = add(acc, evaluate(t, limits, budget), budget, str(node),
+                acc = add(acc, evaluate(t, limits, budget), budget, node,
                           1 if op == "+" else -1)
             return acc
         case Product(factors=factors, spans=spans):
@@ -115,22 +115,22 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
                 if op in ("/", "//", "%") and any(v == 0 for v, _ in right.items()):
                     raise NotationError("the divisor can come to 0, so the result is undefined "
                                         "for some rolls", budget.text, span)
-                acc = _product(op, acc, right, budget, str(node))
+                acc = _product(op, acc, right, budget, node)
             return acc
         case Call(name=name, args=args, span=span) if name == "pow":
             a, x = (evaluate(arg, limits, budget) for arg in args)
             try:
-                return binop(a, x, lambda u, v: call("pow", [u, v]), budget, str(node))
+                return binop(a, x, lambda u, v: call("pow", [u, v]), budget, node)
             except (ZeroDivisor, BadPower) as exc:
                 raise NotationError(f"{exc} for some rolls, so the odds are undefined",
                                     budget.text, span) from None
         case Call(name=name, args=args):
             parts = [evaluate(a, limits, budget) for a in args]
             if len(parts) == 1:
-                return mapped(parts[0], lambda v: call(name, [v]), budget, str(node))
+                return mapped(parts[0], lambda v: call(name, [v]), budget, node)
             acc = parts[0]
             for p in parts[1:]:
-                acc = binop(acc, p, lambda x, y: call(name, [x, y]), budget, str(node))
+                acc = binop(acc, p, lambda x, y: call(name, [x, y]), budget, node)
             return acc
         case Comparison(op=op, left=lhs, right=rhs):
             a = evaluate(lhs, limits, budget)
@@ -138,14 +138,14 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
             if a.p is not None and b.p is not None:
                 # whole numbers: N9 compares the totals by their difference (a − b against 0),
                 # so it is read once per difference of the difference's law, not on every pair
-                diff = add(a, b, budget, str(node), sign=-1)
-                return mapped(diff, lambda d: compare(op, d, 0), budget, str(node))
-            return binop(a, b, lambda x, y: compare(op, x, y), budget, str(node))
+                diff = add(a, b, budget, node, sign=-1)
+                return mapped(diff, lambda d: compare(op, d, 0), budget, node)
+            return binop(a, b, lambda x, y: compare(op, x, y), budget, node)
         case Power(base=b, exponent=e, span=span):
             a = evaluate(b, limits, budget)
             x = evaluate(e, limits, budget)
             try:
-                return binop(a, x, lambda u, v: arith("**", u, v), budget, str(node))
+                return binop(a, x, lambda u, v: arith("**", u, v), budget, node)
             except (ZeroDivisor, BadPower) as exc:
                 raise NotationError(f"{exc} for some rolls, so the odds are undefined",
                                     budget.text, span) from None
@@ -159,7 +159,7 @@ def computed_pmf(node: Computed, limits: Limits, budget: Budget) -> Pmf:
     term's exact law for each (AnyDice's computed dice)."""
     from .lexicon import MAX_SIDES
 
-    what = str(node)
+    what = node
     counts = evaluate(node.count, limits, budget).items() if node.count is not None else \
         [(node.dice.count, 1.0)]
     sides = evaluate(node.sides, limits, budget).items() if node.sides is not None else \
@@ -186,7 +186,7 @@ def computed_pmf(node: Computed, limits: Limits, budget: Budget) -> Pmf:
     return Pmf.from_dict(out, lost)
 
 
-def _product(op: str, a: Pmf, b: Pmf, budget: Budget, what: str) -> Pmf:
+def _product(op: str, a: Pmf, b: Pmf, budget: Budget, what: object) -> Pmf:
     if op == "*" and a.p is not None and b.p is not None and (len(a.p) == 1 or len(b.p) == 1):
         const, other = (a, b) if len(a.p) == 1 else (b, a)
         c = const.off

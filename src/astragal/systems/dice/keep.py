@@ -110,7 +110,7 @@ def keep_cost(classes: Sequence[tuple[int, dict[int, float]]], k: int,
 
 
 def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
-            w: Callable[[int], int], budget: Budget, what: str,
+            w: Callable[[int], int], budget: Budget, what: object,
             span: tuple[int, int] | None = None) -> Pmf:
     """Order statistics: the distribution of the sum of ``w`` over the ``k`` highest (lowest)."""
     classes = [(n, pmf) for n, pmf in classes if n > 0]

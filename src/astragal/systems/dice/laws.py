@@ -23,6 +23,7 @@ from .pmf import (
     ROW_BYTES,
     Budget,
     Pmf,
+    Said,
     add,
     convolve,
     lost_of,
@@ -72,7 +73,7 @@ def _depth(q: float, eps: float, cap: int) -> int:
 
 def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) -> Pmf:
     """What one die and its explosions add to the term (rules 1, 2 and 4), exactly."""
-    what = str(d)
+    what = d
     if (d.explode is None and not d.reroll and d.success is None and d.keep is None
             and not d.custom and d.minimum is None and d.maximum is None):
         budget.spend(d.size, what, d.span, memory=8 * d.size)
@@ -128,7 +129,7 @@ def _reroll_add_pmf(d: Dice, budget: Budget) -> Pmf:
     """Avrae's ``ra``: if any die matches, one more die is rolled and added (once per term).
     The sum where no die matches is the power of the faces that do not match; the rest of the
     law of the sum gets one more die."""
-    what = str(d)
+    what = d
     g = roll_pmf(d)
     lo = min(g)
     one = [0.0] * (max(g) - lo + 1)
@@ -153,7 +154,7 @@ def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
     yet placed all show later values, the number showing this one is binomial."""
     g = roll_pmf(d)
     n, size = d.count, d.match
-    budget.spend(len(g) * (n + 1) ** 2 * (n // size + 1), str(d), d.span)
+    budget.spend(len(g) * (n + 1) ** 2 * (n // size + 1), d, d.span)
     state = {(n, 0): 1.0}  # (dice left, sets found) → probability
     left = 1.0
     for v in sorted(g):
@@ -194,7 +195,7 @@ def _dice_pmf_cached(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     key = (d, limits.max_explosions)
     hit = _CACHE.get(key)
     if hit is not None:
-        budget.spend(len(hit), str(d))
+        budget.spend(len(hit), d)
         return hit
     out = _dice_pmf(d, limits, budget)
     if len(_CACHE) > 256:
@@ -212,7 +213,7 @@ def forget() -> None:
 
 
 def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
-    what = str(d)
+    what = d
     weight = _weight(d)
     w: Callable[[int], int] = weight if weight is not None else (lambda v: v)
     if d.count == 0:
@@ -230,7 +231,7 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     if d.keep is None or by_value:  # power() refuses at once what it could not finish
         steps, memory = power_cost(d.size, d.count)  # at least this, explosions or not
         budget.check(steps + (20 * d.size if d.reroll or d.explode else 0),
-                     f"{what} ({(d.size - 1) * d.count + 1:,} possible values or more)", d.span,
+                     Said(what, f" ({(d.size - 1) * d.count + 1:,} possible values or more)"), d.span,
                      memory)
         return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
     budget.spend(20 * d.count, what, d.span, memory=LIST_BYTES * d.count)  # the mixture's law
@@ -296,7 +297,7 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
     if d.explode == "compound":
         depth = _depth(q, eps / max(1, n), limits.max_explosions)
         value = series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth,
-                        budget, str(d))
+                        budget, d)
         lost = q ** (depth + 1)
         pmf = {int(v): p / (1 - lost) for v, p in value.items()}
         return [((1 - lost) ** n, [(n, pmf)])]
@@ -327,7 +328,7 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
 
 def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
     """``{a, b, ...}``: the sum of the items, or keep/drop and success counting over them."""
-    what = str(g)
+    what = g
     weight = _weight(g)
     lost = lost_of(*(p.lost for p in items))
     if g.keep is not None and g.keep.by_value:

@@ -36,6 +36,19 @@ ROW = 40  # steps per possible value of the answer (its row, the JSON, a chart's
 ROW_BYTES = 150  # bytes per possible value of the answer (a (value, probability) row)
 
 
+class Said:
+    """What a step is about, put into words only if an error needs them (a node's text costs
+    microseconds, and a step rarely fails)."""
+
+    __slots__ = ("more", "what")
+
+    def __init__(self, what: object, more: str = "") -> None:
+        self.what, self.more = what, more
+
+    def __str__(self) -> str:
+        return f"{self.what}{self.more}"
+
+
 class Budget:
     """Counts the estimated work and refuses to start a step that would pass the limits: the
     steps of ``Limits.max_odds_work`` in all, and ``Limits.max_odds_memory`` at any one step
@@ -48,13 +61,13 @@ class Budget:
         self.used = 0
         self.peak = 0
 
-    def spend(self, work: float, what: str, span: tuple[int, int] | None = None,
+    def spend(self, work: float, what: object, span: tuple[int, int] | None = None,
               memory: float = 0) -> None:
         self.check(work, what, span, memory)
         self.used += int(work)
         self.peak = max(self.peak, int(memory))
 
-    def check(self, work: float, what: str, span: tuple[int, int] | None = None,
+    def check(self, work: float, what: object, span: tuple[int, int] | None = None,
               memory: float = 0) -> None:
         """Refuse now if ``work`` more steps would pass the limit, or ``memory`` bytes the
         memory limit (without counting them)."""
@@ -66,7 +79,7 @@ class Budget:
                 f"odds work limit of {self.limit:.2g}", self.text, where)
         if memory > self.limits.max_odds_memory:
             try:
-                self.limits.check_memory(int(memory), what, self.text)
+                self.limits.check_memory(int(memory), str(what), self.text)
             except LimitError as exc:
                 raise LimitError(exc.message, self.text, where) from None
 
@@ -169,7 +182,7 @@ def convolve_cost(la: int, lb: int) -> tuple[int, int]:
         LIST_BYTES * out + 8 * 6 * size
 
 
-def convolve(a: Sequence[float], b: Sequence[float], budget: Budget, what: str) -> list[float]:
+def convolve(a: Sequence[float], b: Sequence[float], budget: Budget, what: object) -> list[float]:
     """The distribution of a sum of two independent dense parts."""
     la, lb = len(a), len(b)
     steps, memory = convolve_cost(la, lb)
@@ -210,7 +223,7 @@ def power_cost(length: int, n: int) -> tuple[int, int]:
     return steps + ROW * result, max(peak, ROW_BYTES * result)
 
 
-def add(a: Pmf, b: Pmf, budget: Budget, what: str, sign: int = 1) -> Pmf:
+def add(a: Pmf, b: Pmf, budget: Budget, what: object, sign: int = 1) -> Pmf:
     """The sum (or difference) of two independent parts."""
     if sign < 0:
         b = negate(b)
@@ -226,7 +239,7 @@ def negate(a: Pmf) -> Pmf:
     return Pmf(sparse={-k: v for k, v in (a.sparse or {}).items()}, lost=a.lost)
 
 
-def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, what: str,
+def binop(a: Pmf, b: Pmf, f: Callable[[Value, Value], Value], budget: Budget, what: object,
           lost: float | None = None) -> Pmf:
     """Any operator over all pairs of outcomes of two independent parts."""
     budget.spend(pair_cost(a, b) * len(a) * len(b), what,
@@ -248,7 +261,7 @@ def pair_cost(a: Pmf, b: Pmf | None = None) -> int:
     return 300 if frac else 10
 
 
-def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: str) -> Pmf:
+def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: object) -> Pmf:
     """The distribution of ``f(outcome)``."""
     budget.spend(pair_cost(a) * len(a), what, memory=ROW_BYTES * len(a))
     out: dict[Value, float] = {}
@@ -258,14 +271,14 @@ def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: str) -> Pm
     return Pmf.from_dict(out, a.lost)
 
 
-def power(a: Pmf, n: int, budget: Budget, what: str) -> Pmf:
+def power(a: Pmf, n: int, budget: Budget, what: object) -> Pmf:
     """The sum of ``n`` independent copies (repeated squaring)."""
     lost = -math.expm1(n * math.log1p(-a.lost)) if a.lost else 0.0
     if n == 0:
         return Pmf.point(0)
     if a.p is not None:  # refuse at once what the squarings could not finish
         steps, memory = power_cost(len(a.p), n)
-        budget.check(steps, f"{what} ({(len(a.p) - 1) * n + 1:,} possible values)",
+        budget.check(steps, Said(what, f" ({(len(a.p) - 1) * n + 1:,} possible values)"),
                      memory=memory)
     if a.p is None:
         out = a
@@ -320,7 +333,7 @@ def mix(parts: Sequence[tuple[float, Pmf]]) -> Pmf:
     return acc
 
 
-def series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: str) -> Pmf:
+def series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: object) -> Pmf:
     """first + first*step + first*step^2 + ... (``depth`` steps): a chain that goes on."""
     assert first.p is not None and step.p is not None
     total: list[float] = list(first.p)
