@@ -100,7 +100,8 @@ class DiceTerms:
         if dice.explode is not None and dice.explode_on is None:
             dice = _with_explode_on(dice, Compare("=", rng[1]))
         _check_dice(dice, self.text, self.limits, mods["_spans"])
-        if check_keep:  # a rolled count may be small: (d4)d6dl1 can leave nothing, and says so
+        if check_keep and dice.keep is not None:  # a rolled count may be small: (d4)d6dl1
+            # can leave nothing, and says so
             self.check_keep(dice.keep, count, "dice", mods["_spans"], dice.die_text(), start)
         return dice
 
