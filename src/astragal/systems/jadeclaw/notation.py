@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..._errors import LimitError, NotationError, OptionError
 from ..._limits import Limits
@@ -32,8 +31,7 @@ def quality_in_force(quality: str | None, bands: str) -> str | None:
     return quality
 
 
-@dataclass(frozen=True, slots=True)
-class Pool:
+class Pool(NamedTuple):
     """One side's pool as written: terms (``2d12``, ``L7``, ``routine``) and its modifiers."""
 
     terms: tuple[str, ...] = ()
@@ -80,8 +78,7 @@ class Pool:
         return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Simple:
+class Simple(NamedTuple):
     """A Simple Roll, alone or against an opposing pool or Difficulty (J4–J22, J41, J47–J52)."""
 
     actor: Pool
@@ -98,8 +95,7 @@ class Simple:
         return text + "".join(f" {k}={_opt_text(v)}" for k, v in self.options)
 
 
-@dataclass(frozen=True, slots=True)
-class Damage:
+class Damage(NamedTuple):
     """A Damage Roll against Soak dice (J23–J34, J42), optionally followed by a Resolve test (J35)."""
 
     damage: Pool
@@ -369,9 +365,9 @@ def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) ->
         if qa is not None:
             if actor.quality is not None:
                 raise NotationError("the actor's Quality is given twice", text, (start, len(text)))
-            actor = replace(actor, quality=qa)
+            actor = actor._replace(quality=qa)
         if qb is not None and opposition is not None:
-            opposition = replace(opposition, quality=qb)
+            opposition = opposition._replace(quality=qb)
         if calm and (opposition is None or opposition.difficulty is None):
             tok = toks.items[-1]
             raise NotationError("'calm' (J48: skip the roll) needs a Difficulty on the vs side, "

@@ -12,9 +12,8 @@ functions over it. Nothing here computes a convolution, an order statistic or a 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..._errors import InputError
 from ..._limits import Limits
@@ -54,8 +53,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(NamedTuple):
     """A pool after J41/J42 steps 1–5: the dice to roll, what each step did, net modifiers."""
 
     sizes: tuple[int, ...]
