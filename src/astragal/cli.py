@@ -281,7 +281,7 @@ def _cmd_fight(args: argparse.Namespace) -> int:
     return int(fight.fight_main(*_fight_file(rest, args.file)))
 
 
-def _fight_file(rest: list[str], file: str) -> tuple[list[str], str]:
+def _fight_file(rest: list[str], file: str | None) -> tuple[list[str], str]:
     """``--file PATH`` may also come after the fight command (``fight show --file f.json``), as
     ``--faces`` and ``--seed`` do; given twice it is an error."""
     words: list[str] = []
@@ -299,9 +299,9 @@ def _fight_file(rest: list[str], file: str) -> tuple[list[str], str]:
             continue
         words.append(w)
         i += 1
-    if given is not None and file != "fight.json":
+    if given is not None and file is not None:
         raise OptionError("the fight file is given twice (--file)")
-    return words, given if given is not None else file
+    return words, given or file or "fight.json"
 
 
 def _port(text: str) -> int:
@@ -417,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "'astragal fight COMMAND --help' describes one command.",
                        epilog="commands: new, add, set, remove, attack, odds, pass, heal, "
                        "spend, option, show, log")
-    f.add_argument("--file", default="fight.json", help="the fight file (JSON)")
+    f.add_argument("--file", default=None, help="the fight file (JSON; default fight.json)")
     f.add_argument("rest", nargs=argparse.REMAINDER, metavar="COMMAND ...",
                    help="the fight command and its words")
     f.set_defaults(func=_cmd_fight)
@@ -425,6 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _NOTATION_COMMANDS = ("roll", "odds", "demo")
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser of each command (``roll``, ``odds``…)."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices
 
 
 def _protect_notation(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
@@ -436,8 +442,7 @@ def _protect_notation(parser: argparse.ArgumentParser, argv: list[str]) -> list[
     """
     if not argv or argv[0] not in _NOTATION_COMMANDS:
         return argv
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    known = sub.choices[argv[0]]._option_string_actions
+    known = _commands(parser)[argv[0]]._option_string_actions
     out = [argv[0]]
     takes_value = False
     for i, word in enumerate(argv[1:], 1):
@@ -468,12 +473,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["table"] and ("-h" in words or "--help" in words):
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        sub.choices["table"].epilog = _tables_help()
+        _commands(parser)["table"].epilog = _tables_help()
     args, extra = parser.parse_known_args(_protect_notation(parser, words))
     if extra:  # said with the command's own usage (`astragal roll 4d6 --bogus`)
-        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        command = sub.choices.get(getattr(args, "command", None) or words[0]) \
+        command = _commands(parser).get(getattr(args, "command", None) or words[0]) \
             if words else None
         (command or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     text = getattr(args, "text", None)  # take the marks _protect_notation put back off

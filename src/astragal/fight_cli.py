@@ -247,9 +247,10 @@ def _read_tables(args: Args) -> None:
     """The table files a command names (``table=PATH``, ``critical_table=PATH``), read here: the
     fight keeps each table as data, so the game never opens a file."""
     from ._files import read_json
+    from .switches import no_table
 
     for key, value in args.pairs.items():
-        if key in TABLE_KEYS and value.strip().lower() not in ("", "-", "default"):
+        if key in TABLE_KEYS and not no_table(value):
             what = TABLE_SWITCHES[TABLE_KEYS[key]].file
             args.tables[key] = read_json(value, what, FightError)
 

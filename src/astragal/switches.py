@@ -17,7 +17,7 @@ from typing import Any
 
 from ._errors import OptionError
 
-__all__ = ["Switch", "load_files", "read_bool", "read_int", "resolve"]
+__all__ = ["Switch", "load_files", "no_table", "read_bool", "read_int", "resolve"]
 
 _TRUE = ("true", "on", "yes", "1")
 _WHOLE = re.compile(r"[+-]?[0-9]+")
@@ -53,6 +53,12 @@ def read_int(name: str, value: object, low: int | None = None, high: int | None 
             f"at least {low}" if low is not None else f"at most {high}")
         raise OptionError(f"option {name} takes {span}, not {number}")
     return number
+
+
+def no_table(value: object) -> bool:
+    """A table switch's value that asks for no table of one's own (the game's default)."""
+    return value is None or (isinstance(value, str) and
+                             value.strip().lower() in ("", "-", "default"))
 
 
 def _shown(value: object) -> str:
@@ -134,8 +140,7 @@ class Switch:
         return text
 
     def _read_table(self, value: object, where: str) -> Mapping[str, Any] | str:
-        if value is None or (isinstance(value, str) and value.strip().lower() in
-                             ("", "-", "default")):
+        if no_table(value):
             return ""
         if isinstance(value, Mapping):
             if self.parse is not None:
@@ -212,8 +217,7 @@ def load_files(switches: Iterable[Switch], options: Mapping[str, Any] | None,
         switch = tables.get(str(key).replace("-", "_").lower())
         if switch is not None and isinstance(value, os.PathLike):
             value = os.fspath(value)
-        if switch is not None and isinstance(value, str) and value.strip().lower() not in (
-                "", "-", "default"):
+        if switch is not None and isinstance(value, str) and not no_table(value):
             path = value.strip()
             out[key] = switch.read(read_json(path, switch.file, OptionError),
                                    f"the {switch.file} {path}")

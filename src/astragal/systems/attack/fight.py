@@ -15,6 +15,7 @@ from typing import Any
 from ..._errors import FacesError, InputError, OptionError
 from ..._limits import DEFAULT_LIMITS
 from ..._rng import Source, SystemSource, make_source
+from ...switches import no_table
 from .combatants import (
     FightError,
     apply_fields,
@@ -80,7 +81,7 @@ def _set_options(data: dict[str, Any], pairs: Sequence[str],
             raise FightError(f"house rules are written key=value, not '{pair}'")
         if key in TABLE_KEYS:
             switch = TABLE_SWITCHES[TABLE_KEYS[key]]
-            if value.strip().lower() in ("", "-", "default"):
+            if no_table(value):
                 data[switch.name] = None
             elif tables is None or key not in tables:
                 raise FightError(f"{key}={value}: a {switch.file} is a file, and only "

@@ -20,6 +20,7 @@ from .nodes import (
     Expression,
     Group,
     Label,
+    Lazy,
     Neg,
     Node,
     Power,
@@ -57,26 +58,13 @@ def _walk(node: Node) -> list[Node]:
     return out
 
 
-class _DieName:
-    __slots__ = ("d",)
-
-    def __init__(self, d: Dice) -> None:
-        self.d = d
-
-    def __str__(self) -> str:
-        return self.d.die_text()
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-
 def _check_dice(d: Dice, text: str, limits: Limits,
                 spans: Mapping[str, tuple[int, int]]) -> None:
     from .rules import count_matching, die_range
 
     lo, hi = die_range(d)
     n = d.size
-    name = _DieName(d)  # its text is made only for an error
+    name = Lazy(d.die_text)  # its text is made only for an error
 
     def never(c: Compare, what: str) -> None:
         if count_matching(d, [c]) == 0:

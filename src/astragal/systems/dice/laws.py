@@ -16,6 +16,7 @@ from .lexicon import TAIL
 from .nodes import (
     Dice,
     Group,
+    Lazy,
     Value,
 )
 from .pmf import (
@@ -23,7 +24,6 @@ from .pmf import (
     ROW_BYTES,
     Budget,
     Pmf,
-    Said,
     add,
     convolve,
     lost_of,
@@ -231,7 +231,8 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     if d.keep is None or by_value:  # power() refuses at once what it could not finish
         steps, memory = power_cost(d.size, d.count)  # at least this, explosions or not
         budget.check(steps + (20 * d.size if d.reroll or d.explode else 0),
-                     Said(what, f" ({(d.size - 1) * d.count + 1:,} possible values or more)"), d.span,
+                     Lazy(lambda: f"{what} ({(d.size - 1) * d.count + 1:,} possible values or "
+                          "more)"), d.span,
                      memory)
         return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
     budget.spend(20 * d.count, what, d.span, memory=LIST_BYTES * d.count)  # the mixture's law

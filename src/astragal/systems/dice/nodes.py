@@ -7,7 +7,7 @@ text parses back to an equal tree under any options.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -48,6 +48,22 @@ def format_value(v: Value) -> str:
         return str(int(v))
     text = f"{float(v):.6f}".rstrip("0")
     return text
+
+
+class Lazy:
+    """Words made only if they are printed: a check or a limit names the term it refuses, and
+    a term's text costs microseconds that no step should pay when nothing is refused."""
+
+    __slots__ = ("words",)
+
+    def __init__(self, words: Callable[[], str]) -> None:
+        self.words = words
+
+    def __str__(self) -> str:
+        return self.words()
+
+    def __format__(self, spec: str) -> str:
+        return format(self.words(), spec)
 
 
 def sum_text(values: Sequence[Value]) -> str:

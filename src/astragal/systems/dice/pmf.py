@@ -21,7 +21,7 @@ from typing import Any
 from ..._errors import LimitError
 from ..._limits import Limits
 from ...odds import maths
-from .nodes import Value
+from .nodes import Lazy, Value
 
 __all__ = ["CALL", "CELLS", "Budget", "Pmf", "add", "binop", "convolve", "mapped", "merge", "mix",
            "negate", "power"]
@@ -34,19 +34,6 @@ _FFT_FROM = 4_000_000  # direct convolution above this many multiply-adds switch
 LIST_BYTES = 32  # a float in a Python list: the pointer and the float object
 ROW = 40  # steps per possible value of the answer (its row, the JSON, a chart's bar)
 ROW_BYTES = 150  # bytes per possible value of the answer (a (value, probability) row)
-
-
-class Said:
-    """What a step is about, put into words only if an error needs them (a node's text costs
-    microseconds, and a step rarely fails)."""
-
-    __slots__ = ("more", "what")
-
-    def __init__(self, what: object, more: str = "") -> None:
-        self.what, self.more = what, more
-
-    def __str__(self) -> str:
-        return f"{self.what}{self.more}"
 
 
 class Budget:
@@ -278,7 +265,8 @@ def power(a: Pmf, n: int, budget: Budget, what: object) -> Pmf:
         return Pmf.point(0)
     if a.p is not None:  # refuse at once what the squarings could not finish
         steps, memory = power_cost(len(a.p), n)
-        budget.check(steps, Said(what, f" ({(len(a.p) - 1) * n + 1:,} possible values)"),
+        values = (len(a.p) - 1) * n + 1
+        budget.check(steps, Lazy(lambda: f"{what} ({values:,} possible values)"),
                      memory=memory)
     if a.p is None:
         out = a
