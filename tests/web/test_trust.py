@@ -86,8 +86,9 @@ def reseal(entries: list[dict[str, Any]], start: int, key: Signer | None = None)
 def forge_faces(entries: list[dict[str, Any]]) -> None:
     """Choose entry 2's faces (a natural 20) and reseal everything after."""
     e = entries[1]
-    e["draws"] = [[0, 20, 20]]
-    e["roll"]["dice"][0]["face"] = 20
+    forged = 20 if e["draws"][0][2] != 20 else 1  # a face the seed did not give
+    e["draws"] = [[0, 20, forged]]
+    e["roll"]["dice"][0]["face"] = forged
     reseal(entries, 1)
 
 
