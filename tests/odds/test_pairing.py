@@ -98,3 +98,35 @@ def test_estimated_memory_is_within_4x_of_the_traced_peak(n: int, m: int, fa: bo
         floor = 1 << 20
         assert max(peak, floor) / 4 <= max(guess.peak_bytes, floor) <= max(peak, floor) * 4, \
             (kernel, guess, peak)
+
+
+CLOSED = [(a, d, steps, bonus) for a, d in [((12,), ()), ((4,), ()), ((12, 12, 12), ()),
+                                            ((12, 10, 4, 4), ()), ((6,) * 7, ()),
+                                            ((12,) * 20, ()), ((12,), (12,)), ((4,), (12, 8, 6)),
+                                            ((12,), (4, 4, 4, 4)), ((8,), (12,) * 5)]
+          for steps in KINDS for bonus in (0, 1)]
+
+
+@pytest.mark.parametrize("a,d,steps,bonus", CLOSED)
+def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: tuple[int, ...],
+                                                          steps: tuple[tuple[int, int], ...],
+                                                          bonus: int) -> None:
+    """Plain pools with no defence dice or one attack die: the closed form's exact fractions are
+    the exact kernel's, and its estimate is within 4x of the steps it counts."""
+    att, dfn = P.Pool(a), P.Pool(d)
+    assert P._closed_form(att, dfn)
+    shape = P._shape(att, dfn, steps, bonus)
+    closed, done = P._closed(shape)
+    exact = P._exact(shape)[0]
+    assert closed + [0] * (len(exact) - len(closed)) == exact
+    guess = P.estimate(att, dfn, steps, bonus)
+    assert guess.kernel == "closed"
+    assert done / 4 <= guess.steps <= done * 4 + 64, (guess, done)
+    assert P.distribution(att, dfn, steps, bonus) == P.distribution(att, dfn, steps, bonus,
+                                                                    kernel="exact")
+
+
+def test_favored_pools_and_sorted_pairs_are_not_closed() -> None:
+    assert not P._closed_form(P.Pool((12,), True), P.Pool(()))
+    assert not P._closed_form(P.Pool((12,)), P.Pool((12,), True))
+    assert not P._closed_form(P.Pool((12, 12)), P.Pool((12,)))

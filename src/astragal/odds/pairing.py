@@ -46,19 +46,33 @@ import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, Self
 
 __all__ = ["Pool", "Work", "distribution", "estimate"]
 
 
-class Pool(NamedTuple):
+class Pool(tuple[tuple[int, ...], bool]):
     """One side: its die sizes and whether it is favoured (one 1 re-rolled, largest die first).
 
-    (Named tuples, not dataclasses, throughout this module: the first odds of a process import
-    it, and a frozen dataclass takes ~0.3 ms to create.)"""
+    (Plain tuple classes throughout this module, not dataclasses nor named tuples: the first
+    odds of a process import it, and a frozen dataclass takes ~0.3 ms to create, a named tuple
+    ~0.2 ms.)"""
 
-    sizes: tuple[int, ...]
-    favored: bool = False
+    __slots__ = ()
+
+    def __new__(cls, sizes: tuple[int, ...], favored: bool = False) -> Self:
+        return tuple.__new__(cls, (sizes, favored))
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return self[0]
+
+    @property
+    def favored(self) -> bool:
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"Pool({self[0]!r}, {self[1]!r})"
 
     def classes(self) -> tuple[tuple[int, ...], ...]:
         """The dice as classes the state counts separately: one class for a plain pool (its
@@ -70,13 +84,29 @@ class Pool(NamedTuple):
         return tuple((s,) * self.sizes.count(s) for s in sorted(set(self.sizes), reverse=True))
 
 
-class Work(NamedTuple):
+class Work(tuple[int, int, str]):
     """Work of one evaluation: ``steps`` = state transitions × hit counts carried (the unit
     both kernels spend their time on), ``peak_bytes`` = the largest working set of one face."""
 
-    steps: int
-    peak_bytes: int
-    kernel: str
+    __slots__ = ()
+
+    def __new__(cls, steps: int, peak_bytes: int, kernel: str) -> Self:
+        return tuple.__new__(cls, (steps, peak_bytes, kernel))
+
+    @property
+    def steps(self) -> int:
+        return self[0]
+
+    @property
+    def peak_bytes(self) -> int:
+        return self[1]
+
+    @property
+    def kernel(self) -> str:
+        return self[2]
+
+    def __repr__(self) -> str:
+        return f"Work(steps={self[0]}, peak_bytes={self[1]}, kernel={self[2]!r})"
 
 
 # -------------------------------------------------------------------------------------------
@@ -117,22 +147,16 @@ def _favored_weight(pool: Pool, ones: Sequence[int]) -> Fraction:
 # Shape of one evaluation
 
 
-class _Shape(NamedTuple):
-    attack: Pool
-    defence: Pool
-    steps: tuple[tuple[int, int], ...]
-    bonus: int
-    top: int
-    depth: int  # attack-count history kept: D(v+2) .. D(v+depth+1)
-    max_hits: int
+class _Shape:
+    __slots__ = ("attack", "bonus", "defence", "depth", "m", "max_hits", "n", "steps", "top")
 
-    @property
-    def n(self) -> int:
-        return len(self.attack.sizes)
-
-    @property
-    def m(self) -> int:
-        return len(self.defence.sizes)
+    def __init__(self, attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...],
+                 bonus: int, top: int, depth: int, max_hits: int) -> None:
+        self.attack, self.defence, self.steps, self.bonus = attack, defence, steps, bonus
+        self.top = top
+        self.depth = depth  # attack-count history kept: D(v+2) .. D(v+depth+1)
+        self.max_hits = max_hits
+        self.n, self.m = len(attack.sizes), len(defence.sizes)
 
     def step_at(self, diff: int) -> int:
         return sum(w for t, w in self.steps if diff >= t)
@@ -175,75 +199,110 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
         if pool.favored:
             den *= math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
     bits = (total * den).bit_length() + 2
-    states: dict[tuple[int, ...], int] = {(0,) * (ka + kd + depth): 1}
-    work = 0
-    out = 0
-    combs = [[math.comb(r, k) for k in range(r + 1)] for r in range(max(shape.n, m) + 1)]
+    nd = ka + kd
+    rmax = max(shape.n, m)
+    rows = [tuple(math.comb(r, k) for k in range(1, r + 1)) for r in range(rmax + 1)]
     # the history slot each step t ≥ 2 reads at face v: D(v+t) sits at depth + 1 − t
     reads = [(depth + 1 - t, w) for t, w in steps2]
     first_read = min((t for t, _ in steps2), default=0)
-    nd = ka + kd  # where the history starts in a state tuple
-    # A state's moves depend on the state and a few numbers of the face, which repeat from face
-    # to face: each list of moves is built once.
-    moves: dict[tuple[Any, ...], dict[tuple[int, ...],
-                                      list[tuple[tuple[int, ...], int, int]]]] = {}
+    # A state is numbered ``pool * hw + hist``: the dice placed per class (``pools``) and the
+    # attack-count history (``hists``) are numbered apart, as each step changes them apart, and
+    # an int hashes at once where a tuple hashes element by element. Every history value lies in
+    # 0..min(n, m), so ``hw`` bounds the histories' numbers.
+    hw = (min(shape.n, m) + 1) ** depth
+    pools: list[tuple[int, ...]] = [(0,) * nd]
+    pool_ids = {pools[0]: 0}
+    hists: list[tuple[int, ...]] = [(0,) * depth]
+    hist_ids = {hists[0]: 0}
 
-    lowered: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+    def number(table: list[tuple[int, ...]], ids: dict[tuple[int, ...], int],
+               key: tuple[int, ...]) -> int:
+        got = ids.get(key)
+        if got is None:
+            got = ids[key] = len(table)
+            table.append(key)
+        return got
 
-    def defence_moves(st: tuple[int, ...], col: int, r: int) -> list[tuple[tuple[int, ...],
-                                                                              int, int]]:
-        head, placed, tail, hist = st[:col], st[col], st[col + 1:nd], st[nd:]
-        row = combs[r]
-        caps = [(hist[slot], w) for slot, w in reads]
-        out = []
-        for k in range(r + 1):
-            shift = 0  # _defence_hits, inlined
-            for cap, w in caps:
-                shift += w * (min(cap, k))
-            low = lowered.get((hist, k))
-            if low is None:
-                low = lowered[hist, k] = tuple([h - k if h > k else 0 for h in hist])
-            out.append((head + (placed + k,) + tail + low, row[k], bits * shift))
-        return out
+    # per history: the histories k defence ranks placed leave, and the hits they score
+    # (_defence_hits); per history and entering value: the history one face lower
+    lowered: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    entered: dict[tuple[int, int], int] = {}
 
-    def attack_moves(st: tuple[int, ...], c: int, r: int, surplus: int,
-                     enter: int) -> list[tuple[tuple[int, ...], int, int]]:
-        a = st[0] if ka == 1 else sum(st[:ka])
-        b = st[ka] if kd == 1 else sum(st[ka:nd])
+    def lower(h: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        hist = hists[h]
+        low = tuple(number(hists, hist_ids, tuple([x - k if x > k else 0 for x in hist]))
+                    for k in range(1, m + 1))
+        hits = tuple(bits * _defence_hits(k, hist, reads, min) for k in range(1, m + 1))
+        got = lowered[h] = (low, hits)
+        return got
+
+    # per pool counts and step: the counts after placing k = 1..r dice, their coefficients and
+    # (attack) hits; a state's moves are then its pool moves at its history, remembered per step
+    Moves = tuple[int, tuple[tuple[int, int], ...]]
+    by_pool: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    moves: dict[tuple[Any, ...], dict[int, Moves]] = {}
+
+    def placed(p: int, col: int, elig: int) -> tuple[int, list[int]]:
+        counts = pools[p]
+        r = max(0, elig - counts[col])
+        head, at, tail = counts[:col], counts[col], counts[col + 1:]
+        return r, [number(pools, pool_ids, head + (at + k,) + tail) * hw
+                   for k in range(1, r + 1)]
+
+    def defence_moves(sid: int, col: int, elig: int) -> Moves:
+        p, h = divmod(sid, hw)
+        got = by_pool.get((p, col, elig))
+        if got is None:
+            r, targets = placed(p, col, elig)
+            got = by_pool[p, col, elig] = (targets, rows[r])
+        targets, coefs = got
+        if not targets:
+            return sid, ()
+        low, hits = lowered.get(h) or lower(h)
+        return sid, tuple(zip([t + x for t, x in zip(targets, low)],
+                              [c << x for c, x in zip(coefs, hits)]))
+
+    def attack_moves(sid: int, c: int, elig: int, surplus: int, enter: int) -> Moves:
+        p, h = divmod(sid, hw)
+        got = by_pool.get((p, c, elig, surplus))
+        if got is None:
+            counts = pools[p]
+            a = sum(counts[:ka])
+            b = sum(counts[ka:nd])
+            r, targets = placed(p, c, elig)
+            hits = [bits * _attack_hits(a, k, b, m, first, surplus, min, max)
+                    for k in range(1, r + 1)]
+            got = by_pool[p, c, elig, surplus] = (
+                targets, [c << x for c, x in zip(rows[r], hits)], max(0, min(a, m) - b))
+        targets, coefs, entry = got
         if enter:  # one face lower: D(v+1) enters the history, clipped to the ranks ≥ b that
             # can still meet a defence die (0 once no step reads it any more)
-            st = st[:nd] + st[nd + 1:] + ((max(0, min(a, m) - b) if enter > 1 else 0),)
-        head, placed, tail = st[:c], st[c], st[c + 1:]
-        row = combs[r]
-        lo_first = max(b, a)  # _attack_hits, inlined
-        lo_surplus = max(m, a)
-        out = []
-        for k in range(r + 1):
-            ak = a + k
-            shift = first * max(0, (min(m, ak)) - lo_first) + \
-                surplus * max(0, ak - lo_surplus)
-            out.append((head + (placed + k,) + tail, row[k], bits * shift))
-        return out
+            key = (h, entry if enter > 1 else 0)
+            h2 = entered.get(key)
+            if h2 is None:
+                h2 = entered[key] = number(hists, hist_ids, hists[h][1:] + (key[1],))
+            h = h2
+        return p * hw + h, tuple(zip([t + h for t in targets], coefs))
 
+    states: dict[int, int] = {0: 1}
+    work = 0
+    out = 0
     for v in range(shape.top, 1, -1):
         # defence dice showing v, class by class (a step's moves are remembered per state in a
         # table of their own: the step's other numbers are its key, not each state's)
         for c, elig in enumerate(_eligible(d_cls, v)):
             col = ka + c
-            new: dict[tuple[int, ...], int] = {}
+            new: dict[int, int] = {}
             get = new.get
             known = moves.setdefault((0, col, elig), {})
-            for st, poly in states.items():
-                r = elig - st[col]
-                if r <= 0:
-                    new[st] = get(st, 0) + poly
-                    continue
-                todo = known.get(st)
+            for sid, poly in states.items():
+                todo = known.get(sid)
                 if todo is None:
-                    todo = known[st] = defence_moves(st, col, r)
-                for key, mult, sb in todo:
-                    new[key] = get(key, 0) + ((poly * mult) << sb)
-                work += r + 1
+                    todo = known[sid] = defence_moves(sid, col, elig)
+                new[sid] = get(sid, 0) + poly
+                for key, mult in todo[1]:
+                    new[key] = get(key, 0) + poly * mult
+                work += len(todo[1]) + 1
             states = new
         # then the attack dice showing v, class by class
         surplus = shape.step_at(v - 1)
@@ -252,20 +311,23 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
             new = {}
             get = new.get
             known = moves.setdefault((1, c, elig, surplus, enter), {})
-            for st, poly in states.items():
-                todo = known.get(st)
+            for sid, poly in states.items():
+                todo = known.get(sid)
                 if todo is None:
-                    r = elig - st[c]
-                    todo = known[st] = attack_moves(st, c, max(r, 0), surplus, enter)
-                for key, mult, sb in todo:
-                    new[key] = get(key, 0) + ((poly * mult) << sb)
-                work += len(todo)
+                    todo = known[sid] = attack_moves(sid, c, elig, surplus, enter)
+                key = todo[0]
+                new[key] = get(key, 0) + poly
+                for key, mult in todo[1]:
+                    new[key] = get(key, 0) + poly * mult
+                work += len(todo[1]) + 1
             enter = 0
             states = new
     # face 1: every unplaced die shows 1 (an attack 1 never scores); favoured pools take their
     # weight W from how many 1s each size shows; the all-ones bonus when no defence die is above 1
-    for st, poly in states.items():
-        b = sum(st[ka:ka + kd])
+    for sid, poly in states.items():
+        p, h = divmod(sid, hw)
+        st = pools[p]
+        b = sum(st[ka:nd])
         weight = Fraction(den)
         if fav_a:
             weight *= _favored_weight(shape.attack, [len(cls) - st[c]
@@ -274,7 +336,7 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
             weight *= _favored_weight(shape.defence, [len(cls) - st[ka + c]
                                                       for c, cls in enumerate(d_cls)])
         assert weight.denominator == 1
-        shift = _defence_hits(m - b, st[nd:], reads, min) if reads else 0
+        shift = _defence_hits(m - b, hists[h], reads, min) if reads else 0
         if b == 0 and shape.bonus:
             shift += shape.bonus
         out += (poly * weight.numerator) << (bits * shift)
@@ -283,6 +345,56 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
     denominator = total * den
     return [Fraction((out >> (bits * h)) & mask, denominator)
             for h in range(shape.max_hits + 1)], work * EXACT_STEPS_PER_MOVE
+
+
+# Closed forms: plain pools that need no sorting
+
+
+def _closed_form(attack: Pool, defence: Pool) -> bool:
+    """Whether the closed form answers: plain pools with no defence dice (each attack die meets
+    the imaginary 1 and scores from its own face) or one attack die (it meets the highest
+    defence face)."""
+    return not attack.favored and not defence.favored and (
+        not defence.sizes or len(attack.sizes) == 1)
+
+
+def _closed(shape: _Shape) -> tuple[list[Fraction], int]:
+    """``_exact``'s counts for a ``_closed_form`` shape, and the steps taken: with no defence
+    dice, the convolution of each die's hits (the step function at its face − 1); with one
+    attack die, its face against the highest defence face (the all-ones bonus when that is 1)."""
+    g = [shape.step_at(x) for x in range(shape.top)]  # the step function at a difference x
+    att = shape.attack.sizes
+    counts = [1]
+    work = 0
+    if not shape.defence.sizes:
+        laws: dict[int, list[int]] = {}
+        for size in att:
+            law = laws.get(size)
+            if law is None:
+                law = laws[size] = [0] * (g[size - 1] + 1)
+                for f in range(1, size + 1):
+                    law[g[f - 1]] += 1
+            out = [0] * (len(counts) + len(law) - 1)
+            for i, c in enumerate(counts):
+                if c:
+                    for j, x in enumerate(law):
+                        if x:
+                            out[i + j] += c * x
+            work += len(counts) * len(law)
+            counts = out
+    else:
+        size = att[0]
+        counts = [0] * (shape.max_hits + 1)
+        below = 0  # defence face vectors whose highest face is below s
+        for s in range(1, max(shape.defence.sizes) + 1):
+            upto = math.prod(min(z, s) for z in shape.defence.sizes)
+            ways, below = upto - below, upto
+            extra = shape.bonus if s == 1 else 0
+            for d in range(1, size + 1):
+                counts[(g[d - s] if d > s else 0) + extra] += ways
+            work += size
+    total = math.prod(att) * math.prod(shape.defence.sizes)
+    return [Fraction(c, total) for c in counts], work
 
 
 # The numpy kernel (``pairing_numpy.py``): float64, a face's states in arrays
@@ -352,6 +464,11 @@ def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
     numpy's import while it is not loaded), its steps and its peak bytes."""
     if not attack.sizes:
         return Work(1, 0, "exact")
+    if kernel in ("auto", "closed") and _closed_form(attack, defence):
+        n, per_die = len(attack.sizes), sum(w for _, w in steps) + 1
+        done = (n * (n - 1) // 2 * (per_die - 1) + n) * per_die if not defence.sizes else \
+            attack.sizes[0] * max(defence.sizes)
+        return Work(done + 64, 64 * (done + n * per_die), "closed")
     exact, numpy = _kernel_work(attack, defence, tuple(steps), all_ones_bonus)
     if kernel == "exact":
         return exact
@@ -369,7 +486,7 @@ def _kernel_work(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...]
     shape = _shape(attack, defence, steps, all_ones_bonus)
     moves, widest = _count_moves(shape)
     width = shape.max_hits + 1
-    exact = Work(moves * EXACT_STEPS_PER_MOVE, moves * 200 + widest * (300 + width), "exact")
+    exact = Work(moves * EXACT_STEPS_PER_MOVE, moves * 40 + widest * (80 + width), "exact")
     # numpy: a step's rows and flat index (width floats and ints per move), its structure
     # (moves, state rows) and the structures kept for the faces that repeat them, the key table
     radix = [len(c) + 1 for c in shape.attack.classes() + shape.defence.classes()] + \
@@ -385,7 +502,8 @@ def _kernel_work(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...]
 def distribution(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
                  all_ones_bonus: int = 0, kernel: str = "auto") -> list[float]:
     """P(score = h) for h = 0..max, exactly (see the module docstring). ``kernel``: "auto"
-    (by ``estimate``), "exact" or "numpy"."""
+    (by ``estimate``), "exact", "numpy" or "closed" (plain pools with no defence dice or one
+    attack die, ``_closed_form``)."""
     if not attack.sizes:
         return [1.0]
     if kernel == "auto":
@@ -400,6 +518,8 @@ def _distribution(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...
     shape = _shape(attack, defence, steps, all_ones_bonus)
     if kernel == "numpy":
         result = _numpy(shape)[0]
+    elif kernel == "closed":
+        result = [float(p) for p in _closed(shape)[0]]
     else:
         result = [float(p) for p in _exact(shape)[0]]
     while len(result) > 1 and result[-1] == 0.0:
