@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from typing import Any, NamedTuple, Self
 
 from ._errors import LimitError, OptionError
+from ._records import typed
 
 __all__ = ["CEILINGS", "DEFAULT_LIMITS", "Limits"]
 
@@ -21,10 +22,7 @@ CEILINGS: dict[str, int] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Bounds on what one request may ask for."""
-
+class _Bounds(NamedTuple):
     max_notation_length: int = 1000
     max_dice: int = 500
     max_rolls: int = 100
@@ -34,19 +32,32 @@ class Limits:
     # in the same units (their estimates are tested within 4x of the work they count)
     max_odds_memory: int = 512 * 1024 * 1024  # bytes one odds request may use at its peak
 
-    def __post_init__(self) -> None:
+
+
+@typed
+class Limits(_Bounds):
+    """Bounds on what one request may ask for."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        self = super().__new__(cls, *args, **kwargs)
         # A limit is a whole number from 1 to its ceiling: a string, a float (NaN would turn the
         # check off: every comparison with it is false), a bool, 0 or a negative number is an
         # OptionError naming the limit, not a TypeError deep inside a system.
-        for f in fields(self):
-            value = getattr(self, f.name)
-            ceiling = CEILINGS[f.name]
+        for name, value in zip(self._fields, self):
+            ceiling = CEILINGS[name]
             if isinstance(value, bool) or not isinstance(value, int):
-                raise OptionError(f"Limits({f.name}=...) must be a whole number from 1 to "
+                raise OptionError(f"Limits({name}=...) must be a whole number from 1 to "
                                   f"{ceiling:,}, not {_shown(value)}")
             if not 1 <= value <= ceiling:
-                raise OptionError(f"Limits({f.name}={value}) is out of range: it must be from 1 "
+                raise OptionError(f"Limits({name}={value}) is out of range: it must be from 1 "
                                   f"to {ceiling:,}")
+        return self
+
+    @classmethod
+    def _make(cls, iterable: Any) -> Self:  # type: ignore[override]  # _replace checks too
+        return cls(*iterable)
 
     def check_length(self, text: str) -> None:
         """Refuse notation longer than ``max_notation_length``."""

@@ -9,16 +9,14 @@ tests can check that each registered rule is used by both the roller and the odd
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 __all__ = ["Rule", "rule", "rulebook"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(NamedTuple):
     """One rule: its game, its ID in RULES.md, its one-line statement and the function."""
 
     system: str

@@ -11,9 +11,9 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ._errors import OptionError
 
@@ -66,8 +66,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-@dataclass(frozen=True, slots=True, eq=False)  # one switch is one object: compared by identity
-class Switch:
+class Switch(NamedTuple):
     """One house-rule switch of a game.
 
     ``choices`` lists the allowed words of a text switch; ``aliases`` maps other spellings to them
@@ -82,7 +81,7 @@ class Switch:
     rule: str
     help: str
     choices: tuple[str, ...] = ()
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = MappingProxyType({})
     low: int | None = None
     high: int | None = None
     multiple: bool = False
@@ -175,6 +174,12 @@ class Switch:
                                   "all")
             chosen.add(word)
         return "+".join(c for c in self.choices if c in chosen)
+
+
+# one switch is one object: compared and hashed by identity (its aliases are a mapping)
+Switch.__eq__ = object.__eq__  # type: ignore[method-assign]
+Switch.__ne__ = object.__ne__  # type: ignore[method-assign]
+Switch.__hash__ = object.__hash__  # type: ignore[method-assign]
 
 
 @lru_cache(maxsize=64)

@@ -6,10 +6,10 @@ faces (the last one stands); a die removed before rolling is kept with no faces 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._limits import DEFAULT_LIMITS, Limits
+from .._records import typed
 from .._rng import Source
 
 __all__ = ["STEP_SIZES", "Die", "Roll", "Tray", "TrayHands", "step_up"]
@@ -22,8 +22,8 @@ def step_up(size: int, steps: int = 1) -> int:
     return min(12, size + 2 * steps)
 
 
-@dataclass(frozen=True, slots=True)
-class Die:
+@typed
+class Die(NamedTuple):
     """One die: its size, every face it showed (the last stands), its group and what happened."""
 
     size: int
@@ -57,8 +57,8 @@ class Die:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Roll:
+@typed(compared=-1)
+class Roll(NamedTuple):
     """What happened and what it means: the dice in rolling order, the verdict, the transcript.
 
     ``outcome`` is the verdict's category in the game's words (``"success"``, ``"botch"``...);
@@ -71,7 +71,11 @@ class Roll:
     result: dict[str, Any]
     dice: tuple[Die, ...]
     transcript: tuple[str, ...]
-    spec: Any = field(default=None, compare=False, repr=False)
+    spec: Any = None  # the parsed request (not compared)
+
+    def __repr__(self) -> str:
+        return (f"Roll(system={self.system!r}, input={self.input!r}, outcome={self.outcome!r}, "
+                f"result={self.result!r}, dice={self.dice!r}, transcript={self.transcript!r})")
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (see README: JSON output)."""

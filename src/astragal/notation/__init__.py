@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .._errors import NotationError
 
@@ -12,8 +12,7 @@ __all__ = ["Token", "Tokens", "split_prefix", "tokenize"]
 _TOKEN = re.compile(r"\s*(?:(?P<sym>[&,;()])|(?P<word>[^\s&,;()]+))")
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """One word or symbol of the input, with its position in the whole text."""
 
     text: str

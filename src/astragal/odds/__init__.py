@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 __all__ = ["Distribution", "Odds", "convolve"]
 
 
-@dataclass(frozen=True, slots=True)
 class Distribution:
     """An exact distribution: outcome -> probability, over numbers or named categories.
 
@@ -23,11 +21,41 @@ class Distribution:
     (1.75, 0.75)
     """
 
+    # A plain class with slots, not a dataclass: importing ``dataclasses`` (and the ``inspect``
+    # it needs) is a large part of the command line's start-up (see astragal/_records.py).
+    __slots__ = ("denominator", "items_", "truncated")
+
     items_: tuple[tuple[Any, float], ...]
-    truncated: float = 0.0
-    denominator: int | None = field(default=None, compare=False)
+    truncated: float
+    denominator: int | None
     """A whole number that every probability is an exact multiple of 1/denominator of, when
-    the system knows one (finite rational laws); it makes ``exact()`` possible."""
+    the system knows one (finite rational laws); it makes ``exact()`` possible. Not compared."""
+
+    def __init__(self, items_: tuple[tuple[Any, float], ...], truncated: float = 0.0,
+                 denominator: int | None = None) -> None:
+        set_ = object.__setattr__
+        set_(self, "items_", items_)
+        set_(self, "truncated", truncated)
+        set_(self, "denominator", denominator)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a Distribution is immutable: cannot set {name}")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Distribution:
+            return NotImplemented
+        return self.items_ == other.items_ and self.truncated == other.truncated
+
+    def __hash__(self) -> int:
+        return hash((self.items_, self.truncated))
+
+    def __repr__(self) -> str:
+        return (f"Distribution(items_={self.items_!r}, truncated={self.truncated!r}, "
+                f"denominator={self.denominator!r})")
+
+    def with_denominator(self, denominator: int | None) -> Distribution:
+        """The same distribution, knowing every probability is a multiple of 1/denominator."""
+        return Distribution(self.items_, self.truncated, denominator)
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[Any, float], truncated: float = 0.0,
@@ -162,17 +190,46 @@ class Distribution:
         return {str(k): p for k, p in self.items_}
 
 
-@dataclass(frozen=True, slots=True)
 class Odds:
     """Exact odds of one roll: named outcome categories and the distribution of its value."""
+
+    __slots__ = ("distribution", "extra", "input", "notes", "outcomes", "system", "value_name")
 
     system: str
     input: str
     outcomes: Distribution
     distribution: Distribution
-    value_name: str = "value"
-    notes: tuple[str, ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
+    value_name: str
+    notes: tuple[str, ...]
+    extra: dict[str, Any]
+
+    def __init__(self, system: str, input: str, outcomes: Distribution,
+                 distribution: Distribution, value_name: str = "value",
+                 notes: tuple[str, ...] = (), extra: dict[str, Any] | None = None) -> None:
+        set_ = object.__setattr__
+        for name, value in (("system", system), ("input", input), ("outcomes", outcomes),
+                            ("distribution", distribution), ("value_name", value_name),
+                            ("notes", notes), ("extra", {} if extra is None else extra)):
+            set_(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Odds are immutable: cannot set {name}")
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.system, self.input, self.outcomes, self.distribution, self.value_name,
+                self.notes, self.extra)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Odds:
+            return NotImplemented
+        return self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment]  # it holds a dict (``extra``)
+
+    def __repr__(self) -> str:
+        return (f"Odds(system={self.system!r}, input={self.input!r}, outcomes={self.outcomes!r},"
+                f" distribution={self.distribution!r}, value_name={self.value_name!r}, "
+                f"notes={self.notes!r}, extra={self.extra!r})")
 
     @property
     def mean(self) -> float:

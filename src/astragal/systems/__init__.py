@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import Any, NamedTuple, Protocol
 
 from .._errors import NotationError, OptionError
 from .._limits import Limits
@@ -41,8 +41,7 @@ class System(Protocol):
     def odds(self, spec: Any, options: Mapping[str, Any], limits: Limits, text: str) -> Odds: ...
 
 
-@dataclass(frozen=True)
-class Game:
+class Game(NamedTuple):
     """The plumbing every game shares: a game is its name, its switches and three functions.
 
     ``switches`` declares each house rule once (``astragal.switches.Switch``); ``defaults`` is
@@ -56,8 +55,7 @@ class Game:
     odds_fn: Callable[[Any, Mapping[str, Any], Limits, str], Odds]
     switches: tuple[Switch, ...] = ()
     aliases: tuple[str, ...] = ()
-    tables: Mapping[str, Callable[[Mapping[str, Any]], list[list[str]]]] = field(
-        default_factory=dict)
+    tables: Mapping[str, Callable[[Mapping[str, Any]], list[list[str]]]] = MappingProxyType({})
 
     @property
     def defaults(self) -> dict[str, Any]:

@@ -18,7 +18,6 @@ Work is estimated before each step; past ``Limits.max_odds_work`` the answer is 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -179,7 +178,7 @@ def computed_pmf(node: Computed, limits: Limits, budget: Budget) -> Pmf:
     lost = 0.0
     for n, pn in counts:
         for s, ps in sides:
-            part = dice_pmf(replace(node.dice, count=int(n), sides=int(s)), limits, budget)
+            part = dice_pmf(node.dice._replace(count=int(n), sides=int(s)), limits, budget)
             lost += pn * ps * part.lost
             for v, p in part.items():
                 out[v] = out.get(v, 0.0) + pn * ps * p
@@ -273,7 +272,7 @@ def odds(expr: Expression | Rolls, limits: Limits, text: str) -> Odds:
     notes: list[str] = []
     is_check = isinstance(expr.body, Comparison)
     den = None if pmf.lost else denominator(expr.body)
-    dist = replace(_distribution(pmf), denominator=den)
+    dist = _distribution(pmf).with_denominator(den)
     if pmf.lost:
         notes.append(f"explosion tails cut where the probability left is below 1e-15 "
                      f"(left out: {pmf.lost:.1e})")

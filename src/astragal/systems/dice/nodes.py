@@ -8,8 +8,10 @@ text parses back to an equal tree under any options.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NamedTuple
+
+from ..._records import typed
 
 __all__ = [
     "FUDGE",
@@ -96,8 +98,8 @@ def _literal(v: Value) -> str:
     return f"{whole}.{''.join(digits)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Compare:
+@typed
+class Compare(NamedTuple):
     """A compare point such as ``>=8``: which faces or values it matches."""
 
     op: str  # "=", "!=", "<", "<=", ">", ">="
@@ -132,8 +134,8 @@ class Compare:
                 ">=": f"{self.value} or more"}[self.op]
 
 
-@dataclass(frozen=True, slots=True)
-class Keep:
+@typed
+class Keep(NamedTuple):
     """Keep or drop: ``kh`` keep highest, ``kl`` keep lowest, ``dh`` drop highest, ``dl`` drop
     lowest; ``k`` / ``p`` keep / drop (Avrae's "pop") every die whose value matches ``cond``."""
 
@@ -161,14 +163,14 @@ class Keep:
 EXPLODE_TEXT = {"explode": "!", "compound": "!!", "penetrate": "!p", "once": "xo", "add": "ra"}
 
 
-@dataclass(frozen=True, slots=True)
-class Dice:
+@typed(compared=-1)
+class Dice(NamedTuple):
     """``NdS`` with its modifiers, applied in a fixed order (see docs/notation.md).
 
     re-roll → explode/compound/penetrate → keep/drop → count successes, failures, doubles → sort.
     """
 
-    count: int
+    count: int  # type: ignore[assignment]
     sides: int  # FUDGE for dF
     reroll: tuple[Compare, ...] = ()
     reroll_once: bool = False
@@ -179,7 +181,6 @@ class Dice:
     failure: Compare | None = None
     double: Compare | None = None
     sort: str | None = None  # "a" | "d"
-    span: Span = field(default=(0, 0), compare=False)
     minimum: int | None = None  # mi / min: a die's value is at least this (Avrae, Foundry)
     maximum: int | None = None  # ma / max: at most this
     crit: Compare | None = None  # natural faces marked critical (default: a d20's 20)
@@ -187,6 +188,7 @@ class Dice:
     match: int = 0  # Roll20 m / mt: sets of at least this many equal dice (0: none)
     match_count: bool = False  # mt: the value is the number of sets
     custom: tuple[int, ...] = ()  # d{1,2,2,3}: the faces of a custom die (sides = len)
+    span: Span = (0, 0)  # where it was written (not compared)
 
     @property
     def size(self) -> int:
@@ -245,19 +247,19 @@ def faces_of(sides: int, custom: tuple[int, ...] = ()) -> tuple[int, ...]:
     return (-1, 0, 1) if sides == FUDGE else tuple(range(1, sides + 1))
 
 
-@dataclass(frozen=True, slots=True)
-class Num:
+@typed(compared=-1)
+class Num(NamedTuple):
     """A number (decimal literals are exact fractions)."""
 
     value: Value
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         return _literal(self.value)
 
 
-@dataclass(frozen=True, slots=True)
-class Group:
+@typed(compared=-1)
+class Group(NamedTuple):
     """``{a, b, ...}`` with keep/drop or success counting over the items' totals."""
 
     items: tuple[Node, ...]
@@ -266,7 +268,7 @@ class Group:
     failure: Compare | None = None
     double: Compare | None = None
     sort: str | None = None
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         inner = ",".join(_text(item, 1) for item in self.items)
@@ -279,23 +281,23 @@ class Group:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Neg:
+@typed(compared=-1)
+class Neg(NamedTuple):
     """Unary minus."""
 
     operand: Node
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         return "-" + _text(self.operand, 5)
 
 
-@dataclass(frozen=True, slots=True)
-class Sum:
+@typed(compared=-1)
+class Sum(NamedTuple):
     """``a + b - c``: terms with their signs (the first is ``+``)."""
 
     terms: tuple[tuple[str, Node], ...]
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         out = _text(self.terms[0][1], 3)
@@ -304,13 +306,13 @@ class Sum:
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class Product:
+@typed(compared=-2)
+class Product(NamedTuple):
     """``a * b / c % d``, left to right; ``/`` is exact division."""
 
     factors: tuple[tuple[str, Node], ...]
-    spans: tuple[Span, ...] = field(default=(), compare=False)  # each operator's span
-    span: Span = field(default=(0, 0), compare=False)
+    spans: tuple[Span, ...] = ()  # each operator's span
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         out = _text(self.factors[0][1], 4)
@@ -322,38 +324,38 @@ class Product:
 FUNCTIONS = {"floor": 1, "ceil": 1, "round": 1, "abs": 1, "min": -1, "max": -1, "pow": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+@typed(compared=-1)
+class Call(NamedTuple):
     """``floor(x)``, ``ceil``, ``round`` (halves up), ``abs``, ``min(a, b, ...)``, ``max``."""
 
     name: str
     args: tuple[Node, ...]
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         return f"{self.name}(" + ", ".join(_text(a, 1) for a in self.args) + ")"
 
 
-@dataclass(frozen=True, slots=True)
-class Comparison:
+@typed(compared=-1)
+class Comparison(NamedTuple):
     """``a >= b`` between totals (written with spaces): 1 if true, 0 if false."""
 
     op: str
     left: Node
     right: Node
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         return f"{_text(self.left, 2)} {self.op} {_text(self.right, 2)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Label:
+@typed(compared=-1)
+class Label(NamedTuple):
     """``2d6[fire]``: a name for the term before it; changes nothing else."""
 
     node: Node
     text: str
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         inner = _text(self.node, 6)
@@ -362,29 +364,29 @@ class Label:
         return f"{inner}[{self.text}]"
 
 
-@dataclass(frozen=True, slots=True)
-class Power:
+@typed(compared=-1)
+class Power(NamedTuple):
     """``a ** b`` (AnyDice's ``^``): a whole-number exponent; right-associative, above ``*``."""
 
     base: Node
     exponent: Node
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         return f"{_text(self.base, 6)}**{_text(self.exponent, 4)}"
 
 
-@dataclass(frozen=True, slots=True)
-class Computed:
+@typed(compared=-1)
+class Computed(NamedTuple):
     """``(1d4)d6``, ``(d6)d(d4+4)``: a dice term whose count and/or sides are rolled first.
 
     ``dice`` holds the modifiers (its count and sides are placeholders where computed).
     """
 
-    count: Node | None
+    count: Node | None  # type: ignore[assignment]
     sides: Node | None
     dice: Dice
-    span: Span = field(default=(0, 0), compare=False)
+    span: Span = (0, 0)
 
     def __str__(self) -> str:
         written = str(self.dice)
@@ -422,8 +424,8 @@ def _text(node: Node, need: int) -> str:
     return f"({text})" if precedence(node) < need else text
 
 
-@dataclass(frozen=True, slots=True)
-class Expression:
+@typed
+class Expression(NamedTuple):
     """A whole request: ``[N x] expression [# comment]``; ``str()`` starts with ``dice:``."""
 
     body: Node
@@ -442,8 +444,8 @@ class Expression:
         return f"{PREFIX}: {self.notation()}"
 
 
-@dataclass(frozen=True, slots=True)
-class Rolls:
+@typed
+class Rolls(NamedTuple):
     """Several rolls in one request: Roll20's ``;`` between rolls, or ``[[ ]]`` inline rolls
     in a line of text (``texts`` then holds the text around them, one more than the rolls)."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
@@ -97,13 +96,13 @@ def json_value(v: Value) -> int | float:
     return v
 
 
-@dataclass(slots=True)
 class _Rolled:
     """One die of a pool as it stands: its tray index, how it is shown and its value."""
 
-    index: int
-    shown: str
-    value: int
+    __slots__ = ("index", "shown", "value")
+
+    def __init__(self, index: int, shown: str, value: int) -> None:
+        self.index, self.shown, self.value = index, shown, value
 
 
 class _Roller:
@@ -370,7 +369,7 @@ class _Roller:
                     n = self.rolled_number(count, label, "count of dice", 0, span)
                 if sides is not None:
                     sides_n = self.rolled_number(sides, label, "number of sides", 1, span)
-                concrete = replace(d, count=n, sides=sides_n, span=span)
+                concrete = d._replace(count=n, sides=sides_n, span=span)
                 if n > self.limits.max_dice:
                     raise LimitError(f"the rolled count {n} is more than the limit of "
                                      f"{self.limits.max_dice} dice", self.text, span)

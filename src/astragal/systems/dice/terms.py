@@ -94,9 +94,9 @@ class DiceTerms:
         dice = Dice(count, sides, mods.get("reroll", ()), mods.get("reroll_once", False),
                     mods.get("explode"), mods.get("explode_on"), mods.get("keep"),
                     mods.get("success"), mods.get("failure"), mods.get("double"),
-                    mods.get("sort"), (start, self.pos), mods.get("minimum"),
-                    mods.get("maximum"), mods.get("crit"), mods.get("fumble"), match[0],
-                    match[1], custom)
+                    mods.get("sort"), mods.get("minimum"), mods.get("maximum"),
+                    mods.get("crit"), mods.get("fumble"), match[0], match[1], custom,
+                    (start, self.pos))
         if dice.explode is not None and dice.explode_on is None:
             dice = _with_explode_on(dice, Compare("=", rng[1]))
         _check_dice(dice, self.text, self.limits, mods["_spans"])
@@ -377,16 +377,13 @@ class DiceTerms:
         self.pos = close + 1
         return tuple(faces)
 
-def _with_explode_on(dice: Dice, on: Compare) -> Dice:
-    from dataclasses import replace
 
-    return replace(dice, explode_on=on)
+def _with_explode_on(dice: Dice, on: Compare) -> Dice:
+    return dice._replace(explode_on=on)
 
 
 def _advantage(body: Node, advantage: bool, parser: DiceTerms, m: re.Match[str]) -> Node:
     """Avrae's ``adv``/``dis``: the first single d20 of the roll becomes 2d20kh1 (2d20kl1)."""
-    from dataclasses import replace
-
     done = False
 
     def visit(node: Node) -> Node:
@@ -396,27 +393,27 @@ def _advantage(body: Node, advantage: bool, parser: DiceTerms, m: re.Match[str])
         if isinstance(node, Dice):
             if node.sides == 20 and node.count == 1 and node.keep is None and not node.custom:
                 done = True
-                return replace(node, count=2, keep=Keep("kh" if advantage else "kl", 1))
+                return node._replace(count=2, keep=Keep("kh" if advantage else "kl", 1))
             return node
         match node:
             case Sum(terms=t):
-                return replace(node, terms=tuple((op, visit(x)) for op, x in t))
+                return node._replace(terms=tuple((op, visit(x)) for op, x in t))
             case Product(factors=f):
-                return replace(node, factors=tuple((op, visit(x)) for op, x in f))
+                return node._replace(factors=tuple((op, visit(x)) for op, x in f))
             case Group(items=items):
-                return replace(node, items=tuple(visit(x) for x in items))
+                return node._replace(items=tuple(visit(x) for x in items))
             case Call(args=args):
-                return replace(node, args=tuple(visit(x) for x in args))
+                return node._replace(args=tuple(visit(x) for x in args))
             case Neg(operand=o):
-                return replace(node, operand=visit(o))
+                return node._replace(operand=visit(o))
             case Label(node=inner):
-                return replace(node, node=visit(inner))
+                return node._replace(node=visit(inner))
             case Comparison(left=lhs, right=rhs):
                 left = visit(lhs)
-                return replace(node, left=left, right=visit(rhs))
+                return node._replace(left=left, right=visit(rhs))
             case Power(base=b, exponent=e):
                 base = visit(b)
-                return replace(node, base=base, exponent=visit(e))
+                return node._replace(base=base, exponent=visit(e))
         return node
 
     out = visit(body)
