@@ -64,12 +64,34 @@ def _highest_law(program: Highest) -> Law:
     units = _side_units(side)
     if not units:
         return Law((1.0,))
-    # each distinct die (size and reading) read once: equal dice share their faces' values
-    seen: dict[Chain, list[int]] = {}
-    values = [seen.get(u) or seen.setdefault(u, _plain_values(u)) for u in units]
+    # each distinct die read once: the dice of one size are one Chain (``die`` hands out one per
+    # size), so they are told apart by identity, without hashing their readings
+    seen: dict[int, list[int]] = {}
+    values = []
+    for u in units:
+        got = seen.get(id(u))
+        if got is None:
+            got = seen[id(u)] = _plain_values(u)
+        values.append(got)
     top = max(max(v) for v in seen.values())
     if min(min(v) for v in seen.values()) < 0:
         raise ValueError("Highest's law is kept over 0, 1, 2, …: the dice may not score below 0")
+    if not isinstance(side, Favored):  # P(highest ≤ k) = ∏ Fᵢ(k), each die's CDF made once
+        cdfs: dict[int, list[float]] = {}
+        cdf = [1.0] * (top + 1)
+        for u, vals in zip(units, values):
+            f = cdfs.get(id(vals))
+            if f is None:
+                counts = [0] * (top + 1)
+                for x in vals:
+                    counts[x] += 1
+                run, size, f = 0, u.size, []
+                for c in counts:
+                    run += c
+                    f.append(run / size)
+                cdfs[id(vals)] = f
+            cdf = [r * x for r, x in zip(cdf, f)]
+        return Law(tuple([cdf[0]] + [max(0.0, cdf[k] - cdf[k - 1]) for k in range(1, top + 1)]))
     when = side.when if isinstance(side, Favored) else None
     order = list(side.order(tuple(u.size for u in units))) if isinstance(side, Favored) else []
     if len(set(order)) != len(order) or not set(order) <= set(range(len(units))):

@@ -43,11 +43,17 @@ def final_score_pmf(prep: Prepared, options: Mapping[str, Any],
 
 def contest_distribution(pa: Sequence[float], pb: Sequence[float], qa: str | None,
                          qb: str | None, options: Mapping[str, Any]) -> dict[str, float]:
-    """The contest's outcome law: J5 mapped over two independent Score laws."""
-    law_a = {k: p for k, p in enumerate(pa) if p}
-    law_b = {k: p for k, p in enumerate(pb) if p}
-    got = maths.apply(lambda a, b: R.contest_outcome(a, b, qa, qb, options), law_a, law_b)
-    return {k: got.get(k, 0.0) for k in CONTEST_OUTCOMES}
+    """The contest's outcome law: J5 mapped over two independent Score laws (read on every pair
+    of Scores, as ``maths.apply`` would, without a wrapper's call per pair)."""
+    outcome = R.contest_outcome
+    second = [(b, q) for b, q in enumerate(pb) if q]
+    got = dict.fromkeys(CONTEST_OUTCOMES, 0.0)
+    for a, p in enumerate(pa):
+        if p:
+            for b, q in second:
+                key = outcome(a, b, qa, qb, options)
+                got[key] = got.get(key, 0.0) + p * q
+    return {k: got[k] for k in CONTEST_OUTCOMES}
 
 
 def _dist(pmf: Sequence[float]) -> Distribution:
