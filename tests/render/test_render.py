@@ -112,6 +112,23 @@ def test_notebook_html() -> None:
     assert "Failure" in roll._repr_html_()
 
 
+def test_a_rolls_steps_render_as_its_transcript_and_html() -> None:
+    """render/ puts a roll's steps into words: the game's transcript, and in any game one line
+    per step (the notebook view lists them, with the dice and the rules)."""
+    from astragal.render import cofd
+    from astragal.render.steps import step_line
+
+    roll = astragal.roll("cofd: 3 rote vs 2", faces="10,4,9,10,8,7 / 1,2")
+    assert cofd.transcript(roll.steps) == roll.transcript
+    lines = [step_line(s) for s in roll.steps]
+    assert lines[2] == ("rolled actor: die #0 10 → 10 → 8 (3), die #1 4 | 7 (0), die #2 9 (1); "
+                        "C2, again C5, re-roll C-X3")
+    assert lines[-1] == "verdict of the roll: win from 4, 0 (C10)"
+    html = roll._repr_html_()
+    assert "<summary>steps</summary>" in html and "verdict of actor: success from 4 (C3)" in html
+    assert "steps" not in astragal.roll("jc: d12", faces="3")._repr_html_()  # none recorded
+
+
 def test_terminal_chart_scales_bars() -> None:
     out = io.StringIO()
     with redirect_stdout(out):

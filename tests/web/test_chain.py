@@ -134,6 +134,35 @@ def test_a_roll_worded_otherwise_still_verifies_but_not_another_result() -> None
     assert not verify_entries(resealed(log)).ok
 
 
+def test_a_roll_stored_before_its_steps_still_verifies() -> None:
+    """A roll's steps (added after 0.1.0) are the roller's account of its dice: an entry stored
+    without them, or with steps a later version records otherwise, still verifies; a changed
+    die does not."""
+    def old(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        prev, out = GENESIS, []
+        for i, e in enumerate(log):
+            body = {k: v for k, v in e.items() if k not in ("id", "prev", "hash", "commit")}
+            out.append(seal(body, i + 1, prev, sign))
+            prev = out[-1]["hash"]
+        return out
+
+    texts = ["cofd: 5 9-again rote vs 3", "cofd: 3 target 4"]
+    log = make_log(texts)
+    assert all(e["roll"]["steps"] for e in log)
+    for e in log:
+        e["roll"].pop("steps")
+    report = verify_export(export(old(log)))
+    assert report.ok and report.replayed == 2, report.problems
+    log = make_log(texts)
+    log[0]["roll"]["steps"][-1]["rule"] = "recorded otherwise"
+    report = verify_export(export(old(log)))
+    assert report.ok and report.replayed == 2, report.problems
+    log = make_log(texts)
+    log[0]["roll"].pop("steps")
+    log[0]["roll"]["dice"][0]["face"] = 11
+    assert not verify_entries(old(log)).ok
+
+
 def _edit_face(log: list[dict[str, Any]]) -> None:
     log[1]["roll"]["dice"][0]["face"] = 12
 

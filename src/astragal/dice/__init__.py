@@ -6,11 +6,14 @@ faces (the last one stands); a die removed before rolling is kept with no faces 
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .._limits import DEFAULT_LIMITS, Limits
 from .._records import typed
 from .._rng import Source
+
+if TYPE_CHECKING:
+    from .steps import Step
 
 __all__ = ["STEP_SIZES", "Die", "Roll", "Tray", "TrayHands", "step_up"]
 
@@ -57,12 +60,14 @@ class Die(NamedTuple):
         return out
 
 
-@typed(compared=-1)
+@typed(compared=-2)
 class Roll(NamedTuple):
     """What happened and what it means: the dice in rolling order, the verdict, the transcript.
 
     ``outcome`` is the verdict's category in the game's words (``"success"``, ``"botch"``...);
-    ``result`` holds the verdict's values (Score, hits, margin...).
+    ``result`` holds the verdict's values (Score, hits, margin...). ``steps`` are what the roller
+    did, as typed records (``astragal.dice.steps``), for the games that record them; for those,
+    ``transcript`` is the steps put into words by ``astragal.render``.
     """
 
     system: str
@@ -72,14 +77,16 @@ class Roll(NamedTuple):
     dice: tuple[Die, ...]
     transcript: tuple[str, ...]
     spec: Any = None  # the parsed request (not compared)
+    steps: tuple[Step, ...] = ()  # what the roller did (not compared: the transcript words it)
 
     def __repr__(self) -> str:
         return (f"Roll(system={self.system!r}, input={self.input!r}, outcome={self.outcome!r}, "
                 f"result={self.result!r}, dice={self.dice!r}, transcript={self.transcript!r})")
 
     def to_json(self) -> dict[str, Any]:
-        """The stable JSON form (see README: JSON output)."""
-        return {
+        """The stable JSON form (see README: JSON output); ``steps`` only for a roll that has
+        them (a field added after 0.1.0)."""
+        out = {
             "system": self.system,
             "input": self.input,
             "outcome": self.outcome,
@@ -87,6 +94,11 @@ class Roll(NamedTuple):
             "dice": [d.to_json() for d in self.dice],
             "transcript": list(self.transcript),
         }
+        if self.steps:
+            from .steps import to_json
+
+            out["steps"] = [to_json(s) for s in self.steps]
+        return out
 
     def __str__(self) -> str:
         return "\n".join(self.transcript)

@@ -1,4 +1,9 @@
-"""Renderers: pure functions from ``Roll`` / ``Odds`` / tables to text and JSON. No I/O here."""
+"""Renderers: pure functions from ``Roll`` / ``Odds`` / tables to text and JSON. No I/O here.
+
+A roll's steps (``astragal.dice.steps``) are put into words here: ``render/<game>.py`` holds a
+game's words (``cofd.transcript(steps)`` gives a Chronicles of Darkness roll's transcript),
+``steps.step_line`` one line per step in any game (the HTML view lists them).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..dice import Roll
-from ..systems import Odds
+from ..odds import Odds
 
 __all__ = ["bar", "odds_text", "roll_text", "table_text", "to_json_text"]
 
@@ -164,7 +169,7 @@ def _verdict_words(roll: Roll) -> str:
 
 def roll_html(roll: Roll) -> str:
     """A roll for notebooks: the verdict, a table of the dice (every face, kept or dropped,
-    crits and fumbles marked) and the transcript."""
+    crits and fumbles marked), the transcript and, for a game that records them, the steps."""
     from html import escape
 
     head = ("<tr><th>die</th><th>faces</th><th>stands</th><th>group</th><th>note</th></tr>")
@@ -185,6 +190,12 @@ def roll_html(roll: Roll) -> str:
     table = (f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
              if rows else "")
     lines = "".join(f"{escape(line)}<br>" for line in roll.transcript)
+    steps = ""
+    if roll.steps:
+        from .steps import step_line
+
+        items = "".join(f"<li>{escape(step_line(s))}</li>" for s in roll.steps)
+        steps = f"<details><summary>steps</summary><ol>{items}</ol></details>"
     return (f"<div><div style=\"font-size:1.2em\"><strong>{escape(_verdict_words(roll))}"
             f"</strong> <span style=\"color:#666\">{escape(roll.input)}</span></div>{table}"
-            f"<details><summary>transcript</summary><pre>{lines}</pre></details></div>")
+            f"<details><summary>transcript</summary><pre>{lines}</pre></details>{steps}</div>")

@@ -188,9 +188,10 @@ LATER_DIE_FIELDS = ("repeat",)  # which roll of `6x 4d6kh3` a die belongs to
 
 def _facts(roll: Mapping[str, Any]) -> dict[str, Any]:
     """What a replay must reproduce: the system, input, outcome, result and every die. The
-    transcript is the game's words for them, which a later version may put better: a log stays
-    verifiable when they change."""
-    return {k: v for k, v in roll.items() if k != "transcript"}
+    transcript is the game's words for them, and the steps (added after 0.1.0) the roller's
+    account of them, which a later version may put better: a log stays verifiable when they
+    change."""
+    return {k: v for k, v in roll.items() if k not in ("transcript", "steps")}
 
 
 def _before_later_fields(roll: dict[str, Any]) -> dict[str, Any]:

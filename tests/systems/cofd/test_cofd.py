@@ -9,6 +9,7 @@ exact odds (chi-square at 1e-7, fixed seeds).
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections import defaultdict
@@ -33,6 +34,8 @@ from astragal import (
     SeededSource,
 )
 from astragal.cli import main as cli_main
+from astragal.dice import steps
+from astragal.render import cofd as render_cofd
 from astragal.systems import cofd
 from tests.stats import assert_matches
 
@@ -136,6 +139,66 @@ def test_vector_through_cli(vector: dict[str, Any], capsys: pytest.CaptureFixtur
     check(out["result"], out["outcome"])
     assert cli_main(["roll", text, "--faces", faces]) == 0
     assert capsys.readouterr().out.strip()
+
+
+def test_steps_name_the_dice_rerolled_and_the_rules_that_decided() -> None:
+    """The roller returns typed steps: which dice, their faces in order, what 10-again and the
+    rote action rolled again, and which rule decided each verdict; the transcript is those
+    steps put into words."""
+    r = astragal.roll("cofd: 3 rote vs 1", faces="10,4,9,10,8,7 / 8")
+    begin, side, rolled, verdict = r.steps[:4]
+    assert isinstance(begin, steps.Begin) and begin.text == "cofd: 3 rote vs 1"
+    assert isinstance(side, steps.Side) and (side.side, side.dice) == ("actor", 3)
+    assert dict(side.facts)["rote"] is True and dict(side.facts)["again"] == 10
+    assert isinstance(rolled, steps.Rolled) and rolled.side == "actor"
+    assert rolled.runs == (((10, 10, 8),), ((4,), (7,)), ((9,),))
+    assert rolled.values == (3, 0, 1)
+    assert (rolled.read, rolled.again, rolled.reroll) == ("C2", "C5", "C-X3")
+    # the dice it names are the roll's own: their faces are the runs' faces, in order
+    assert [r.dice[i].faces for i in rolled.dice] == [(10, 10, 8), (4, 7), (9,)]
+    again = [i for i, runs in zip(rolled.dice, rolled.runs) if len(runs[0]) > 1]
+    rote = [i for i, runs in zip(rolled.dice, rolled.runs) if len(runs) > 1]
+    assert again == [0] and rote == [1]
+    assert verdict == steps.Verdict("actor", "success", (4,), "C3")
+    assert r.steps[-1] == steps.Verdict("", "win", (4, 1), "C10")
+    assert render_cofd.transcript(r.steps) == r.transcript
+    # an exceptional success is C4's, a chance die's 1 C-X1's, a tie the tie switch's
+    assert astragal.roll("cofd: 5", faces="8,8,8,8,8").steps[-1].rule == "C4"
+    c = astragal.roll("cofd: 2 - 3", faces="1")
+    assert c.steps[-2].marks == ("dramatic_failure",)
+    assert c.steps[-1] == steps.Verdict("pool", "dramatic_failure", (0,), "C-X1")
+    t = astragal.roll("cofd: 1 vs 1 contested_tie=defender", faces="8 / 9")
+    assert t.steps[-1] == steps.Verdict("", "lose", (1, 1), "C-X7", "contested_tie=defender")
+
+
+def test_extended_steps_round_by_round() -> None:
+    r = astragal.roll("cofd: 2 target 3 vs 1 contested_tie=reroll",
+                      faces="8,9,8,1,1,1,9,2 / 8,10,8,2,3")
+    kinds = [type(s).__name__ for s in r.steps]
+    assert kinds[:3] == ["Begin", "Side", "Side"] and kinds.count("Round") == r.result["rolls"]
+    assert dict(r.steps[0].facts) == {"target": 3, "contest": True}
+    counts = [s for s in r.steps if isinstance(s, steps.Count)]
+    assert [c.value for c in counts if c.side == "actor"] == list(
+        itertools.accumulate(r.result["actor_successes"]))
+    assert all(c.rule == "C11" for c in counts)
+    assert render_cofd.transcript(r.steps) == r.transcript
+    ties = [s for s in r.steps if isinstance(s, steps.Tie)]
+    assert [(t.values, t.goes) for t in ties] == [((3, 3), "again"), ((3, 3), "again")]
+    assert ties[0].setting == "contested_tie=reroll" and r.outcome == "win"
+    assert r.transcript[-2] == "Roll 4: actor 9; 2 = 1 (total 4); opposition 3 = 0 (total 3)"
+    assert r.steps[-1] == steps.Verdict("", "win", (4, 3), "C11")
+
+
+def test_steps_as_json_name_dice_of_the_roll() -> None:
+    r = astragal.roll("cofd: 4 8-again rote vs 2 contested_tie=reroll", seed=11)
+    out = json.loads(json.dumps(r.to_json()))
+    assert [s["step"] for s in out["steps"]][:3] == ["begin", "side", "rolled"]
+    dice = out["dice"]
+    for s in out["steps"]:
+        if s["step"] == "rolled":
+            for i, runs in zip(s["dice"], s["runs"]):
+                assert dice[i].get("faces", [dice[i]["face"]]) == [f for run in runs for f in run]
+                assert dice[i]["group"] == s["side"]
 
 
 def test_transcript_shows_chains_rote_and_chance() -> None:

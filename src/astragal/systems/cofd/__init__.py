@@ -3,7 +3,8 @@
 The package, in reading order: ``rules`` (the data, the switches and every rule, registered under
 its ID), ``notation`` (``cofd: Wits 3 + Composure 2 vs 4``), ``program`` (a side as a program of
 the dice algebra; rolling samples it, the odds take its exact law; the same verdicts map over
-both), ``words`` (the transcript in the game's words), ``tables`` (the GM table).
+both; the roller records its steps, which ``astragal.render.cofd`` puts into words), ``tables``
+(the GM table).
 """
 
 from __future__ import annotations

@@ -19,12 +19,13 @@ from ..._errors import LimitError, OptionError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Die, Roll, Tray, TrayHands
+from ...dice import steps as S
 from ...dice.algebra import Chain, Hands, Marked, Pool, PoolRecord, Reroll, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
 from ...odds.race import Race, race
+from ...render import cofd as words
 from . import rules as R
-from . import words
 from .notation import Action, Side
 from .rules import Rules
 
@@ -60,7 +61,7 @@ def prepare(side: Side, rules: Rules, contested: bool = False) -> Prepared:
     ratings = sum(t.sign * t.value for t in used if not t.resist)
     resistance = sum(t.value for t in used if t.resist)
     pool = R.pool_dice(ratings, resistance, side.willpower)
-    working = words.working(used, side.willpower, pool)
+    working = words.working(used, side.willpower, R.WILLPOWER_DICE, pool)
     if pool >= 1:
         return Prepared(pool, pool, False, again, key, rote, working)
     if rules.pool_below_one == "chance_die":
@@ -173,43 +174,70 @@ def _side_json(side: SideRoll, prep: Prepared, rules: Rules) -> dict[str, Any]:
             "runs": [[list(run) for run in runs] for runs in side.dice]}
 
 
+def side_step(prep: Prepared, name: str) -> S.Side:
+    """A prepared side as a step: its dice and the facts its header shows."""
+    return S.Side(name, prep.dice, (("pool", prep.pool), ("working", prep.working),
+                                    ("chance", prep.chance), ("again", prep.again),
+                                    ("rote", prep.rote)))
+
+
+def _rolled(name: str, side: SideRoll, hands: TrayHands, offset: int, rote: bool) -> S.Rolled:
+    """A side's dice as a step: C2 reads each face, C5 rolls one again, C-X3 a rote die."""
+    dice = side.record.dice
+    return S.Rolled(name, tuple(offset + i for i in hands.ids), tuple(d.runs for d in dice),
+                    tuple(d.value for d in dice),
+                    ("dramatic_failure",) if side.dramatic_failure else (), "C2", "C5",
+                    "C-X3" if rote else "")
+
+
+def _side_verdict(name: str, side: SideRoll, rules: Rules) -> S.Verdict:
+    """C3 (C4, C-X1): a side's verdict as a step."""
+    v = R.verdict(side.successes, side.dramatic_failure, rules.exceptional_at)
+    rule = "C-X1" if v == "dramatic_failure" else "C4" if v == "exceptional_success" else "C3"
+    return S.Verdict(name, v, (side.successes,), rule)
+
+
 def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limits,
          text: str) -> Roll:
-    """Roll a spec with faces from ``source``; the verdict comes from the rule functions."""
+    """Roll a spec with faces from ``source``; the verdict comes from the rule functions, the
+    steps are put into words by ``render.cofd``."""
     rules = effective_rules(spec, options)
     contested = spec.opposition is not None
     actor = prepare(spec.actor, rules, contested)
     opp = prepare(spec.opposition, rules, True) if spec.opposition is not None else None
     if spec.target is not None:
         return _roll_extended(spec, actor, opp, source, rules, limits, text)
-    lines = [f"Chronicles of Darkness: {str(spec)[6:]}"]
+    steps: list[S.Step] = [S.Begin(str(spec))]
     tray = Tray(source, limits)
     if opp is None:
-        lines.append(words.side_header(actor, "Pool"))
-        side = roll_side(TrayHands(tray, "pool", 0), actor, rules, limits)
+        steps.append(side_step(actor, "pool"))
+        hands = TrayHands(tray, "pool", 0)
+        side = roll_side(hands, actor, rules, limits)
         source.finish()
-        lines += words.describe(side, rules)
-        lines.append(words.verdict_line(side, rules))
-        outcome = R.verdict(side.successes, side.dramatic_failure, rules.exceptional_at)
-        return Roll("cofd", text, outcome, _side_json(side, actor, rules), tray.freeze(),
-                    tuple(lines), spec)
+        steps.append(_rolled("pool", side, hands, 0, actor.rote))
+        verdict = _side_verdict("pool", side, rules)
+        steps.append(verdict)
+        return Roll("cofd", text, verdict.outcome, _side_json(side, actor, rules), tray.freeze(),
+                    words.transcript(steps), spec, tuple(steps))
     earlier: list[list[int]] = []
     dice: list[Die] = []
     settle = R.tie_goes(rules.contested_tie, extended=False)
+    setting = f"contested_tie={rules.contested_tie}"
     while True:
-        lines.append(words.side_header(actor, "Actor"))
-        a = roll_side(TrayHands(tray, "actor", 0), actor, rules, limits)
-        lines += words.describe(a, rules)
-        lines.append(f"  {words.verdict_line(a, rules)}")
-        lines.append(words.side_header(opp, "Opposition"))
-        b = roll_side(TrayHands(tray, "opposition", 1), opp, rules, limits)
-        lines += words.describe(b, rules)
-        lines.append(f"  {words.verdict_line(b, rules)}")
+        sides = []
+        for prep, name, stream in ((actor, "actor", 0), (opp, "opposition", 1)):
+            steps.append(side_step(prep, name))
+            hands = TrayHands(tray, name, stream)
+            side = roll_side(hands, prep, rules, limits)
+            steps += [_rolled(name, side, hands, len(dice), prep.rote),
+                      _side_verdict(name, side, rules)]
+            sides.append(side)
+        a, b = sides
         outcome = R.contest(a.successes - b.successes)
         if outcome != "tie" or settle != "again":
             break
         earlier.append([a.successes, b.successes])
-        lines.append(words.tie_again(a.successes, b.successes, rules))
+        steps.append(S.Tie((a.successes, b.successes), settle, "C-X7", setting))
         if len(earlier) >= limits.max_rolls:
             raise LimitError(f"the contest is still tied after {len(earlier)} rolls (the limit "
                              "of rolls per request)", text, (0, len(text)))
@@ -219,20 +247,27 @@ def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limit
     dice.extend(tray.freeze())
     if outcome == "tie":
         outcome = settle
-    lines.append(words.contest_line(a.successes, b.successes, outcome, rules))
+    tied = a.successes == b.successes
+    steps.append(S.Verdict("", outcome, (a.successes, b.successes), "C-X7" if tied else "C10",
+                           setting if tied else ""))
     result = {"actor": _side_json(a, actor, rules), "opposition": _side_json(b, opp, rules),
               "margin": a.successes - b.successes,
               "winner": {"win": "actor", "lose": "opposition"}.get(outcome),
               "tie_rule": rules.contested_tie, "rolls": len(earlier) + 1}
     if earlier:
         result["tied_rolls"] = earlier
-    return Roll("cofd", text, outcome, result, tuple(dice), tuple(lines), spec)
+    return Roll("cofd", text, outcome, result, tuple(dice), words.transcript(steps), spec,
+                tuple(steps))
 
 
 def _roll_extended(spec: Action, actor: Prepared, opp: Prepared | None, source: Source,
                    rules: Rules, limits: Limits, text: str) -> Roll:
     target = spec.target or 0
-    lines = words.extended_header(spec, actor, opp)
+    steps: list[S.Step] = [S.Begin(str(spec), "extended",
+                                   (("target", target), ("contest", opp is not None))),
+                           side_step(actor, "actor" if opp else "pool")]
+    if opp is not None:
+        steps.append(side_step(opp, "opposition"))
     cap = spec.max_rolls or limits.max_rolls
     totals = [0, 0]
     per_roll: list[list[int]] = [[], []]
@@ -240,54 +275,58 @@ def _roll_extended(spec: Action, actor: Prepared, opp: Prepared | None, source: 
     outcome: str | None = None
     tie_break = False
     settle = R.tie_goes(rules.contested_tie, extended=True)
+    setting = f"contested_tie={rules.contested_tie}"
     n = 0
     while outcome is None:
         if n >= cap:
             if spec.max_rolls is not None:
                 outcome = "failure"
-                lines.append(f"{target} successes not reached in {cap} rolls: Failure")
+                steps.append(S.Verdict("", outcome, (totals[0],), "C11"))
                 break
             raise LimitError(f"nobody has reached {target} successes after {n} rolls (the limit "
                              "of rolls per request)", text, (0, len(text)))
         n += 1
+        steps.append(S.Round(n))
         tray = Tray(source, limits)
-        sides = [(actor, "actor", 0)] + ([(opp, "opposition", 1)] if opp is not None else [])
-        parts = []
+        sides = [(actor, "actor" if opp else "pool", 0)] + (
+            [(opp, "opposition", 1)] if opp is not None else [])
         for j, (prep, name, stream) in enumerate(sides):
-            side = roll_side(TrayHands(tray, f"{name} roll {n}", stream), prep, rules, limits)
+            group = "actor" if name == "pool" else name
+            hands = TrayHands(tray, f"{group} roll {n}", stream)
+            side = roll_side(hands, prep, rules, limits)
             totals[j] += side.successes
             per_roll[j].append(side.successes)
-            parts.append(words.extended_part(name, side, totals[j]))
+            steps += [_rolled(name, side, hands, len(dice), prep.rote),
+                      S.Count(name, "total", totals[j], "C11")]
         dice.extend(tray.freeze())
-        lines.append(f"Roll {n}: " + "; ".join(parts))
         if opp is None:
             outcome = R.extended_result(totals[0], None, target)
             if outcome is not None:
-                lines.append(f"{target} successes reached after {words.plural(n, 'roll')}: "
-                             "Success")
+                steps.append(S.Verdict("", outcome, (totals[0],), "C11"))
             continue
         if tie_break:
             outcome = R.contest(totals[0] - totals[1])
             if outcome == "tie":
-                lines.append("  still level: another roll")
+                steps.append(S.Tie((totals[0], totals[1]), "again", "C10", setting))
                 outcome = None
             continue
         outcome = R.extended_result(totals[0], totals[1], target)
         if outcome == "tie":
-            lines.append(words.extended_tie(target, totals[0], settle, rules))
+            steps.append(S.Tie((totals[0], totals[1]), settle, "C-X7", setting))
             if settle == "again":
                 tie_break, outcome = True, None
             else:
                 outcome = settle
     source.finish()
     if opp is not None and outcome is not None:
-        lines.append(words.extended_end(outcome, target, totals[0], n))
+        steps.append(S.Verdict("", outcome, (totals[0], totals[1]), "C11"))
     result: dict[str, Any] = {"target": target, "rolls": n, "actor_successes": per_roll[0],
                               "actor_total": totals[0]}
     if opp is not None:
         result.update({"opposition_successes": per_roll[1], "opposition_total": totals[1],
                        "winner": {"win": "actor", "lose": "opposition"}.get(outcome or "")})
-    return Roll("cofd", text, outcome or "failure", result, tuple(dice), tuple(lines), spec)
+    return Roll("cofd", text, outcome or "failure", result, tuple(dice),
+                words.transcript(steps), spec, tuple(steps))
 
 
 # --------------------------------------------------------------------------------------------
@@ -394,7 +433,8 @@ def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) ->
     if spec.target is not None:
         return _extended_odds(spec, actor, opp, rules, limits, text)
     law_a = side_law(actor, rules)
-    notes = [words.side_header(actor, "pool" if opp is None else "actor")]
+    head = side_step(actor, "")
+    notes = [words.side_header("pool" if opp is None else "actor", head.dice, dict(head.facts))]
     if opp is None:
         outcomes = single_outcomes(law_a, rules)
         pmf, dropped = maths.trim_tail(law_a.pmf, TAIL_BUDGET / 2 - law_a.truncated)
@@ -405,7 +445,8 @@ def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) ->
         return Odds("cofd", text, Distribution.from_mapping(outcomes, order=R.SINGLE_OUTCOMES),
                     dist, "successes", tuple(notes))
     law_b = side_law(opp, rules)
-    notes.append(words.side_header(opp, "opposition"))
+    head = side_step(opp, "")
+    notes.append(words.side_header("opposition", head.dice, dict(head.facts)))
     # C10: the contest rule mapped over the margin's law
     margin = maths.difference(law_a.pmf, law_b.pmf)
     by_outcome = dict.fromkeys(R.CONTEST_OUTCOMES, 0.0)
@@ -463,7 +504,8 @@ def _extended_odds(spec: Action, actor: Prepared, opp: Prepared | None, rules: R
     # each roll's cut tail adds up over the rolls, so the per-roll laws are cut far deeper
     law_a = side_law(actor, rules, 1e-22)
     law_b = side_law(opp, rules, 1e-22) if opp is not None else None
-    notes = words.extended_notes(target, actor, opp)
+    notes = words.extended_notes(target, side_step(actor, "actor"),
+                                 side_step(opp, "opposition") if opp is not None else None)
     if opp is None and len(law_a.pmf) == 1 and spec.max_rolls is not None:
         res = Race((0.0,) * spec.max_rolls, (0.0,) * spec.max_rolls, (0.0,) * spec.max_rolls,
                    0.0)

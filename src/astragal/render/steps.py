@@ -1,0 +1,46 @@
+"""A roll's steps in any game: one short line each, naming the dice and the rule of each step
+(the HTML view of a roll lists them; a game's own words are in ``render/<game>.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..dice.steps import Begin, Count, Rolled, Round, Side, Step, Tie, Verdict
+
+
+def _facts(facts: tuple[tuple[str, Any], ...]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in facts)
+
+
+def _runs(runs: tuple[tuple[int, ...], ...]) -> str:
+    return " | ".join(" → ".join(map(str, run)) for run in runs)
+
+
+def step_line(step: Step) -> str:
+    """``rolled actor: die #0 9 → 3 (1), die #1 2 | 5 (0); C2, again C5, re-roll C-X3``."""
+    if isinstance(step, Begin):
+        return f"begin: {step.text}" + (f" ({step.kind}; {_facts(step.facts)})"
+                                         if step.kind else "")
+    if isinstance(step, Side):
+        return f"side {step.side}: {step.dice} dice" + (f" ({_facts(step.facts)})"
+                                                         if step.facts else "")
+    if isinstance(step, Rolled):
+        dice = ", ".join(f"die #{i} {_runs(runs)} ({v})"
+                         for i, runs, v in zip(step.dice, step.runs, step.values)) or "no dice"
+        rules = [r for r in (step.read, step.again and f"again {step.again}",
+                             step.reroll and f"re-roll {step.reroll}") if r]
+        marks = f"; marked {', '.join(m for m in step.marks if m)}" if any(step.marks) else ""
+        return f"rolled {step.side}: {dice}{marks}" + (f"; {', '.join(rules)}" if rules else "")
+    if isinstance(step, Count):
+        return f"{step.what} of {step.side}: {step.value} ({step.rule})"
+    if isinstance(step, Verdict):
+        who = step.side or "the roll"
+        setting = f", {step.setting}" if step.setting else ""
+        return (f"verdict of {who}: {step.outcome} from {', '.join(map(str, step.values))} "
+                f"({step.rule}{setting})")
+    if isinstance(step, Tie):
+        setting = f", {step.setting}" if step.setting else ""
+        return f"tie at {', '.join(map(str, step.values))}: {step.goes} ({step.rule}{setting})"
+    if isinstance(step, Round):
+        return f"roll {step.n}"
+    raise TypeError(f"not a step: {step!r}")
