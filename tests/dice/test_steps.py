@@ -14,8 +14,10 @@ from astragal.dice import steps as S
 def test_a_step_is_a_tuple_with_named_fields_and_defaults() -> None:
     r = S.Rolled("actor", (0, 1), (((10, 3),), ((2,), (8,))), (1, 1), read="C2")
     assert r.side == "actor" and r.read == "C2" and r.marks == () and r.reroll == ""
-    assert r._fields == ("side", "dice", "runs", "values", "marks", "read", "again", "reroll")
-    assert tuple(r) == ("actor", (0, 1), (((10, 3),), ((2,), (8,))), (1, 1), (), "C2", "", "")
+    assert r._fields == ("side", "dice", "runs", "values", "marks", "read", "again", "reroll",
+                         "dropped", "drop")
+    assert tuple(r) == ("actor", (0, 1), (((10, 3),), ((2,), (8,))), (1, 1), (), "C2", "", "",
+                        (), "")
     assert repr(S.Round(2)) == "Round(n=2)"
     assert S.Verdict(side="", outcome="win", values=(2, 1), rule="C10") == S.Verdict(
         "", "win", (2, 1), "C10", "")

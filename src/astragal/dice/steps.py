@@ -8,9 +8,12 @@ in play) ride in ``facts``, plain values only, so that every step has a JSON for
 
 - ``Begin``: the request as the game reads it (its canonical notation) and what kind of roll it is;
 - ``Side``: a side about to roll: its name, the dice it rolls and the facts of its pool;
+- ``Adjust``: a side's pool changed before it is rolled (a modifier, a floor of dice, pips made
+  into dice) and the rule that changed it;
 - ``Rolled``: a side's dice as they landed: each die's runs (its first face and the faces the
   ``again`` rule rolled after it; a second run when the ``reroll`` rule rolled it once more), what
-  each die counts, and its mark (``dramatic_failure``...);
+  each die counts, its mark (``dramatic_failure``, ``wild_die``...) and the dice that were
+  dropped (count nothing);
 - ``Count``: a number read from dice or totals (successes, a running total) and its rule;
 - ``Verdict``: an outcome, whose it is (a side, or ``""`` for the whole roll), the values it read
   and the rule (and switch setting) that decided it;
@@ -26,7 +29,8 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Begin", "Count", "Rolled", "Round", "Side", "Step", "Tie", "Verdict", "to_json"]
+__all__ = ["Adjust", "Begin", "Count", "Rolled", "Round", "Side", "Step", "Tie", "Verdict",
+           "to_json"]
 
 Facts = tuple[tuple[str, Any], ...]
 
@@ -88,11 +92,23 @@ class Side(_Record):
     facts: Facts = ()
 
 
+class Adjust(_Record):
+    """A side's pool changed before it is rolled, by the rule ``rule``: ``what`` changed
+    (``"modifier"``, ``"floor"``, ``"carry"``...) and the facts it changed by."""
+
+    side: str
+    what: str
+    rule: str
+    facts: Facts = ()
+
+
 class Rolled(_Record):
     """A side's dice as they landed. ``dice`` are indices into ``Roll.dice``; for each die,
     ``runs`` holds its faces in order (the first run: its first face and the faces the rule
     ``again`` rolled after it; a later run: the die rolled once more by the rule ``reroll``),
-    ``values`` what it counts by the rule ``read`` and ``marks`` its mark (``""``: none)."""
+    ``values`` what it counts by the rule ``read`` and ``marks`` its mark (``""``: none; ``()``
+    when no die has one); ``dropped`` the dice (indices into ``Roll.dice``) that count nothing,
+    by the rule ``drop``."""
 
     side: str
     dice: tuple[int, ...]
@@ -102,6 +118,8 @@ class Rolled(_Record):
     read: str = ""
     again: str = ""
     reroll: str = ""
+    dropped: tuple[int, ...] = ()
+    drop: str = ""
 
 
 class Count(_Record):
@@ -140,7 +158,7 @@ class Round(_Record):
     n: int
 
 
-Step = Begin | Side | Rolled | Count | Verdict | Tie | Round
+Step = Begin | Side | Adjust | Rolled | Count | Verdict | Tie | Round
 
 
 def _plain(value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dice.steps import Begin, Count, Rolled, Round, Side, Step, Tie, Verdict
+from ..dice.steps import Adjust, Begin, Count, Rolled, Round, Side, Step, Tie, Verdict
 
 
 def _facts(facts: tuple[tuple[str, Any], ...]) -> str:
@@ -19,20 +19,25 @@ def _runs(runs: tuple[tuple[int, ...], ...]) -> str:
 def step_line(step: Step) -> str:
     """``rolled actor: die #0 9 → 3 (1), die #1 2 | 5 (0); C2, again C5, re-roll C-X3``."""
     if isinstance(step, Begin):
-        return f"begin: {step.text}" + (f" ({step.kind}; {_facts(step.facts)})"
-                                         if step.kind else "")
+        about = "; ".join(x for x in (step.kind, _facts(step.facts)) if x)
+        return f"begin: {step.text}" + (f" ({about})" if about else "")
     if isinstance(step, Side):
         return f"side {step.side}: {step.dice} dice" + (f" ({_facts(step.facts)})"
                                                          if step.facts else "")
+    if isinstance(step, Adjust):
+        return f"adjust {step.side}: {step.what} ({step.rule}; {_facts(step.facts)})"
     if isinstance(step, Rolled):
         dice = ", ".join(f"die #{i} {_runs(runs)} ({v})"
                          for i, runs, v in zip(step.dice, step.runs, step.values)) or "no dice"
         rules = [r for r in (step.read, step.again and f"again {step.again}",
                              step.reroll and f"re-roll {step.reroll}") if r]
         marks = f"; marked {', '.join(m for m in step.marks if m)}" if any(step.marks) else ""
+        if step.dropped:
+            marks += f"; dropped {', '.join(f'#{i}' for i in step.dropped)} ({step.drop})"
         return f"rolled {step.side}: {dice}{marks}" + (f"; {', '.join(rules)}" if rules else "")
     if isinstance(step, Count):
-        return f"{step.what} of {step.side}: {step.value} ({step.rule})"
+        whose = f" of {step.side}" if step.side else ""
+        return f"{step.what}{whose}: {step.value} ({step.rule})"
     if isinstance(step, Verdict):
         who = step.side or "the roll"
         setting = f", {step.setting}" if step.setting else ""

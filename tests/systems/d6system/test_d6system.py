@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 
 import astragal
 from astragal import cli
+from astragal.dice import steps
+from astragal.render import d6system as render_d6system
 from astragal.systems import d6system as d6
 from astragal.systems.d6system import (
     DIFFICULTIES,
@@ -225,6 +227,37 @@ def test_wild_complication_removes_it_and_the_highest() -> None:
     assert narrated.result["total"] == 13 and narrated.result["complication"] is True
     later_one = astragal.roll("od6: 2D wild", faces="3,6,1")  # a 1 after a 6 is no complication
     assert later_one.result["total"] == 10 and later_one.result["complication"] is False
+
+
+def test_steps_name_the_wild_die_what_it_dropped_and_the_deciding_rules() -> None:
+    """The roller returns typed steps: the Wild Die (its chain, its complication), the dice the
+    complication removed, each total and the rule that decided the verdict; the transcript is
+    those steps put into words."""
+    r = astragal.roll("od6: 4D wild vs easy", faces="5,4,3,1")
+    side, rolled, total = r.steps[1:4]
+    assert isinstance(side, steps.Side) and (side.side, side.dice) == ("actor", 4)
+    assert isinstance(rolled, steps.Rolled) and rolled.values == (5, 4, 3, 1)
+    assert rolled.marks == ("", "", "", "complication") and rolled.drop == "D-X1"
+    assert [r.dice[i].face for i in rolled.dropped] == [1, 5]  # the Wild Die and the highest
+    assert all(not r.dice[i].kept for i in rolled.dropped)
+    assert total == steps.Count("actor", "total", 7, "D1")
+    assert r.steps[-3:] == (steps.Verdict("", "solid", (1,), "D10"),
+                            steps.Count("", "half_bonus", 1, "D11"),
+                            steps.Count("", "damage_bonus", 1, "D12"))
+    assert render_d6system.transcript(r.steps) == r.transcript
+    exploded = astragal.roll("od6: 2D wild", faces="3,6,6,2")
+    assert exploded.steps[2].runs == (((3,),), ((6, 6, 2),)) and exploded.steps[2].again == "D-X1"
+    assert exploded.steps[-1] == steps.Verdict("", "no_complication", (), "D-X1")
+    penalty = astragal.roll("od6: 2D -5 pips vs 3", faces="3")
+    adjusts = [s for s in penalty.steps if isinstance(s, steps.Adjust)]
+    assert [(a.what, a.rule) for a in adjusts] == [("carry", "D-X2"), ("pips_stay", "D-X2")]
+    assert render_d6system.transcript(penalty.steps) == penalty.transcript
+    tie = astragal.roll("od6: 2D vs 2D opposed_tie=reroll", faces="3,4,6,6 / 5,2,1,1")
+    assert [type(s).__name__ for s in tie.steps].count("Round") == 1
+    assert steps.Tie((7, 7), "again", "D-X4", "opposed_tie=reroll") in tie.steps
+    assert render_d6system.transcript(tie.steps) == tie.transcript
+    lost = astragal.roll("od6: 2D vs 2D opposed_tie=defender", faces="3,4 / 5,2")
+    assert lost.steps[-1] == steps.Verdict("", "failure", (0,), "D-X4", "opposed_tie=defender")
 
 
 def test_modifiers_never_touch_the_difficulty() -> None:

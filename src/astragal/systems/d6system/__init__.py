@@ -3,8 +3,8 @@
 The package, in reading order: ``rules`` (data, switches, every rule under its ID), ``notation``
 (``od6: 4D+2 +1D vs moderate``), ``program`` (a side as a program of the dice algebra: a pool of
 d6 summed, the Wild Die a marked exploding chain whose complication drops the highest die; the
-roller samples it, the odds take its exact law, the same verdicts map over both), ``words``
-(the transcript), ``tables``.
+roller samples it, the odds take its exact law, the same verdicts map over both; the roller
+records its steps, which ``astragal.render.d6system`` puts into words), ``tables``.
 
 >>> import astragal
 >>> astragal.roll("od6: 3D+1 vs moderate", faces="4,5,6").outcome

@@ -17,12 +17,13 @@ from ..._errors import LimitError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
+from ...dice import steps as S
 from ...dice.algebra import Chain, Drop, Marked, Pool, PoolRecord, Reading, dropped, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
+from ...render import d6system as words
 from . import rules as R
-from . import words
-from .notation import Spec
+from .notation import Side, Spec
 from .rules import AUTOMATIC_OUTCOMES, CHECK_OUTCOMES, PLAIN_OUTCOMES, SIDES, Prepared
 
 __all__ = ["SideLaw", "dice_law", "dice_total", "effective_options", "odds", "roll",
@@ -96,10 +97,16 @@ def _settle(reg: PoolRecord, wild: PoolRecord | None,
     return reg.value + wild.value, complication, None
 
 
-def _roll_side(tray: Tray, prep: Prepared, name: str, stream: int, options: Mapping[str, Any],
-               limits: Limits, lines: list[str]) -> Rolled:
+def _side_steps(side: Side, prep: Prepared, name: str) -> list[S.Step]:
+    """A side about to roll (its code as written and as rolled) and how its code changed."""
+    facts = (("written", str(side)), ("prepared", str(prep)), ("code", prep.code),
+             ("pips", prep.pips), ("number", prep.number))
+    return [S.Side(name, prep.dice, facts), *(S.Adjust(name, *a[1:]) for a in prep.steps)]
+
+
+def _roll_side(tray: Tray, prep: Prepared, name: str, group: str, stream: int,
+               options: Mapping[str, Any], limits: Limits, steps: list[S.Step]) -> Rolled:
     """Roll one side's dice: the regular dice, then the Wild Die and its re-rolls (D-X1)."""
-    group = name.lower().replace(",", "")
     wild_on = bool(options["wild_die"])
     drop = options["wild_one"] == "drop_one_and_highest"
     hands = TrayHands(tray, group, stream)
@@ -112,15 +119,29 @@ def _roll_side(tray: Tray, prep: Prepared, name: str, stream: int, options: Mapp
         except LimitError as exc:
             raise LimitError(f"the Wild Die: {exc.message}") from None
     dice_sum, complication, removed = _settle(reg, wild, drop)
+    ids = list(hands.ids)
+    runs = [d.runs for d in reg.dice]
+    values = [d.value for d in reg.dice]
+    marks: tuple[str, ...] = ()
+    gone: list[int] = []
+    if wild is not None:
+        ids.append(wild_hands.ids[0])
+        runs.append(wild.dice[0].runs)
+        values.append(wild.value)
+        marks = ("",) * len(reg.dice) + ("complication" if complication else "wild_die",)
     if complication and drop and wild is not None:
         tray.drop(wild_hands.ids[0], "Wild Die: complication (1 on its first roll), removed")
+        gone.append(wild_hands.ids[0])
         if removed is not None:
             tray.drop(hands.ids[removed], "removed with the Wild Die's 1 (the highest other die)")
+            gone.append(hands.ids[removed])
     faces = [d.value for d in reg.dice]
     chain = list(wild.dice[0].runs[0]) if wild is not None else []
     total = dice_sum + prep.added
-    words.rolled_lines(name, prep, faces, chain, complication, removed, drop, dice_sum, total,
-                       lines)
+    steps += [S.Rolled(name, tuple(ids), tuple(runs), tuple(values), marks, "D1",
+                       "D-X1" if wild is not None else "", "", tuple(gone),
+                       "D-X1" if gone else ""),
+              S.Count(name, "total", total, "D1")]
     return Rolled(total, faces, chain, complication, removed, dice_sum)
 
 
@@ -163,13 +184,16 @@ def _side_result(prep: Prepared, rolled: Rolled) -> dict[str, Any]:
 
 
 def _verdict(points: int, options: Mapping[str, Any], result: dict[str, Any],
-             lines: list[str]) -> str:
+             steps: list[S.Step]) -> str:
     level = R.success_level(points, options["incredible_from"])
     half, dmg = R.half_bonus(points), R.damage_bonus(points)
     result.update({"result_points": points, "success": level is not None, "level": level,
                    "half_bonus": half, "damage_bonus": dmg})
-    words.verdict_lines(points, level, half, dmg, lines)
-    return "failure" if level is None else level.lower()
+    outcome = "failure" if level is None else level.lower()
+    steps.append(S.Verdict("", outcome, (points,), "D9" if level is None else "D10"))
+    if level is not None and points > 0:
+        steps += [S.Count("", "half_bonus", half, "D11"), S.Count("", "damage_bonus", dmg, "D12")]
+    return outcome
 
 
 def effective_options(spec: Spec, options: Mapping[str, Any]) -> dict[str, Any]:
@@ -180,67 +204,77 @@ def effective_options(spec: Spec, options: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def _done(text: str, outcome: str, result: dict[str, Any], tray: Tray, spec: Spec,
+          steps: list[S.Step]) -> Roll:
+    return Roll("d6system", text, outcome, result, tray.freeze(), words.transcript(steps), spec,
+                tuple(steps))
+
+
 def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
          text: str) -> Roll:
-    """Roll a D6 System spec with faces from ``source``; the verdict comes from the rules.
+    """Roll a D6 System spec with faces from ``source``; the verdict comes from the rules, the
+    steps are put into words by ``render.d6system``.
 
     Faces are read per side in rolling order: the regular dice, then the Wild Die, then its
     re-rolls after each 6.
     """
     options = effective_options(spec, options)
     tray = Tray(source, limits)
-    lines = [f"D6 System roll: {str(spec)[5:]}"]
-    if options["wild_die"]:
-        lines.append(words.wild_line(options))
-    if spec.difficulty is not None and R.is_automatic(spec.difficulty.number):
-        lines.append("Difficulty: Automatic (0): success without rolling (D7)")
-        return Roll("d6system", text, "automatic",
-                    {"automatic": True, "success": True, "difficulty": 0},
-                    tray.freeze(), tuple(lines), spec)
+    d = spec.difficulty
+    steps: list[S.Step] = [S.Begin(str(spec), "", (
+        ("wild_die", bool(options["wild_die"])), ("wild_one", options["wild_one"]),
+        ("difficulty_title", d.title if d is not None else None),
+        ("difficulty_level", d.level if d is not None else None)))]
+    if d is not None and R.is_automatic(d.number):
+        steps.append(S.Verdict("", "automatic", (0,), "D7"))
+        return _done(text, "automatic", {"automatic": True, "success": True, "difficulty": 0},
+                     tray, spec, steps)
     actor = R.prepare(spec.actor, options)
-    words.side_lines(spec.actor, actor, "Actor", lines)
-    a = _roll_side(tray, actor, "Actor", 0, options, limits, lines)
+    steps += _side_steps(spec.actor, actor, "actor")
+    a = _roll_side(tray, actor, "actor", "actor", 0, options, limits, steps)
     result: dict[str, Any] = {**_side_result(actor, a)}
-    if spec.difficulty is not None:
-        d = spec.difficulty
-        lines.append(f"Difficulty: {d.title} ({d.number})" if d.level is not None
-                     else f"Difficulty: {d.number} (in the {d.title} range)")
+    if d is not None:
         result["difficulty"] = d.number
-        lines.append(f"{a.total} vs {d.number}")
-        outcome = _verdict(R.result_points(a.total, d.number), options, result, lines)
-        return Roll("d6system", text, outcome, result, tray.freeze(), tuple(lines), spec)
+        points = R.result_points(a.total, d.number)
+        steps += [S.Count("", "difficulty", d.number, "D6"),
+                  S.Count("", "result_points", points, "D8")]
+        return _done(text, _verdict(points, options, result, steps), result, tray, spec, steps)
     if spec.opposition is None:
         outcome = "complication" if a.complication else "no_complication"
-        return Roll("d6system", text, outcome, result, tray.freeze(), tuple(lines), spec)
+        steps.append(S.Verdict("", outcome, (), "D-X1"))
+        return _done(text, outcome, result, tray, spec, steps)
     opp = R.prepare(spec.opposition, options)
-    words.side_lines(spec.opposition, opp, "Opposition", lines)
-    b = _roll_side(tray, opp, "Opposition", 1, options, limits, lines)
+    steps += _side_steps(spec.opposition, opp, "opposition")
+    b = _roll_side(tray, opp, "opposition", "opposition", 1, options, limits, steps)
     rerolls = 0
     tie_rule = options["opposed_tie"]
+    setting = f"opposed_tie={tie_rule}"
     goes = R.tie_goes(tie_rule)
     while a.total == b.total and goes == "again":  # D-X4: both sides roll again
         rerolls += 1
         if rerolls >= limits.max_rolls:
             raise LimitError(f"{rerolls} tied rolls in a row; the limit is {limits.max_rolls} "
                              "rolls")
-        lines.append(f"Tie at {a.total}: both sides roll again (D-X4, opposed_tie=reroll)")
-        a = _roll_side(tray, actor, f"Actor, roll {rerolls + 1},", 0, options, limits, lines)
-        b = _roll_side(tray, opp, f"Opposition, roll {rerolls + 1},", 1, options, limits, lines)
+        steps += [S.Tie((a.total, b.total), "again", "D-X4", setting), S.Round(rerolls + 1)]
+        a = _roll_side(tray, actor, "actor", f"actor roll {rerolls + 1}", 0, options, limits,
+                       steps)
+        b = _roll_side(tray, opp, "opposition", f"opposition roll {rerolls + 1}", 1, options,
+                       limits, steps)
     result = {**_side_result(actor, a), "opposition": _side_result(opp, b),
               "opposition_total": b.total, "tie_rule": tie_rule}
     if rerolls:
         result["rerolls"] = rerolls
     margin = R.result_points(a.total, b.total)
-    lines.append(f"{a.total} vs {b.total}: the opposing total is the difficulty")
+    steps.append(S.Count("", "result_points", margin, "D8"))
     if margin == 0 and goes == "defender":
-        lines.append("Tie: the defender wins (opposed_tie=defender, D-X4)")
+        steps += [S.Tie((a.total, b.total), "lose", "D-X4", setting),
+                  S.Verdict("", "failure", (0,), "D-X4", setting)]
         result.update({"result_points": 0, "success": False, "level": None, "half_bonus": 0,
                        "damage_bonus": 0})
-        return Roll("d6system", text, "failure", result, tray.freeze(), tuple(lines), spec)
+        return _done(text, "failure", result, tray, spec, steps)
     if margin == 0:
-        lines.append("Tie: meet or beat, the acting character wins (D-X3, D-X4)")
-    outcome = _verdict(margin, options, result, lines)
-    return Roll("d6system", text, outcome, result, tray.freeze(), tuple(lines), spec)
+        steps.append(S.Tie((a.total, b.total), "win", "D-X3", setting))
+    return _done(text, _verdict(margin, options, result, steps), result, tray, spec, steps)
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from ...dice.steps import Adjust
 from ...rulebook import rule
 from ...switches import Switch, resolve
 
@@ -111,7 +112,7 @@ class Prepared(NamedTuple):
     dice: int
     pips: int
     number: int
-    steps: tuple[str, ...]
+    steps: tuple[Adjust, ...]  # how the code changed before the roll (D5, D-A4, D-X2)
 
     @property
     def code(self) -> str:
@@ -142,7 +143,7 @@ def prepare(side: Any, options: Mapping[str, Any]) -> Prepared:
     """D2–D5, D-X2, D-A3, D-A4: the dice to roll and what is added, from a side as written."""
     dice, pips, number = side.code.dice, side.code.pips, 0
     written = side.code.dice  # the dice before any penalty
-    steps: list[str] = []
+    steps: list[Adjust] = []
     for term in side.terms:
         if term.kind == "dice":  # D2: a dice bonus adds dice to the roll
             dice += term.value
@@ -157,10 +158,12 @@ def prepare(side: Any, options: Mapping[str, Any]) -> Prepared:
             if options["modifier_form"] == "dice" and in_dice is not None:  # D-A3
                 dice += in_dice
                 written += max(0, in_dice)
-                steps.append(f"{term.name.capitalize()}: {in_dice:+d}D (D5)")
+                steps.append(Adjust("", "modifier", "D5",
+                                    (("name", term.name), ("dice", in_dice))))
             else:
                 number += value
-                steps.append(f"{term.name.capitalize()}: {value:+d} (D5)")
+                steps.append(Adjust("", "modifier", "D5",
+                                    (("name", term.name), ("number", value))))
     # D-A4 and the audit's ruling: a penalty never takes the last die(s) and never makes a roll
     # better: the floor is the minimum, but never more dice than were there before penalties
     low = min(options["min_dice_after_penalty"], written)
@@ -169,12 +172,11 @@ def prepare(side: Any, options: Mapping[str, Any]) -> Prepared:
         dice = low
         if options["penalty_below_min"] == "minus_three":
             number -= 3 * short
-            steps.append(f"at least {low}D is rolled; the {short}D not taken count "
-                         f"{-3 * short:+d} (D-A4)")
+            steps.append(Adjust("", "floor", "D-A4", (("dice", low), ("short", short))))
         else:
-            steps.append(f"at least {low}D is rolled (D-A4)")
+            steps.append(Adjust("", "floor", "D-A4", (("dice", low),)))
     if options["pips_carry"] and not 0 <= pips <= 2:  # D-X2: 3 pips = 1D
-        before = f"{dice}D{pips:+d}"
+        before = (dice, pips)
         if pips > 2:
             dice, pips = dice + pips // 3, pips % 3
         # negative pips take whole dice (3 pips each) while a die above the floor is left; a
@@ -182,12 +184,11 @@ def prepare(side: Any, options: Mapping[str, Any]) -> Prepared:
         # where 2D rolls 2: a penalty never makes any total more likely)
         while pips <= -3 and dice > low:
             dice, pips = dice - 1, pips + 3
-        if before != f"{dice}D{pips:+d}":
-            steps.append(f"{before} → {code_text(dice, pips)} (3 pips = 1D)")
+        if before != (dice, pips):
+            steps.append(Adjust("", "carry", "D-X2", (("from", f"{before[0]}D{before[1]:+d}"),
+                                                      ("to", code_text(dice, pips)))))
         if pips < 0:
-            steps.append(f"{-pips} pip{'s' if pips < -1 else ''} cannot borrow a die below "
-                         f"{low}D, so {'they count' if pips < -1 else 'it counts'} {pips:+d} on "
-                         "the total (a penalty never makes a roll better)")
+            steps.append(Adjust("", "pips_stay", "D-X2", (("pips", pips), ("floor", low))))
     return Prepared(dice, pips, number, tuple(steps))
 
 
