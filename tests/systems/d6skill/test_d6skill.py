@@ -25,6 +25,8 @@ from hypothesis import strategies as st
 
 import astragal
 from astragal import cli
+from astragal.dice import steps
+from astragal.render import d6skill as render_d6skill
 from astragal.systems import d6skill as S
 from tests.stats import assert_matches
 
@@ -170,6 +172,32 @@ def test_explode_and_botch_switches() -> None:
     assert r.result["result"] == 18
     odds = astragal.odds("ds: d6 max_explosions=2")
     assert max(odds.distribution) == 18 and odds.distribution.truncated == 0
+
+
+def test_steps_name_the_critical_chain_the_botch_check_and_the_deciding_rules() -> None:
+    """The roller returns typed steps: each die of a Critical chain (one die of the tray per
+    face), the botch check's die and that it counts nothing, each result, a re-rolled tie and
+    the rule that decided the verdict; the transcript is those steps put into words."""
+    r = astragal.roll("ds: atk d6+2 vs def d6+2 dmg d6", faces="6,6,2,3 / 1,4")
+    rolled = [s for s in r.steps if isinstance(s, steps.Rolled)]
+    atk, dfn, dmg = rolled
+    assert dmg.side == "dmg" and [r.dice[i].face for i in dmg.dice] == [3]
+    assert [r.dice[i].face for i in atk.dice] == [6, 6, 2] and atk.again == "S9"
+    assert atk.marks == ("critical", "explosion", "explosion")
+    assert dfn.marks == ("", "botch_check") and dfn.reroll == "S7" and dfn.drop == "S8"
+    assert dfn.values == (1, 0) and [r.dice[i].kept for i in dfn.dropped] == [False]
+    assert steps.Verdict("", "hit", (16, 3, 13), "S3") in r.steps
+    assert r.steps[-1] == steps.Count("", "dmg", 16, "S5")
+    assert render_d6skill.transcript(r.steps) == r.transcript
+    capped = astragal.roll("ds: d6+2 max_explosions=1", faces="6,6")
+    assert capped.steps[2].marks == ("critical", "capped")
+    assert capped.steps[-1] == steps.Verdict("actor", "no_botch", (14,), "S8")
+    tie = astragal.roll("ds: d6+3 vs d6+3", faces="2,5 / 2,4")
+    assert steps.Tie((5, 5), "again", "S3", "opposed_tie=reroll") in tie.steps
+    assert [s.n for s in tie.steps if isinstance(s, steps.Round)] == [1, 2]
+    assert render_d6skill.transcript(tie.steps) == tie.transcript
+    calm = astragal.roll("ds: d6+7 vs 6 calm")
+    assert calm.steps[-1] == steps.Verdict("", "success", (7, 6), "S6") and not calm.dice
 
 
 def test_stressful_switch_and_words() -> None:

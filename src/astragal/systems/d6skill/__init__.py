@@ -4,7 +4,8 @@ One d6 plus a Trait or Skill and modifiers, against a Difficulty (#) or an oppos
 is checked for a Botch, a 6 on most rolls explodes into a Critical, ATK is opposed by DEF and the
 margin becomes DMG. The package, in reading order: ``rules`` (data, switches, every rule under
 its ID), ``notation``, ``program`` (one d6 as a program of the dice algebra; the roller samples
-it, the odds take its exact law, the same verdicts map over both), ``words``, ``tables``.
+it, the odds take its exact law, the same verdicts map over both; the roller records its steps,
+which ``astragal.render.d6skill`` puts into words), ``tables``.
 
 >>> import astragal
 >>> astragal.roll("ds: d6+2", faces="6,6,3").result["result"]
@@ -18,6 +19,7 @@ from __future__ import annotations
 from .. import Game
 from .notation import Check, Side, Spec, parse
 from .program import (
+    D6Roll,
     DieLaw,
     RoundLaw,
     d6_law,
@@ -50,7 +52,6 @@ from .rules import (
     result,
 )
 from .tables import TABLES, opposed_table, success_table
-from .words import D6Roll
 
 __all__ = [
     "BOTCH_KINDS", "BOTCH_ORDERS", "DEFAULTS", "KINDS", "KIND_TITLES", "SWITCHES", "SYSTEM",

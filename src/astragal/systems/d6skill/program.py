@@ -17,16 +17,17 @@ from ..._errors import LimitError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
+from ...dice import steps as S
 from ...dice.algebra import Chain, Marked, Reading, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
+from ...render import d6skill as words
 from . import rules as R
-from . import words
 from .notation import Check, Side
 from .rules import ATK_OUTCOMES, CHECK_OUTCOMES, SIDES, SINGLE_OUTCOMES, DieRules, Rules
-from .words import D6Roll
 
 __all__ = [
+    "D6Roll",
     "DieLaw",
     "RoundLaw",
     "d6_law",
@@ -41,6 +42,20 @@ __all__ = [
 ]
 
 _DIE_EPS = 1e-18  # where one die's Critical tail is cut: three dice lose far less than 1e-15
+
+
+class D6Roll(NamedTuple):
+    """One d6 as the rules read it: the faces it used, what it adds, Botch and Critical."""
+
+    faces: tuple[int, ...]
+    total: int
+    botch: bool = False
+    critical: bool = False
+
+    @property
+    def explosions(self) -> int:
+        """How many times a 6 was rolled again (S9)."""
+        return len(self.faces) - 1 if self.critical else 0
 
 
 # --------------------------------------------------------------------------------------------
@@ -132,18 +147,42 @@ def read_d6(faces: tuple[int, ...] | list[int], rules: DieRules = _PLAIN) -> D6R
     return _read(record) if hands.used == len(faces) else None
 
 
-def roll_die(tray: Tray, dr: DieRules, group: str, stream: int, limits: Limits,
-             text: str) -> D6Roll:
-    """Roll one d6 by its program; the botch check's die is kept on the tray, not added (S8)."""
+def roll_die(tray: Tray, dr: DieRules, name: str, group: str, stream: int, limits: Limits,
+             text: str, steps: list[S.Step]) -> D6Roll:
+    """Roll one d6 by its program; the botch check's die is kept on the tray, not added (S8).
+    Each face is a die of the tray (a Critical chain shown die by die); the step names them."""
+    first = len(tray)
     hands = TrayHands(tray, group, stream, each_face_a_die=True)
     try:
         record = sample(die_program(dr), hands, limits).dice[0]
     except LimitError as exc:
         raise LimitError(exc.message, text, (0, len(text))) from None
     d = _read(record)
+    chain = record.runs[0]
+    marks: list[str] = []
+    if d.critical:
+        capped = (dr.max_explosions is not None and d.explosions == dr.max_explosions
+                  and chain[-1] == R.CRITICAL_FACE)
+        marks = ["critical"] + ["explosion"] * (len(chain) - 1)
+        if capped:
+            marks[-1] = "capped"
+    dropped: tuple[int, ...] = ()
     if record.checked is not None:
         tray.drop(hands.last, "botch check: Botch" if d.botch else "botch check (ignored, S8)")
+        marks = [""] * len(chain) + ["botch" if d.botch else "botch_check"]
+        dropped = (hands.last,)
+    faces = chain + ((record.checked,) if record.checked is not None else ())
+    steps.append(S.Rolled(name, tuple(range(first, len(tray))), tuple(((f,),) for f in faces),
+                          (*chain, *((0,) if dropped else ())), tuple(marks), "S1",
+                          "S9" if len(chain) > 1 else "", "S7" if dropped else "", dropped,
+                          "S8" if dropped else ""))
     return d
+
+
+def _side_step(name: str, side: Side, dr: DieRules) -> S.Side:
+    return S.Side(name, 1, (("kind", side.kind), ("title", R.KIND_TITLES[side.kind]),
+                            ("bonus", side.bonus), ("explodes", dr.explodes),
+                            ("botches", dr.botches), ("max_explosions", dr.max_explosions)))
 
 
 def _side_json(d: D6Roll, side: Side) -> dict[str, Any]:
@@ -160,38 +199,43 @@ def _stressful(spec: Check, rules: Rules) -> bool:
     return rules.stressful if spec.situation is None else spec.situation == "stressful"
 
 
+def _done(text: str, outcome: str, result: dict[str, Any], tray: Tray, spec: Check,
+          steps: list[S.Step]) -> Roll:
+    return Roll("d6skill", text, outcome, result, tray.freeze(), words.transcript(steps), spec,
+                tuple(steps))
+
+
 def roll(spec: Check, source: Source, options: Mapping[str, Any], limits: Limits,
          text: str) -> Roll:
-    """Roll a d6 + skill spec with faces from ``source``; the verdict comes from the rules."""
+    """Roll a d6 + skill spec with faces from ``source``; the verdict comes from the rules, the
+    steps are put into words by ``render.d6skill``."""
     rules = effective_rules(spec, options)
     tray = Tray(source, limits)
-    lines = [f"d6 + skill: {str(spec)[4:]}"]
+    dmg = "rolled" if isinstance(spec.dmg, Side) else spec.dmg
+    steps: list[S.Step] = [S.Begin(str(spec), "", (("attack", spec.is_attack), ("dmg", dmg)))]
     actor = spec.actor
-    title = R.KIND_TITLES[actor.kind]
     if spec.difficulty is not None and spec.may_skip_roll:
         if R.automatic_success(actor.bonus, spec.difficulty, _stressful(spec, rules)):
-            lines.append(f"S6: the bonus {actor.bonus:+d} alone beats # {spec.difficulty} and the "
-                         "situation is calm: Success without rolling")
-            return Roll("d6skill", text, "success",
-                        {"kind": actor.kind, "bonus": actor.bonus, "difficulty": spec.difficulty,
-                         "auto_success": True, "success": True, "botch": False,
-                         "critical": False, "result": None},
-                        tray.freeze(), tuple(lines), spec)
+            steps.append(S.Verdict("", "success", (actor.bonus, spec.difficulty), "S6"))
+            return _done(text, "success",
+                         {"kind": actor.kind, "bonus": actor.bonus, "difficulty": spec.difficulty,
+                          "auto_success": True, "success": True, "botch": False,
+                          "critical": False, "result": None}, tray, spec, steps)
         if actor.bonus > spec.difficulty:
-            lines.append(f"S6: the bonus {actor.bonus:+d} alone beats # {spec.difficulty}, but the "
-                         "situation is stressful: roll")
+            steps.append(S.Verdict("", "roll", (actor.bonus, spec.difficulty), "S6",
+                                   "stressful"))
     if spec.opposition is not None:
-        return _roll_opposed(spec, tray, rules, limits, text, lines)
+        return _roll_opposed(spec, tray, rules, limits, text, steps)
     dr = rules.die(actor.kind)
-    d = roll_die(tray, dr, "actor", 0, limits, text)
+    steps.append(_side_step("actor", actor, dr))
+    d = roll_die(tray, dr, "actor", "actor", 0, limits, text, steps)
     result = _side_json(d, actor)
     res = result["result"]
-    lines.append(f"{title}: {words.describe(d, res, actor.bonus, dr)}")
+    steps.append(S.Count("actor", "result", res, "S1"))
     if spec.difficulty is None:
         outcome = "botch" if d.botch else "no_botch"
-        lines.append("Botch!" if d.botch else f"Result {res}" + (" (Critical)" if d.critical
-                                                                  else ""))
-        return Roll("d6skill", text, outcome, result, tray.freeze(), tuple(lines), spec)
+        steps.append(S.Verdict("actor", outcome, (res,), "S8"))
+        return _done(text, outcome, result, tray, spec, steps)
     verdict = R.check_outcome(res, d.botch, spec.difficulty)
     if spec.is_attack:  # ATK against a fixed DEF: S2 (higher than DEF) and S5
         hit = verdict == "success"
@@ -199,84 +243,74 @@ def roll(spec: Check, source: Source, options: Mapping[str, Any], limits: Limits
         result.update({"atk_result": res, "def_result": spec.difficulty, "hit": hit,
                        "margin": margin})
         outcome = {"botch": "botch", "failure": "miss", "success": "hit"}[verdict]
-        lines.append(words.attack_line(res, spec.difficulty, d.botch, False, outcome))
-        _roll_damage(spec, tray, rules, limits, text, lines, result, hit, margin)
-        return Roll("d6skill", text, outcome, result, tray.freeze(), tuple(lines), spec)
+        steps.append(S.Verdict("", outcome, (res, spec.difficulty, margin), "S2"))
+        _roll_damage(spec, tray, rules, limits, text, steps, result, hit, margin)
+        return _done(text, outcome, result, tray, spec, steps)
     result.update({"difficulty": spec.difficulty, "auto_success": False,
                    "success": verdict == "success"})
-    said = {"botch": "Botch!", "success": "Success (S2: higher than #)",
-            "failure": "Failure (S2: not higher than #)"}[verdict]
-    lines.append(f"{res} vs # {spec.difficulty}: {said}" if verdict != "botch" else said)
-    return Roll("d6skill", text, verdict, result, tray.freeze(), tuple(lines), spec)
+    steps.append(S.Verdict("", verdict, (res, spec.difficulty), "S2"))
+    return _done(text, verdict, result, tray, spec, steps)
 
 
 def _roll_damage(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: str,
-                 lines: list[str], result: dict[str, Any], hit: bool, margin: int) -> None:
+                 steps: list[S.Step], result: dict[str, Any], hit: bool, margin: int) -> None:
     weapon: int | None = None
     if hit and isinstance(spec.dmg, Side):  # S9, S-A3: a rolled DMG, rolled by the attacker
         dr = rules.die("dmg")
-        d = roll_die(tray, dr, "dmg", 0, limits, text)
+        steps.append(_side_step("dmg", spec.dmg, dr))
+        d = roll_die(tray, dr, "dmg", "dmg", 0, limits, text, steps)
         result["dmg_roll"] = _side_json(d, spec.dmg)
         weapon = result["dmg_roll"]["result"]
-        lines.append(f"DMG roll: {words.describe(d, weapon, spec.dmg.bonus, dr)}")
+        steps.append(S.Count("dmg", "result", weapon or 0, "S1"))
     elif isinstance(spec.dmg, int):
         weapon = spec.dmg
     dmg = R.damage((weapon or 0) + margin) if hit else 0
     result.update({"dmg_bonus": margin if hit else 0, "weapon_dmg": weapon, "dmg": dmg})
-    if hit and spec.dmg is None:
-        lines.append(f"DMG = the margin, {dmg} (S5; no weapon DMG given)")
-    elif hit:
-        base = f"DMG roll {weapon}" if isinstance(spec.dmg, Side) else f"base DMG {weapon}"
-        lines.append(f"DMG = {base} + margin {margin} = {dmg} (S5)")
+    if hit:
+        steps.append(S.Count("", "dmg", dmg, "S5"))
 
 
 def _roll_opposed(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: str,
-                  lines: list[str]) -> Roll:
+                  steps: list[S.Step]) -> Roll:
     actor, opp = spec.actor, spec.opposition
     assert opp is not None
     ra, rb = rules.die(actor.kind), rules.die(opp.kind)
+    steps += [_side_step("actor", actor, ra), _side_step("opposition", opp, rb)]
+    setting = f"opposed_tie={rules.opposed_tie}"
     rounds: list[dict[str, Any]] = []
     while True:
         if len(rounds) >= limits.max_rolls:  # §6: a safety cap on re-rolled ties
             raise LimitError(f"{limits.max_rolls} tied rounds in a row: the re-roll limit is "
                              f"{limits.max_rolls}", text, (0, len(text)))
         group = "" if not rounds else f" round {len(rounds) + 1}"
-        a = roll_die(tray, ra, f"actor{group}", 0, limits, text)
-        b = roll_die(tray, rb, f"opposition{group}", 1, limits, text)
-        res_a, res_b = R.result(a.total, actor.bonus), R.result(b.total, opp.bonus)
+        steps.append(S.Round(len(rounds) + 1))
+        a = roll_die(tray, ra, "actor", f"actor{group}", 0, limits, text, steps)
+        res_a = R.result(a.total, actor.bonus)
+        steps.append(S.Count("actor", "result", res_a, "S1"))
+        b = roll_die(tray, rb, "opposition", f"opposition{group}", 1, limits, text, steps)
+        res_b = R.result(b.total, opp.bonus)
+        steps.append(S.Count("opposition", "result", res_b, "S1"))
         verdict, margin = R.opposed_verdict(res_a - res_b, a.botch, b.botch, rules)
         rounds.append({"actor": _side_json(a, actor), "opposition": _side_json(b, opp),
                        "margin": res_a - res_b, "outcome": verdict})
-        if len(rounds) > 1:
-            lines.append(f"Round {len(rounds)}:")
-        elif verdict == "reroll":
-            lines.append("Round 1:")
-        lines.append(f"  {words.side_title(actor, 'Actor')}: "
-                     f"{words.describe(a, res_a, actor.bonus, ra)}")
-        lines.append(f"  {words.side_title(opp, 'Opposition')}: "
-                     f"{words.describe(b, res_b, opp.bonus, rb)}")
         if verdict != "reroll":
             break
-        lines.append(f"  {res_a} vs {res_b}: a tie — roll again (S3)")
+        steps.append(S.Tie((res_a, res_b), "again", "S3", setting))
     result: dict[str, Any] = {"rounds": rounds, "actor_result": res_a, "opposition_result": res_b,
                               "margin": margin, "botch": a.botch, "opposition_botch": b.botch,
                               "critical": a.critical, "success": verdict == "success"}
+    tied = res_a == res_b and verdict in ("tie", "success", "failure")
     if spec.is_attack:
         outcome = {"botch": "botch", "failure": "miss", "success": "hit", "tie": "tie"}[verdict]
         result.update({"atk_result": res_a, "def_result": res_b, "hit": outcome == "hit"})
-        lines.append(words.attack_line(res_a, res_b, a.botch, b.botch, outcome))
-        _roll_damage(spec, tray, rules, limits, text, lines, result, outcome == "hit", margin)
+        steps.append(S.Verdict("", outcome, (res_a, res_b, margin), "S3",
+                               setting if tied else ""))
+        _roll_damage(spec, tray, rules, limits, text, steps, result, outcome == "hit", margin)
     else:
         outcome = verdict
-        said = {"botch": "Botch!", "success": "Success", "failure": "Failure",
-                "tie": "a tie, which stands (house rule)"}[verdict]
-        why = ""
-        if verdict == "success" and b.botch:
-            why = " (the opposition botched)"
-        elif verdict == "botch" and b.botch:
-            why = " (both sides botched)"
-        lines.append(f"{res_a} vs {res_b}: {said}{why}")
-    return Roll("d6skill", text, outcome, result, tray.freeze(), tuple(lines), spec)
+        steps.append(S.Verdict("", outcome, (res_a, res_b, margin), "S3",
+                               setting if tied else ""))
+    return _done(text, outcome, result, tray, spec, steps)
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,7 +461,8 @@ def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> 
     limits.check_memory(memory(spec, rules), "this roll", text)
     actor = spec.actor
     la = d6_law(rules.die(actor.kind))
-    notes = [words.law_note("actor", actor, rules)]
+    notes = [words.law_note("actor", R.KIND_TITLES[actor.kind], actor.bonus,
+                            rules.die(actor.kind))]
     extra: dict[str, Any] = {"p_critical": la.critical}
     if spec.opposition is not None:
         return _opposed_odds(spec, rules, la, text, notes, extra)
@@ -469,7 +504,8 @@ def _attack_odds(spec: Check, rules: Rules, text: str, notes: list[str], extra: 
     miss = sum(v for k, v in out.items() if k != "hit")
     dmg, lost = damage_law(hits, miss, spec.dmg, rules)
     if isinstance(spec.dmg, Side):
-        notes.append(words.law_note("DMG roll", spec.dmg, rules))
+        notes.append(words.law_note("DMG roll", R.KIND_TITLES[spec.dmg.kind], spec.dmg.bonus,
+                                    rules.die(spec.dmg.kind)))
     elif spec.dmg is None:
         notes.append("no weapon DMG given: DMG is the margin alone (S5)")
     extra["dmg_bonus"] = Distribution.from_mapping(dict(hits)).to_json()
@@ -482,7 +518,8 @@ def _opposed_odds(spec: Check, rules: Rules, la: DieLaw, text: str, notes: list[
     opp = spec.opposition
     assert opp is not None
     lb = d6_law(rules.die(opp.kind))
-    notes.append(words.law_note("opposition", opp, rules))
+    notes.append(words.law_note("opposition", R.KIND_TITLES[opp.kind], opp.bonus,
+                                rules.die(opp.kind)))
     rl = opposed_law(rules.die(spec.actor.kind), spec.actor.bonus, rules.die(opp.kind), opp.bonus,
                      rules)
     if rules.opposed_tie == "reroll":
