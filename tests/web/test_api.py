@@ -38,6 +38,11 @@ def test_open_a_room_join_roll_and_read_the_log(room: Room) -> None:
         log = room.log(key).json()
         assert [e["id"] for e in log["entries"]] == [1] and log["last"] == 1
         assert log["entries"][0]["hash"] == entry["hash"]
+    # A game that records its steps: the log keeps the roll's record without them (they follow
+    # from the faces, and older versions' verify-log compare every field of the record)
+    cofd = room.roll(wu, "cofd: 5 rote vs 3").json()
+    assert "steps" not in cofd["roll"] and cofd["roll"]["dice"]
+    assert astragal.roll("cofd: 5 rote vs 3", seed=1).to_json()["steps"]
 
 
 def test_log_after_id_returns_only_newer_entries(room: Room) -> None:

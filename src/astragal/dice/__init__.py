@@ -83,9 +83,10 @@ class Roll(NamedTuple):
         return (f"Roll(system={self.system!r}, input={self.input!r}, outcome={self.outcome!r}, "
                 f"result={self.result!r}, dice={self.dice!r}, transcript={self.transcript!r})")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, with_steps: bool = True) -> dict[str, Any]:
         """The stable JSON form (see README: JSON output); ``steps`` only for a roll that has
-        them (a field added after 0.1.0)."""
+        them (a field added after 0.1.0), and not ``with_steps=False`` (the web table's log:
+        the steps follow from the faces, and older versions' verify-log compare every field)."""
         out = {
             "system": self.system,
             "input": self.input,
@@ -94,7 +95,7 @@ class Roll(NamedTuple):
             "dice": [d.to_json() for d in self.dice],
             "transcript": list(self.transcript),
         }
-        if self.steps:
+        if self.steps and with_steps:
             from .steps import to_json
 
             out["steps"] = [to_json(s) for s in self.steps]

@@ -331,7 +331,7 @@ class Table(TableOdds, TableTools):
             "headline": headline(result.outcome, result.transcript),
             "tone": outcome_kind(result.outcome),
             "transcript_text": roll_text(result),
-            "roll": result.to_json(),
+            "roll": result.to_json(with_steps=False),  # the record as older versions replay it
             "draws": source.draws,
             "nonce": secrets.token_hex(16),
         }
