@@ -18,7 +18,7 @@ from fractions import Fraction
 
 import icepool
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from astragal import LimitError, Limits, SeededSource
@@ -121,15 +121,24 @@ def enumerate_program(program: Pool | Drop | Chain | Reroll | Marked, size: int,
 
 
 @st.composite
-def chains(draw: st.DrawFn) -> Chain:
+def chains(draw: st.DrawFn, negative: bool = True) -> Chain:
+    """Chains of every kind: which faces go on, what each scores (below 0 too, except a face
+    that goes on after the first), a cap, and a re-roll in place of some faces (once or until
+    they stop showing)."""
     size = draw(st.integers(2, 5))
     faces = list(range(1, size + 1))
     later = frozenset(draw(st.lists(st.sampled_from(faces), max_size=size - 1, unique=True)))
     first = frozenset(draw(st.lists(st.sampled_from(faces), max_size=size, unique=True)))
-    score_later = tuple(draw(st.lists(st.integers(0, 3), min_size=size, max_size=size)))
-    score_first = tuple(draw(st.lists(st.integers(0, 3), min_size=size, max_size=size)))
+    low = -2 if negative else 0
+    score_later = tuple(draw(st.integers(0 if f in later else low, 3)) for f in faces)
+    score_first = tuple(draw(st.lists(st.integers(low, 3), min_size=size, max_size=size)))
     limit = draw(st.one_of(st.none(), st.integers(0, 3)))  # a house rule's cap on re-rolls
-    return Chain(size, Goes(first, later), Faces(score_first, score_later), limit=limit)
+    reroll = draw(st.lists(st.sampled_from(faces), max_size=size - 1, unique=True))
+    once = draw(st.booleans())
+    # some face that stands must stop the chain (one re-rolled once may still stand)
+    assume(once or any(f not in later and f not in reroll for f in faces))
+    return Chain(size, Goes(first, later), Faces(score_first, score_later), limit=limit,
+                 reroll=When(frozenset(reroll)) if reroll else None, reroll_once=once)
 
 
 def _compare(exact: dict[Hashable, float], brute: dict[Hashable, Fraction],
@@ -140,8 +149,8 @@ def _compare(exact: dict[Hashable, float], brute: dict[Hashable, Fraction],
         assert lo - 1e-12 <= fast <= lo + float(unknown) + 1e-12, (key, fast, lo, unknown)
 
 
-def _as_dict(pmf: tuple[float, ...]) -> dict[Hashable, float]:
-    return {k: p for k, p in enumerate(pmf) if p}
+def _as_dict(pmf: tuple[float, ...], low: int = 0) -> dict[Hashable, float]:
+    return {low + k: p for k, p in enumerate(pmf) if p}
 
 
 @settings(max_examples=60, deadline=None)
@@ -159,11 +168,11 @@ def test_law_equals_sample_over_every_face_sequence(chain: Chain, count: int, ro
     exact = law(program)
     assert exact.truncated < 1e-15
     assert abs(sum(exact.pmf) + exact.truncated - 1.0) < 1e-12
-    _compare(_as_dict(exact.pmf), brute, unknown)
+    _compare(_as_dict(exact.pmf, exact.low), brute, unknown)
 
 
 @settings(max_examples=40, deadline=None)
-@given(chains(), st.data())
+@given(chains(negative=False), st.data())
 def test_marked_law_equals_sample(chain: Chain, data: st.DataObject) -> None:
     faces = list(range(1, chain.size + 1))
     def some() -> frozenset[int]:
@@ -300,3 +309,31 @@ def test_top_law_equals_enumeration(size: int, count: int, data: st.DataObject) 
     exact = top_law(Top(Pool(count, chain)))
     assert set(exact) == set(brute)
     assert all(abs(exact[k] - float(p)) < 1e-15 for k, p in brute.items())
+
+
+def test_a_re_roll_in_place_is_read_before_the_chain_goes_on() -> None:
+    # d6 re-rolling 1s until they stop, exploding on 6: the faces 1, 6, 1, 3 are the die's first
+    # roll re-rolled (1 → 6), the 6 going on, and that roll re-rolled (1 → 3): 6 + 3
+    six = Goes(frozenset({6}), frozenset({6}))
+    chain = Chain(6, six, Faces(*((1, 2, 3, 4, 5, 6),) * 2), reroll=When(frozenset({1})))
+    probe = Probe((1, 6, 1, 3))
+    assert sample(chain, probe).value == 9 and probe.used == 4
+    # once: the second 1 stands
+    once = chain._replace(reroll_once=True)
+    assert sample(once, Probe((1, 1))).value == 1
+    # the law: a 1 never stands, so a die is worth 2..5, or 6 plus another such die
+    exact = law(chain)
+    assert exact.pmf[1] == 0.0 and abs(exact.pmf[2] - 1 / 5) < 1e-15
+    assert abs(exact.pmf[8] - 1 / 25) < 1e-15  # 6 then 2
+
+
+def test_negative_scores_keep_their_lowest_value() -> None:
+    # a Fudge-style die (−1, 0, +1) rolled again on +1: its law starts at −1
+    fudge = Chain(3, Goes(frozenset({3}), frozenset({3})), Faces((-1, 0, 1), (-1, 0, 1)))
+    exact = law(Pool(2, fudge))
+    assert exact.low == -2 and abs(exact.pmf[0] - 1 / 9) < 1e-15
+    brute, unknown = enumerate_program(Pool(2, fudge), 3, 9)
+    _compare(_as_dict(exact.pmf, exact.low), brute, unknown)
+    # a face that goes on after the first may not score below 0: the value would have no floor
+    with pytest.raises(LimitError, match="no lowest"):
+        law(Chain(3, Goes(frozenset({1}), frozenset({1})), Faces((-1, 0, 1), (-1, 0, 1))))

@@ -14,11 +14,14 @@ registered rules; both interpreters call the same ones, so a roll and its odds c
 
 Primitives:
 
-- ``Chain(size, again, score, limit=None)``: one die and the re-rolls it sets off (an explosion
-  chain). The value is the sum of ``score(position, face)`` over the run; the die is rolled again
-  while ``again(position, face)``, at most ``limit`` times when a house rule caps the chain. The
-  first face (position 0) may be read differently from its re-rolls; re-rolls (position 1 on)
-  must all be read alike.
+- ``Chain(size, again, score, limit=None, reroll=None, reroll_once=False)``: one die and the
+  re-rolls it sets off (an explosion chain). The value is the sum of ``score(position, face)``
+  over the run; the die is rolled again while ``again(position, face)``, at most ``limit`` times
+  when a house rule caps the chain. The first face (position 0) may be read differently from its
+  re-rolls; re-rolls (position 1 on) must all be read alike. With ``reroll``, every roll of the
+  run (the first and each re-roll) whose face satisfies ``reroll(face)`` is rolled again in place
+  before it is read, until it does not (``reroll_once``: once, and the second face stands).
+  Scores may be negative, except those of faces that go on after the first.
 - ``Reroll(unit, when)``: a die whose first face satisfies ``when`` is rolled once more (the whole
   chain again) and the new chain stands (a rote action; a Favored die is the pool-level cousin).
 - ``Marked(unit, mark, check=None)``: the unit's value paired with ``mark(first, checked)``, where
@@ -74,6 +77,12 @@ class Hands(Protocol):
     def face(self, die: int) -> int: ...
 
 
+# A re-roll in place (``Chain.reroll``) calls ``hands.redo(die, note)`` where the hands have it:
+# the latest roll of the die's run rolled again, its new face standing. Hands that keep one face
+# per die (every game's but the dice tray's, whose explosion faces may be dice of their own) do
+# that with ``again``.
+
+
 # The primitives are immutable records, equal (and hashed alike) only within their own type, so
 # that a program is a cache key for its law. NamedTuples are used rather than dataclasses because
 # they cost a quarter as much to define, and a game's first roll pays for its module's imports.
@@ -111,6 +120,8 @@ class Chain(NamedTuple):
     score: Callable[[int, int], int]
     note: str = "re-roll"
     limit: int | None = None  # at most this many re-rolls (a house rule's cap); None: no cap
+    reroll: Callable[[int], bool] | None = None  # a face rolled again in place before it is read
+    reroll_once: bool = False  # ``reroll`` at most once per roll
 
 
 @_typed
@@ -286,10 +297,29 @@ class PoolRecord(NamedTuple):
     dropped: tuple[int, ...] = ()
 
 
+def _kept(chain: Chain, hands: Hands, die: int, face: int, limits: Limits) -> int:
+    """The face of one roll after the chain's re-roll in place (``Chain.reroll``)."""
+    reroll = chain.reroll
+    if reroll is None:
+        return face
+    redo = getattr(hands, "redo", hands.again)
+    times = 0
+    while reroll(face):
+        if times >= limits.max_explosions:
+            raise LimitError(f"a die was re-rolled more than {limits.max_explosions} times: the "
+                             "limit of re-rolls per die")
+        times += 1
+        face = redo(die, f"re-rolled {face}")
+        if chain.reroll_once:
+            break
+    return face
+
+
 def _run(chain: Chain, hands: Hands, die: int, first: int,
          limits: Limits) -> tuple[tuple[int, ...], int]:
     """A die's chain from its first face: the faces, and their value."""
     again, score = chain.again, chain.score
+    first = _kept(chain, hands, die, first, limits)
     faces = [first]
     value = score(0, first)
     face = first
@@ -298,7 +328,7 @@ def _run(chain: Chain, hands: Hands, die: int, first: int,
         if len(faces) > limits.max_explosions:
             raise LimitError(f"a die exploded (was rolled again) more than "
                              f"{limits.max_explosions} times: the limit of explosions per die")
-        face = hands.again(die, chain.note)
+        face = _kept(chain, hands, die, hands.again(die, chain.note), limits)
         value += score(len(faces), face)
         faces.append(face)
     return tuple(faces), value
@@ -313,8 +343,8 @@ def _parts(unit: Unit) -> tuple[Chain, Reroll | None, Marked | None]:
 
 def _die(chain: Chain, reroll: Reroll | None, marked: Marked | None, hands: Hands, die: int,
          limits: Limits) -> DieRecord:
-    first = hands.face(die)
-    runs = [_run(chain, hands, die, first, limits)]
+    runs = [_run(chain, hands, die, hands.face(die), limits)]
+    first = runs[0][0][0]  # the first face after any re-roll in place
     if reroll is not None and reroll.when(first):
         runs.append(_run(chain, hands, die, hands.again(die, reroll.note), limits))
     faces = tuple(run for run, _ in runs)
@@ -386,7 +416,7 @@ def _side(program: Mixed | Favored, hands: Hands, limits: Limits) -> PoolRecord:
     ids = [new(u.size) for u in pool.units]
     dice: list[DieRecord] = []
     for u, i in zip(pool.units, ids):
-        if u.again is never and u.score is face:  # a plain die is just its face
+        if u.again is never and u.score is face and u.reroll is None:  # a plain die: its face
             f = shown(i)
             dice.append(make(DieRecord, (((f,),), f, None, None)))
         else:

@@ -66,10 +66,12 @@ Poly = tuple[int, ...]
 
 
 class Law(NamedTuple):
-    """P(value = k) for k = 0, 1, 2, … and the probability lost where a tail was cut."""
+    """P(value = low + k) for k = 0, 1, 2, … and the probability lost where a tail was cut
+    (``low`` is 0 unless a face scores below 0)."""
 
     pmf: tuple[float, ...]
     truncated: float = 0.0
+    low: int = 0
 
 
 class MarkedLaw(NamedTuple):
@@ -116,7 +118,7 @@ def _strip(a: Poly) -> Poly:
 class _Form(NamedTuple):
     """A die's law as rational generating functions sharing one denominator.
 
-    P(first standing face = f, value = k) is the coefficient of zᵏ in
+    P(first standing face = f, value = low + k) is the coefficient of zᵏ in
     (first[f] / num_scale) / (denominator / den_scale); the die's law is their sum over f.
     """
 
@@ -124,6 +126,7 @@ class _Form(NamedTuple):
     num_scale: int
     denominator: Poly
     den_scale: int
+    low: int = 0
 
     def numerator(self) -> Poly:
         out = [0] * max(len(num) for _, num in self.first)
@@ -174,41 +177,68 @@ def _finite_tail(size: int, stop: Poly, go: Poly, every: Poly, limit: int) -> Po
     return _strip(_padd(tail, _pmul(power, every)))
 
 
+def _weights(chain: Chain) -> tuple[list[int], int]:
+    """How often each face 1..size stands on one roll, over a whole-number base: 1 each over
+    ``size``; after a re-roll in place (``Chain.reroll``), 0 for a re-rolled face over the faces
+    that stand, or with ``reroll_once`` (size if it stands, plus one per re-rolled face) over
+    size²."""
+    size, reroll = chain.size, chain.reroll
+    if reroll is None:
+        return [1] * size, size
+    hit = [reroll(f) for f in range(1, size + 1)]
+    if chain.reroll_once:
+        again = sum(hit)
+        return [(0 if h else size) + again for h in hit], size * size
+    standing = size - sum(hit)
+    if standing == 0:
+        raise LimitError("a die here is re-rolled on every face, so it never stands")
+    return [0 if h else 1 for h in hit], standing
+
+
 def _cap_matters(chain: Chain) -> bool:
     """The chain's cap can be reached with a probability that counts (see ``_CAP_MATTERS``)."""
     if chain.limit is None:
         return False
-    going = sum(1 for f in range(1, chain.size + 1) if chain.again(1, f))
-    return chain.limit > 0 and (going / chain.size) ** (chain.limit - 1) >= _CAP_MATTERS
+    weights, base = _weights(chain)
+    going = sum(w for f, w in enumerate(weights, 1) if chain.again(1, f))
+    return chain.limit > 0 and (going / base) ** (chain.limit - 1) >= _CAP_MATTERS
 
 
 @lru_cache(maxsize=256)
 def _chain_form(chain: Chain) -> _Form:
-    size = chain.size
-    faces = range(1, size + 1)
+    weights, base = _weights(chain)
+    faces = [f for f, w in enumerate(weights, 1) if w]
     goes_first = [chain.again(0, f) for f in faces]
     scores_first = [chain.score(0, f) for f in faces]
+    a = min([0, *scores_first])  # the generating functions are kept in z^(value - low) ≥ 0
     if not any(goes_first) or chain.limit == 0:  # never rolled again
-        first = tuple((f, _shift((1,), k)) for f, k in zip(faces, scores_first))
-        return _Form(first, size, (1,), 1)
-    later = [(chain.score(1, f), chain.again(1, f)) for f in faces]
-    stop = tuple(_accumulate([(k, 1) for k, go in later if not go]))
-    go = _accumulate([(k, 1) for k, go in later if go])
+        first = tuple((f, _shift((weights[f - 1],), k - a)) for f, k in zip(faces, scores_first))
+        return _Form(first, base, (1,), 1, a)
+    later = [(chain.score(1, f), chain.again(1, f), weights[f - 1]) for f in faces]
+    if any(k < 0 for k, go, _ in later if go):
+        raise LimitError("a die here goes on after a face worth less than 0, so its value has "
+                         "no lowest")
+    b = min([0, *(k for k, go, _ in later if not go)])  # a run after the first stops once
+    stop = tuple(_accumulate([(k - b, w) for k, go, w in later if not go]))
+    go = _accumulate([(k, w) for k, g, w in later if g])
     limit = chain.limit
     if limit is not None and _cap_matters(chain):
-        scale = size ** limit
-        tail = _finite_tail(size, stop, tuple(go), tuple(_accumulate([(k, 1) for k, _ in later])),
-                            limit)
-        first = tuple((f, _strip(_shift(tail if g else (scale,), k)))
+        scale = base ** limit
+        every = tuple(_accumulate([(k - b, w) for k, _, w in later]))
+        tail = _finite_tail(base, stop, tuple(go), every, limit)
+        first = tuple((f, _strip(_shift(tuple(c * weights[f - 1] for c in
+                                               (tail if g else (scale,))),
+                                         k - a + (0 if g else -b))))
                       for f, g, k in zip(faces, goes_first, scores_first))
-        return _Form(first, size * scale, (1,), 1)
-    go[0] = size - go[0]
+        return _Form(first, base * scale, (1,), 1, a + b)
+    go[0] = base - go[0]
     denominator = _strip(tuple([go[0]] + [-c for c in go[1:]]))
     if sum(denominator) <= 0:
         raise LimitError("a die here is rolled again on every face, so it never stops")
-    first = tuple((f, _strip(_shift(stop if g else denominator, k)))
-                  for f, g, k in zip(faces, goes_first, scores_first))
-    return _Form(first, size * size, denominator, size)
+    first = tuple((f, _strip(tuple(c * weights[f - 1] for c in _shift(
+        stop if g else denominator, k - a + (0 if g else -b)))))
+        for f, g, k in zip(faces, goes_first, scores_first))
+    return _Form(first, base * base, denominator, base, a + b)
 
 
 def _form(unit: Chain | Reroll) -> _Form:
@@ -220,14 +250,14 @@ def _form(unit: Chain | Reroll) -> _Form:
 @lru_cache(maxsize=256)
 def _reroll_form(unit: Reroll) -> _Form:
     base = _chain_form(unit.unit)
-    size = unit.unit.size
-    rerolled = sum(1 for f in range(1, size + 1) if unit.when(f))
+    weights, total = _weights(unit.unit)
+    rerolled = sum(w for f, w in enumerate(weights, 1) if unit.when(f))
     # the first face that stands is g: either g came first and was kept, or any face came first,
     # was rolled once more, and the new roll showed g
-    first = tuple((g, _strip(tuple(c * ((0 if unit.when(g) else size) + rerolled)
+    first = tuple((g, _strip(tuple(c * ((0 if unit.when(g) else total) + rerolled)
                                    for c in num)))
                   for g, num in base.first)
-    return _Form(first, base.num_scale * size, base.denominator, base.den_scale)
+    return _Form(first, base.num_scale * total, base.denominator, base.den_scale, base.low)
 
 
 def _expand(form: _Form, numerator: Poly, eps: float) -> tuple[list[float], float]:
@@ -377,7 +407,13 @@ def _pool_law(program: Pool, eps: float) -> Law:
         lost = n * unit_lost
     while len(pmf) > 1 and pmf[-1] == 0.0:
         pmf.pop()
-    return Law(tuple(pmf), lost)
+    low = n * form.low
+    if low < 0:  # the forms' floor may lie below the lowest value: start at the lowest
+        lead = 0
+        while lead < -low and lead < len(pmf) - 1 and pmf[lead] == 0.0:
+            lead += 1
+        pmf, low = pmf[lead:], low + lead
+    return Law(tuple(pmf), lost, low)
 
 
 @lru_cache(maxsize=256)
@@ -433,6 +469,8 @@ def law(program: Pool | Drop | Chain | Reroll | Highest | Least | Paired,
 @lru_cache(maxsize=256)
 def _marked_law(unit: Marked, eps: float) -> MarkedLaw:
     form = _form(unit.unit)
+    if form.low:
+        raise ValueError("a marked die's law is kept over 0, 1, 2, …: it may not score below 0")
     # the series are linear in their numerators: add those of faces with the same mark first
     grouped: dict[Hashable, Poly] = {}
     check, size = unit.check, _chain(unit).size
@@ -469,7 +507,8 @@ def marked_law(unit: Marked, eps: float = DEFAULT_EPS) -> MarkedLaw:
 
 def _plain(pool: Pool, what: str) -> Chain:
     chain = pool.unit
-    if not isinstance(chain, Chain) or any(chain.again(0, f) for f in range(1, chain.size + 1)):
+    if not isinstance(chain, Chain) or chain.reroll is not None or any(
+            chain.again(0, f) for f in range(1, chain.size + 1)):
         raise ValueError(f"{what} takes a pool of dice that are not rolled again")
     return chain
 
