@@ -100,6 +100,16 @@ def _pmul(a: Poly, b: Poly) -> Poly:
     return tuple(out)
 
 
+def _sparse_mul(a: Poly, b: Poly) -> Poly:
+    """a·b where b has few nonzero coefficients (a die's denominator: its faces that go on)."""
+    out = [0] * (len(a) + len(b) - 1)
+    for j, y in enumerate(b):
+        if y:
+            for i, x in enumerate(a, j):
+                out[i] += x * y
+    return tuple(out)
+
+
 def _shift(a: Poly, k: int) -> Poly:
     return (0,) * k + a
 
@@ -119,21 +129,39 @@ class _Form(NamedTuple):
     """A die's law as rational generating functions sharing one denominator.
 
     P(first standing face = f, value = low + k) is the coefficient of zᵏ in
-    (first[f] / num_scale) / (denominator / den_scale); the die's law is their sum over f.
+    (z^shift · num · (denominator if over else 1) / num_scale) / (denominator / den_scale) for
+    the entry (f, shift, num, over) of ``first``; the die's law is their sum over f. (The shift
+    and the factor of a face that stops at once are kept apart: each face of a large die would
+    otherwise carry a polynomial as long as the die.)
     """
 
-    first: tuple[tuple[int, Poly], ...]
+    first: tuple[tuple[int, int, Poly, bool], ...]
     num_scale: int
     denominator: Poly
     den_scale: int
     low: int = 0
 
     def numerator(self) -> Poly:
-        out = [0] * max(len(num) for _, num in self.first)
-        for _, num in self.first:
-            for k, c in enumerate(num):
-                out[k] += c
-        return _strip(tuple(out))
+        """The sum of the entries' numerators."""
+        plain: list[int] = []
+        over: list[int] = []
+        for _, shift, num, times in self.first:
+            acc = over if times else plain
+            if len(acc) < shift + len(num):
+                acc.extend([0] * (shift + len(num) - len(acc)))
+            for k, c in enumerate(num, shift):
+                acc[k] += c
+        if over:
+            for k, c in enumerate(_sparse_mul(tuple(over), self.denominator)):
+                if k >= len(plain):
+                    plain.append(0)
+                plain[k] += c
+        return _strip(tuple(plain))
+
+    def entry(self, i: int) -> Poly:
+        """The numerator of entry ``i`` in full."""
+        _, shift, num, times = self.first[i]
+        return _shift(_sparse_mul(num, self.denominator) if times else num, shift)
 
     def geometric(self) -> tuple[Fraction, int] | None:
         """(r, s) when the denominator is d0·(1 − r·zˢ) (or a constant), else None."""
@@ -212,8 +240,9 @@ def _chain_form(chain: Chain) -> _Form:
     scores_first = [chain.score(0, f) for f in faces]
     a = min([0, *scores_first])  # the generating functions are kept in z^(value - low) ≥ 0
     if not any(goes_first) or chain.limit == 0:  # never rolled again
-        first = tuple((f, _shift((weights[f - 1],), k - a)) for f, k in zip(faces, scores_first))
-        return _Form(first, base, (1,), 1, a)
+        alone: tuple[tuple[int, int, Poly, bool], ...] = tuple(
+            (f, k - a, (weights[f - 1],), False) for f, k in zip(faces, scores_first))
+        return _Form(alone, base, (1,), 1, a)
     later = [(chain.score(1, f), chain.again(1, f), weights[f - 1]) for f in faces]
     if any(k < 0 for k, go, _ in later if go):
         raise LimitError("a die here goes on after a face worth less than 0, so its value has "
@@ -226,18 +255,26 @@ def _chain_form(chain: Chain) -> _Form:
         scale = base ** limit
         every = tuple(_accumulate([(k - b, w) for k, _, w in later]))
         tail = _finite_tail(base, stop, tuple(go), every, limit)
-        first = tuple((f, _strip(_shift(tuple(c * weights[f - 1] for c in
-                                               (tail if g else (scale,))),
-                                         k - a + (0 if g else -b))))
+        first = tuple((f, k - a + (0 if g else -b),
+                       _strip(tuple(c * weights[f - 1] for c in (tail if g else (scale,)))),
+                       False)
                       for f, g, k in zip(faces, goes_first, scores_first))
         return _Form(first, base * scale, (1,), 1, a + b)
     go[0] = base - go[0]
     denominator = _strip(tuple([go[0]] + [-c for c in go[1:]]))
+    by_weight: dict[int, Poly] = {}  # the stop polynomial times each weight, made once
+
+    def stopping(w: int) -> Poly:
+        hit = by_weight.get(w)
+        if hit is None:
+            hit = by_weight[w] = _strip(tuple(c * w for c in stop))
+        return hit
+
     if sum(denominator) <= 0:
         raise LimitError("a die here is rolled again on every face, so it never stops")
-    first = tuple((f, _strip(tuple(c * weights[f - 1] for c in _shift(
-        stop if g else denominator, k - a + (0 if g else -b)))))
-        for f, g, k in zip(faces, goes_first, scores_first))
+    first = tuple((f, k - a + (0 if g else -b),
+                   stopping(weights[f - 1]) if g else (weights[f - 1],), not g)
+                  for f, g, k in zip(faces, goes_first, scores_first))
     return _Form(first, base * base, denominator, base, a + b)
 
 
@@ -254,10 +291,22 @@ def _reroll_form(unit: Reroll) -> _Form:
     rerolled = sum(w for f, w in enumerate(weights, 1) if unit.when(f))
     # the first face that stands is g: either g came first and was kept, or any face came first,
     # was rolled once more, and the new roll showed g
-    first = tuple((g, _strip(tuple(c * ((0 if unit.when(g) else total) + rerolled)
-                                   for c in num)))
-                  for g, num in base.first)
+    first = tuple((g, shift, _strip(tuple(c * ((0 if unit.when(g) else total) + rerolled)
+                                          for c in num)), times)
+                  for g, shift, num, times in base.first)
     return _Form(first, base.num_scale * total, base.denominator, base.den_scale, base.low)
+
+
+def _spread(counts: list[float], tail: list[float], s: int) -> list[float]:
+    """counts ∗ (the tail's terms placed every ``s`` values): one pass over the counts per term
+    (a large die that explodes on one face has few terms, far apart)."""
+    width = len(counts)
+    out = [0.0] * (width + (len(tail) - 1) * s)
+    for j, t in enumerate(tail):
+        if t:
+            at = j * s
+            out[at:at + width] = [x + c * t for x, c in zip(out[at:at + width], counts)]
+    return out
 
 
 def _expand(form: _Form, numerator: Poly, eps: float) -> tuple[list[float], float]:
@@ -352,14 +401,16 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
         else:
             steps += maths.power_work(len(body), n)
             nonzero = width = (len(body) - 1) * n + 1
-        tail = 1
+        tail = terms = 1
         if r > 0:
             rf = float(r)
             mean, sd = n * rf / (1 - rf), math.sqrt(n * rf) / (1 - rf)
-            tail = int(mean + 9 * sd + math.log(eps) / math.log(rf)) + 1
+            tail = terms = int(mean + 9 * sd + math.log(eps) / math.log(rf)) + 1
             steps += 7 * tail
             tail = (tail - 1) * s + 1
-        steps += 2 * nonzero * tail + width + tail
+        # the convolution with the tail: dense, or one pass over the counts per term of a tail
+        # spread out every s values
+        steps += (2 * nonzero * tail if s == 1 else 2 * width * terms) + width + tail
         return steps, low * n + width + tail - 1
     terms, feeds = _series_terms(form, eps / max(1, n))
     steps += terms * (5 + 2 * feeds) + maths.power_work(terms, n)
@@ -396,11 +447,8 @@ def _pool_law(program: Pool, eps: float) -> Law:
         else:
             counts = maths.power([c / total for c in body], n)
         tail, lost = maths.negative_binomial(n, float(r), eps)
-        if s > 1:
-            spread = [0.0] * ((len(tail) - 1) * s + 1)
-            spread[::s] = tail
-            tail = spread
-        pmf = [0.0] * (low * n) + maths.convolve(counts, tail)
+        pmf = [0.0] * (low * n) + (maths.convolve(counts, tail) if s == 1 else
+                                   _spread(counts, tail, s))
     else:  # the general case: the unit's law, cut deeper, to the n-th power
         unit, unit_lost = _expand(form, numerator, eps / max(1, n))
         pmf = maths.power(unit, n)
@@ -474,13 +522,14 @@ def _marked_law(unit: Marked, eps: float) -> MarkedLaw:
     # the series are linear in their numerators: add those of faces with the same mark first
     grouped: dict[Hashable, Poly] = {}
     check, size = unit.check, _chain(unit).size
-    if check is not None and any(check(face) for face, _ in form.first):
+    if check is not None and any(check(entry[0]) for entry in form.first):
         # a checked face's weight is shared by the check die's faces: every other face counts
         # ``size`` times over a scale ``size`` times larger
         form = form._replace(num_scale=form.num_scale * size)
     else:
         check = None
-    for face, num in form.first:
+    for i, (face, _, _, _) in enumerate(form.first):
+        num = form.entry(i)
         if not any(num):
             continue
         if check is not None and check(face):

@@ -10,6 +10,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..._limits import Limits
+from ...dice.algebra import Pool
+from ...odds.algebra import law, law_length, work
 from ...odds.maths import binomial
 from .keep import binomial_all, keep_cost, keep_dp
 from .lexicon import TAIL
@@ -31,18 +33,17 @@ from .pmf import (
     merge,
     mix,
     power,
-    power_cost,
-    series,
 )
+from .program import die_chain, roll_law
 from .rules import (
     clamp,
     explodes,
-    face_value,
     keep_count,
     keeps_value,
-    roll_pmf,
     score,
 )
+
+EPS = TAIL / 100  # where an endless tail (explosions, re-rolls) is cut
 
 # --------------------------------------------------------------------------------------------
 # Dice terms
@@ -55,55 +56,28 @@ def _split(pmf: dict[int, float], d: Dice) -> tuple[dict[int, float], dict[int, 
     return boom, calm, math.fsum(boom.values())
 
 
-def _scored(pmf: dict[int, float], w: Callable[[int], int], shift: int = 0) -> Pmf:
-    out: dict[Value, float] = {}
-    for f, p in pmf.items():
-        v = w(f + shift)
-        out[v] = out.get(v, 0.0) + p
-    return Pmf.from_dict(out)
+def _identity(v: int) -> int:
+    return v
 
 
-def _depth(q: float, eps: float, cap: int) -> int:
-    """How many explosions to follow so that what is left (q^(k+1)) is at most ``eps``."""
-    if q <= 0:
-        return 0
-    k = max(0, math.ceil(math.log(eps) / math.log(q)) - 1) if q < 1 else cap
-    return min(k, cap)
-
-
-def chain_pmf(d: Dice, w: Callable[[int], int], limits: Limits, budget: Budget) -> Pmf:
-    """What one die and its explosions add to the term (rules 1, 2 and 4), exactly."""
+def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Budget) -> Pmf:
+    """A term that adds up its dice, each read by ``w`` (None: its value): the dice algebra's
+    law of the pool (``program.py``). A compounded die is read whole, so with a ``w`` its law is
+    mapped, then added up ``count`` times."""
     what = d
-    if (d.explode is None and not d.reroll and d.success is None and d.keep is None
-            and not d.custom and d.minimum is None and d.maximum is None):
-        budget.spend(d.size, what, d.span, memory=8 * d.size)
-        low = face_value(d, 1)
-        if face_value(d, d.size) == low + d.size - 1:  # the faces run low, low+1, …: uniform
-            return Pmf(low, [1.0 / d.size] * d.size)
-    budget.spend(20 * d.size, what, d.span, memory=ROW_BYTES * d.size)
-    g = roll_pmf(d)
-    if d.explode is None:
-        return _scored(g, w)
-    boom, calm, q = _split(g, d)
-    eps = TAIL / 100 / max(1, d.count)
-    depth = _depth(q, eps, limits.max_explosions)
-    if d.explode == "once":
-        if not boom:
-            return _scored(g, w)
-        again = add(_scored(boom, w), _scored(g, w), budget, what)
-        return merge(_scored(calm, w), again) if calm else again
-    if d.explode == "compound":
-        value = series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth, budget,
-                        what)
-        return mapped(value, lambda v: w(int(v)), budget, what).with_lost(q ** (depth + 1))
-    if d.explode == "explode":
-        out = series(_scored(calm, w), _scored(boom, w), depth, budget, what)
-        return out.with_lost(q ** (depth + 1))
-    # penetrate: the first roll counts its face, every roll an explosion adds counts face − 1
-    tail = series(_scored(calm, w, -1), _scored(boom, w, -1), depth, budget, what)
-    start = add(_scored(boom, w), tail, budget, what)
-    first = _scored(calm, w)
-    return merge(first, start).with_lost(q * q ** (depth + 1))
+    whole = d.explode == "compound" and w is not None
+    pool = Pool(1 if whole else d.count, die_chain(d, None if whole else w))
+    length = law_length(pool, EPS)
+    # the algebra's steps, one per value of the law, and the rules read on each face (~20 lines)
+    budget.spend(work(pool) + length + 20 * d.size,
+                 Lazy(lambda: f"{what} ({length:,} possible values or more)"), d.span,
+                 ROW_BYTES * length)
+    one = law(pool, EPS, limits)
+    out = Pmf(one.low, list(one.pmf), lost=one.truncated)
+    if whole:
+        read: Callable[[int], int] = w  # type: ignore[assignment]  # ``whole`` needs a w
+        out = power(mapped(out, lambda v: read(int(v)), budget, what), d.count, budget, what)
+    return out
 
 
 def _after_clamp(d: Dice, w: Callable[[int], int]) -> Callable[[int], int]:
@@ -130,7 +104,7 @@ def _reroll_add_pmf(d: Dice, budget: Budget) -> Pmf:
     The sum where no die matches is the power of the faces that do not match; the rest of the
     law of the sum gets one more die."""
     what = d
-    g = roll_pmf(d)
+    g = roll_law(d)
     lo = min(g)
     one = [0.0] * (max(g) - lo + 1)
     calm = [0.0] * len(one)
@@ -152,7 +126,7 @@ def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
     """Roll20's ``mt``: how many values show on at least ``match`` of the dice (plain dice,
     re-rolls allowed). Faces are placed one value at a time: given that the ``r`` dice not
     yet placed all show later values, the number showing this one is binomial."""
-    g = roll_pmf(d)
+    g = roll_law(d)
     n, size = d.count, d.match
     budget.spend(len(g) * (n + 1) ** 2 * (n // size + 1), d, d.span)
     state = {(n, 0): 1.0}  # (dice left, sets found) → probability
@@ -215,7 +189,7 @@ def forget() -> None:
 def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     what = d
     weight = _weight(d)
-    w: Callable[[int], int] = weight if weight is not None else (lambda v: v)
+    w: Callable[[int], int] = weight if weight is not None else _identity
     if d.count == 0:
         return Pmf.point(0)
     if d.match_count:
@@ -228,19 +202,14 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     if by_value:  # k>3, p<2: a die kept or dropped on its own value adds w(v) or nothing
         w = _kept_only(d.keep, w) if d.minimum is None and d.maximum is None else (
             _clamped_kept(d, weight if weight is not None else (lambda v: v)))
-    if d.keep is None or by_value:  # power() refuses at once what it could not finish
-        steps, memory = power_cost(d.size, d.count)  # at least this, explosions or not
-        budget.check(steps + (20 * d.size if d.reroll or d.explode else 0),
-                     Lazy(lambda: f"{what} ({(d.size - 1) * d.count + 1:,} possible values or "
-                          "more)"), d.span,
-                     memory)
-        return power(chain_pmf(d, w, limits, budget), d.count, budget, what)
+    if d.keep is None or by_value:
+        return _sum_pmf(d, None if w is _identity else w, limits, budget)
     budget.spend(20 * d.count, what, d.span, memory=LIST_BYTES * d.count)  # the mixture's law
     if d.explode is not None and d.explode != "compound":  # refuse at once a huge mixture:
         # about 40 standard deviations of the number of explosions, each part a keep DP
-        _, _, q = _split(roll_pmf(d), d)
+        _, _, q = _split(roll_law(d), d)
         n_parts = min(d.count + 1, 40 * math.sqrt(d.count * q / max(1e-9, 1 - q) ** 2) + 1)
-        one = keep_cost([(d.count, roll_pmf(d))], keep_count(d.keep, d.count)[1], w)
+        one = keep_cost([(d.count, roll_law(d))], keep_count(d.keep, d.count)[1], w)
         budget.check(n_parts * one[0], what, d.span, one[1])
     mixture = _pool_classes(d, limits, budget)
     if d.minimum is not None or d.maximum is not None:
@@ -289,18 +258,18 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
     ``!p`` splits first rolls from added rolls (worth one less); ``xo`` adds one die per
     exploded first roll; ``!!`` is one class of compounded values.
     """
-    g = roll_pmf(d)
+    g = roll_law(d)
     n = d.count
     eps = TAIL / 100
     if d.explode is None:
         return [(1.0, [(n, g)])]
     boom, calm, q = _split(g, d)
-    if d.explode == "compound":
-        depth = _depth(q, eps / max(1, n), limits.max_explosions)
-        value = series(_scored(calm, lambda x: x), _scored(boom, lambda x: x), depth,
-                        budget, d)
-        lost = q ** (depth + 1)
-        pmf = {int(v): p / (1 - lost) for v, p in value.items()}
+    if d.explode == "compound":  # one class: the compounded totals (the algebra's law)
+        one = Pool(1, die_chain(d))
+        budget.spend(work(one), d, d.span)
+        value = law(one, eps / max(1, n), limits)
+        lost = value.truncated
+        pmf = {value.low + k: p / (1 - lost) for k, p in enumerate(value.pmf) if p}
         return [((1 - lost) ** n, [(n, pmf)])]
     if not boom:
         return [(1.0, [(n, g)])]

@@ -321,18 +321,4 @@ def mix(parts: Sequence[tuple[float, Pmf]]) -> Pmf:
     return acc
 
 
-def series(first: Pmf, step: Pmf, depth: int, budget: Budget, what: object) -> Pmf:
-    """first + first*step + first*step^2 + ... (``depth`` steps): a chain that goes on."""
-    assert first.p is not None and step.p is not None
-    total: list[float] = list(first.p)
-    total_off = first.off
-    cur: list[float] = first.p
-    cur_off = first.off
-    for _ in range(depth):
-        cur = convolve(cur, step.p, budget, what)
-        cur_off += step.off
-        total_off, total = _sum_at(total_off, total, cur_off, cur)
-    return Pmf(total_off, total)
-
-
 Array = Any

@@ -10,6 +10,7 @@ from ..._errors import LimitError, NotationError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
+from ...dice.algebra import sample_die
 from .checks import check
 from .fast import plan
 from .lexicon import MAX_SIDES
@@ -36,6 +37,7 @@ from .nodes import (
     said_twice,
     sum_text,
 )
+from .program import die_chain
 from .rules import (
     BadPower,
     ZeroDivisor,
@@ -48,7 +50,6 @@ from .rules import (
     face_value,
     kept_flags,
     matches,
-    rerolls,
     term_value,
 )
 
@@ -119,69 +120,35 @@ class _Roller:
 
     # --- one die ---------------------------------------------------------------------------
 
-    def face(self, d: Dice, group: str, index: int | None,
-             note: str = "") -> tuple[int, int, str]:
-        """Roll a new die (or die ``index`` again); rule 1 re-rolls it. (index, face, shown)."""
-        if index is None:
-            index = self.tray.roll(d.size, group, 0, note)
-        else:
-            self.tray.reroll(index, 0, note)
-        face = face_value(d, self.tray.face(index))
-        if not d.reroll:
-            return index, face, str(face)
-        seen = [face]
-        while rerolls(d, face):
-            if len(seen) > self.limits.max_explosions:
-                raise LimitError(f"a {d.die_text()} was re-rolled more than "
-                                 f"{self.limits.max_explosions} times (the limit)", self.text,
-                                 d.span)
-            self.tray.reroll(index, 0, f"re-rolled {face}")
-            face = face_value(d, self.tray.face(index))
-            seen.append(face)
-            if d.reroll_once:
-                break
-        return index, face, "→".join(str(f) for f in seen)
-
-    def chain(self, d: Dice, group: str, out: list[_Rolled]) -> None:
-        """Rule 2: one die and everything its explosions add."""
-        index, face, text = self.face(d, group, None)
-        if d.explode is None or d.explode == "add":  # ra adds its die to the term, below
-            out.append(_Rolled(index, text, face))
-            return
-        explosions = 0
-
-        def more() -> None:
-            nonlocal explosions
-            explosions += 1
-            if explosions > self.limits.max_explosions:
-                raise LimitError(f"a {d.die_text()} exploded more than "
-                                 f"{self.limits.max_explosions} times (the limit)", self.text,
-                                 d.span)
-
+    def chain(self, d: Dice, group: str, out: list[_Rolled], note: str = "") -> None:
+        """Rules 1 and 2: one die, its re-rolls and everything its explosions add, rolled by the
+        dice algebra's program for it (``program.die_chain``), die by die."""
+        program = die_chain(d)
+        hands = _TermHands(self.tray, d, group, d.explode in _EACH_ROLL_A_DIE)
+        first = hands.new(d.size, note)
+        try:
+            record = sample_die(program, hands, first, self.limits)
+        except LimitError as exc:
+            what = "exploded" if "exploded" in exc.message else "was re-rolled"
+            raise LimitError(f"a {d.die_text()} {what} more than "
+                             f"{self.limits.max_explosions} times (the limit)", self.text,
+                             d.span) from None
+        rolls = hands.rolls
+        shown = ["→".join(str(face_value(d, f)) for f in seen) for _, seen in rolls]
         if d.explode == "compound":
-            total, parts = face, [text]
-            while explodes(d, face):
-                more()
-                parts[-1] += "!"
-                _, face, shown = self.face(d, group, index, "compounded")
-                parts.append(shown)
-                total += face
-            shown = "+".join(parts) + (f"={total}" if len(parts) > 1 else "")
-            out.append(_Rolled(index, shown, total))
+            text = "+".join([s + "!" for s in shown[:-1]] + shown[-1:])
+            if len(shown) > 1:
+                text += f"={record.value}"
+            out.append(_Rolled(first, text, record.value))
             return
-        value = face
-        while True:
-            boom = explodes(d, face) and (d.explode != "once" or explosions == 0)
-            shown = text + ("!" if boom else "")
-            if value != face:
-                shown += "-1"  # !p: every die an explosion adds is worth one less
-            out.append(_Rolled(index, shown, value))
-            if not boom:
-                return
-            more()
-            note = "penetrating explosion (-1)" if d.explode == "penetrate" else "explosion"
-            index, face, text = self.face(d, group, None, note)
-            value = face - 1 if d.explode == "penetrate" else face
+        last = len(rolls) - 1
+        for i, ((index, seen), text) in enumerate(zip(rolls, shown)):
+            value = program.score(i, seen[-1])
+            if i < last:
+                text += "!"  # it went on
+            if value != face_value(d, seen[-1]):
+                text += "-1"  # !p: every die an explosion adds is worth one less
+            out.append(_Rolled(index, text, value))
 
     # --- terms -----------------------------------------------------------------------------
 
@@ -200,8 +167,7 @@ class _Roller:
                 # ra: the first die that matches is rolled again, and the new die is added
                 first = next(x for x in pool if explodes(d, x.value))
                 first.shown += " (ra)"
-                index, face, text = self.face(d, group, None, "re-roll and add")
-                pool.append(_Rolled(index, text, face))
+                self.chain(d, group, pool, "re-roll and add")
             indices = [x.index for x in pool]
             values = [x.value for x in pool]
             shown = [x.shown for x in pool]
@@ -387,6 +353,43 @@ class _Roller:
                 b, sb = self.value(rhs, label)
                 return compare(op, a, b), f"{_paren(sa, lhs, 2)} {op} {_paren(sb, rhs, 2)}"
         raise TypeError(node)  # pragma: no cover
+
+
+_EACH_ROLL_A_DIE = ("explode", "penetrate", "once")  # explosions add dice; ``!!`` adds to one
+
+
+class _TermHands:
+    """The dice algebra's hands for one die of a term: each roll (the first, each explosion)
+    is a die of the tray (``!!``: the same die rolled again), a re-roll in place rolls that die
+    again with the note ``re-rolled <face>``; ``rolls`` keeps each roll's die and every face it
+    showed, in order."""
+
+    __slots__ = ("d", "each", "group", "rolls", "tray")
+
+    def __init__(self, tray: Tray, d: Dice, group: str, each_roll_a_die: bool) -> None:
+        self.tray, self.d, self.group, self.each = tray, d, group, each_roll_a_die
+        self.rolls: list[tuple[int, list[int]]] = []
+
+    def new(self, size: int, note: str = "") -> int:
+        die = self.tray.roll(size, self.group, 0, note)
+        self.rolls.append((die, [self.tray.face(die)]))
+        return die
+
+    def again(self, die: int, note: str) -> int:
+        if self.each:
+            return self.tray.face(self.new(self.tray.size(die), note))
+        face = self.tray.reroll(die, 0, note)
+        self.rolls.append((die, [face]))
+        return face
+
+    def redo(self, die: int, note: str) -> int:
+        index, seen = self.rolls[-1]
+        face = self.tray.reroll(index, 0, f"re-rolled {face_value(self.d, seen[-1])}")
+        seen.append(face)
+        return face
+
+    def face(self, die: int) -> int:
+        return self.tray.face(die)
 
 
 def _paren(shown: str, node: Node, need: int = 4) -> str:

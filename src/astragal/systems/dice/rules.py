@@ -43,7 +43,6 @@ __all__ = [
     "kept_flags",
     "matches",
     "rerolls",
-    "roll_pmf",
     "round_half_up",
     "score",
     "term_value",
@@ -144,26 +143,6 @@ def matching(compares: Sequence[Compare], lo: int, hi: int,
             total += b - max(a, end + 1) + 1
             end = b
     return total
-
-
-def roll_pmf(d: Dice) -> dict[int, float]:
-    """The standing face of one roll of the die after its re-roll rule (rule 1), exactly."""
-    n = len(d.custom) if d.custom else (3 if d.sides == 0 else d.sides)
-    faces = [face_value(d, raw) for raw in range(1, n + 1)]
-    once: dict[int, float] = {}
-    for f in faces:  # a custom die may repeat a face
-        once[f] = once.get(f, 0.0) + 1.0 / n
-    if not d.reroll:
-        return once
-    hit = {f for f in once if rerolls(d, f)}
-    if not hit:
-        return once
-    if not d.reroll_once:
-        # re-rolled until it stops matching: as one roll, given that it does not match
-        left = math.fsum(p for f, p in once.items() if f not in hit)
-        return {f: p / left for f, p in once.items() if f not in hit}
-    again = math.fsum(once[f] for f in hit)  # rolled once more; the second face stands
-    return {f: (0.0 if f in hit else p) + again * p for f, p in once.items()}
 
 
 def matches(values: Sequence[Value], size: int) -> list[tuple[Value, list[int]]]:
