@@ -10,7 +10,7 @@ from ..._errors import LimitError, NotationError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
-from ...dice.algebra import sample_die
+from ...dice.algebra import Chain, sample_die
 from .checks import check
 from .fast import plan
 from .lexicon import MAX_SIDES
@@ -88,6 +88,7 @@ _PLANS: dict[int, tuple[object, Any]] = {}
 def forget() -> None:
     """Forget the plans of plain shapes (tests that swap a rule call this)."""
     _PLANS.clear()
+    _PROGRAMS.clear()
 
 
 def json_value(v: Value) -> int | float:
@@ -120,12 +121,12 @@ class _Roller:
 
     # --- one die ---------------------------------------------------------------------------
 
-    def chain(self, d: Dice, group: str, out: list[_Rolled], note: str = "") -> None:
+    def chain(self, d: Dice, program: Chain, hands: _TermHands, out: list[_Rolled],
+              note: str = "") -> None:
         """Rules 1 and 2: one die, its re-rolls and everything its explosions add, rolled by the
         dice algebra's program for it (``program.die_chain``), die by die."""
-        program = die_chain(d)
-        hands = _TermHands(self.tray, d, group, d.explode in _EACH_ROLL_A_DIE)
-        first = hands.new(d.size, note)
+        hands.rolls = []
+        first = hands.new(program.size, note)
         try:
             record = sample_die(program, hands, first, self.limits)
         except LimitError as exc:
@@ -134,7 +135,13 @@ class _Roller:
                              f"{self.limits.max_explosions} times (the limit)", self.text,
                              d.span) from None
         rolls = hands.rolls
-        shown = ["→".join(str(face_value(d, f)) for f in seen) for _, seen in rolls]
+        if d.custom or d.sides == FUDGE:
+            shown = ["→".join([str(face_value(d, f)) for f in seen]) for _, seen in rolls]
+        else:
+            shown = ["→".join(map(str, seen)) for _, seen in rolls]
+        if len(rolls) == 1:  # no explosion: the face that stands
+            out.append(_Rolled(first, shown[0], record.value))
+            return
         if d.explode == "compound":
             text = "+".join([s + "!" for s in shown[:-1]] + shown[-1:])
             if len(shown) > 1:
@@ -161,13 +168,15 @@ class _Roller:
             shown = [str(v) for v in values]
         else:
             pool: list[_Rolled] = []
+            program = _program_of(d)
+            hands = _TermHands(tray, d, group, d.explode in _EACH_ROLL_A_DIE)
             for _ in range(d.count):
-                self.chain(d, group, pool)
+                self.chain(d, program, hands, pool)
             if d.explode == "add" and any(explodes(d, x.value) for x in pool):
                 # ra: the first die that matches is rolled again, and the new die is added
                 first = next(x for x in pool if explodes(d, x.value))
                 first.shown += " (ra)"
-                self.chain(d, group, pool, "re-roll and add")
+                self.chain(d, program, hands, pool, "re-roll and add")
             indices = [x.index for x in pool]
             values = [x.value for x in pool]
             shown = [x.shown for x in pool]
@@ -356,6 +365,19 @@ class _Roller:
 
 
 _EACH_ROLL_A_DIE = ("explode", "penetrate", "once")  # explosions add dice; ``!!`` adds to one
+_PROGRAMS: dict[int, tuple[Dice, Chain]] = {}
+
+
+def _program_of(d: Dice) -> Chain:
+    """``die_chain(d)``, remembered per parsed term (parsed trees are cached and immutable)."""
+    hit = _PROGRAMS.get(id(d))
+    if hit is not None and hit[0] is d:
+        return hit[1]
+    if len(_PROGRAMS) > 4096:
+        _PROGRAMS.clear()
+    program = die_chain(d)
+    _PROGRAMS[id(d)] = (d, program)
+    return program
 
 
 class _TermHands:
