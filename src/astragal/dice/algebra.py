@@ -63,7 +63,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 __all__ = ["Chain", "DieRecord", "Drop", "Favored", "Hands", "Highest", "Least", "LeastRecord",
            "Marked", "Mixed", "Paired", "PairedRecord", "Pool", "PoolRecord", "Program", "Reading",
            "Reroll", "Top", "Unit", "die", "dropped", "face", "favored", "highest", "least",
-           "never", "paired", "sample", "top"]
+           "never", "paired", "sample", "sample_chain", "sample_die", "top"]
 
 
 class Hands(Protocol):
@@ -160,17 +160,20 @@ class Reading:
     (and the laws cached for them) are equal exactly when they read faces alike; cheaper to
     define than a dataclass, which matters to a game's first call."""
 
-    __slots__ = ("settings",)
+    __slots__ = ("_hash", "settings")
 
     def __init__(self, *settings: Any) -> None:
         self.settings: tuple[Any, ...] = settings
+        self._hash: int | None = None
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Reading) and type(other) is type(self) and (
+        return other is self or isinstance(other, Reading) and type(other) is type(self) and (
             other.settings == self.settings)
 
-    def __hash__(self) -> int:
-        return hash((type(self), self.settings))
+    def __hash__(self) -> int:  # made once: a program is hashed at every law it is looked up by
+        if self._hash is None:
+            self._hash = hash((type(self), self.settings))
+        return self._hash
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}{self.settings!r}"
@@ -319,7 +322,10 @@ def _run(chain: Chain, hands: Hands, die: int, first: int,
          limits: Limits) -> tuple[tuple[int, ...], int]:
     """A die's chain from its first face: the faces, and their value."""
     again, score = chain.again, chain.score
-    first = _kept(chain, hands, die, first, limits)
+    if chain.reroll is not None:
+        first = _kept(chain, hands, die, first, limits)
+    if again is never:  # rolled once
+        return (first,), score(0, first)
     faces = [first]
     value = score(0, first)
     face = first
@@ -361,6 +367,13 @@ def _die(chain: Chain, reroll: Reroll | None, marked: Marked | None, hands: Hand
 def sample_die(unit: Unit, hands: Hands, die: int, limits: Limits = DEFAULT_LIMITS) -> DieRecord:
     """Carry on a die already on the table (its first face shown) by ``unit``'s rules."""
     return _die(*_parts(unit), hands, die, limits)
+
+
+def sample_chain(chain: Chain, hands: Hands, die: int,
+                 limits: Limits = DEFAULT_LIMITS) -> tuple[tuple[int, ...], int]:
+    """``sample_die`` for a bare ``Chain``: the face that stood on each roll of the run, and the
+    run's value."""
+    return _run(chain, hands, die, hands.face(die), limits)
 
 
 def dropped(record: PoolRecord, highest: bool = True) -> PoolRecord:

@@ -58,7 +58,8 @@ from ..dice.algebra import (
 )
 from . import maths
 
-__all__ = ["Law", "MarkedLaw", "law", "law_length", "marked_law", "top_law", "work"]
+__all__ = ["Law", "MarkedLaw", "law", "law_length", "marked_law", "pool_law", "pool_shape",
+           "top_law", "work"]
 
 DEFAULT_EPS = 1e-18
 
@@ -125,6 +126,9 @@ def _strip(a: Poly) -> Poly:
 # One die: its generating function as numerator / denominator
 
 
+_NUMERATORS: dict[int, tuple[object, Poly]] = {}
+
+
 class _Form(NamedTuple):
     """A die's law as rational generating functions sharing one denominator.
 
@@ -142,7 +146,17 @@ class _Form(NamedTuple):
     low: int = 0
 
     def numerator(self) -> Poly:
-        """The sum of the entries' numerators."""
+        """The sum of the entries' numerators (made once per form)."""
+        hit = _NUMERATORS.get(id(self))
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        if len(_NUMERATORS) > 512:
+            _NUMERATORS.clear()
+        out = self._numerator()
+        _NUMERATORS[id(self)] = (self, out)
+        return out
+
+    def _numerator(self) -> Poly:
         plain: list[int] = []
         over: list[int] = []
         for _, shift, num, times in self.first:
@@ -353,6 +367,17 @@ def work(program: Program | Top) -> int:
     if isinstance(program, Pool):
         return _pool_shape(program, DEFAULT_EPS)[0] + capped
     return _pool_shape(Pool(1, program), DEFAULT_EPS)[0] + capped
+
+
+def pool_shape(program: Pool, eps: float = DEFAULT_EPS) -> tuple[int, int]:
+    """(estimated steps, estimated length) of ``pool_law(program, eps)``."""
+    return _pool_shape(program, eps)
+
+
+def pool_law(program: Pool, eps: float = DEFAULT_EPS) -> Law:
+    """The law of a pool whose work the caller has checked (``pool_shape``): ``law`` without
+    estimating it again."""
+    return _pool_law(program, eps)
 
 
 def law_length(program: Pool | Chain | Reroll, eps: float = DEFAULT_EPS) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._limits import Limits
 from ...dice.algebra import Pool
-from ...odds.algebra import law, law_length, work
+from ...odds.algebra import law, pool_law, pool_shape, work
 from ...odds.maths import binomial
 from .keep import binomial_all, keep_cost, keep_dp
 from .lexicon import TAIL
@@ -33,11 +33,13 @@ from .pmf import (
     merge,
     mix,
     power,
+    power_cost,
 )
 from .program import die_chain, roll_law
 from .rules import (
     clamp,
     explodes,
+    face_value,
     keep_count,
     keeps_value,
     score,
@@ -65,14 +67,21 @@ def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Bu
     law of the pool (``program.py``). A compounded die is read whole, so with a ``w`` its law is
     mapped, then added up ``count`` times."""
     what = d
+    if w is None and d.explode is None and not d.reroll and not d.custom:
+        # plain dice (N0 only): a uniform law over the faces, added up by squarings
+        low = face_value(d, 1)
+        steps, memory = power_cost(d.size, d.count)
+        budget.check(steps, Lazy(lambda: f"{what} ({(d.size - 1) * d.count + 1:,} possible "
+                                 "values)"), d.span, memory)
+        return power(Pmf(low, [1.0 / d.size] * d.size), d.count, budget, what)
     whole = d.explode == "compound" and w is not None
     pool = Pool(1 if whole else d.count, die_chain(d, None if whole else w))
-    length = law_length(pool, EPS)
+    steps, length = pool_shape(pool, EPS)
     # the algebra's steps, one per value of the law, and the rules read on each face (~20 lines)
-    budget.spend(work(pool) + length + 20 * d.size,
+    budget.spend(steps + length + 20 * d.size,
                  Lazy(lambda: f"{what} ({length:,} possible values or more)"), d.span,
                  ROW_BYTES * length)
-    one = law(pool, EPS, limits)
+    one = pool_law(pool, EPS)
     out = Pmf(one.low, list(one.pmf), lost=one.truncated)
     if whole:
         read: Callable[[int], int] = w  # type: ignore[assignment]  # ``whole`` needs a w

@@ -7,21 +7,19 @@ term is ``w`` of its face (``!p``: of its face − 1 after the first): the face 
 success score (N6) or, with ``mi``/``ma``, the clamped value's (N3). A compounded die (``!!``)
 is one chain whose faces add up first; ``w`` is then read on the total.
 
-The odds read these programs with the algebra's exact interpreter (``laws.py``); both call the
-registered rules ``rerolls``, ``explodes`` and ``face_value`` on every face they read.
+The odds read these programs with the algebra's exact interpreter (``laws.py``: a ``Pool`` of
+a term's dice); both call the registered rules ``rerolls``, ``explodes`` and ``face_value`` on every face they read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..._limits import DEFAULT_LIMITS, Limits
-from ...dice.algebra import Chain, Pool, Reading, never
-from ...odds.algebra import DEFAULT_EPS, Law, law
+from ...dice.algebra import Chain, Reading, never
 from .nodes import Dice
 from .rules import explodes, face_value, rerolls
 
-__all__ = ["die_chain", "roll_law", "term_law"]
+__all__ = ["die_chain", "roll_law"]
 
 Weight = Callable[[int], int]
 
@@ -71,15 +69,10 @@ def die_chain(d: Dice, w: Weight | None = None) -> Chain:
                  _Rerolls(d) if d.reroll else None, d.reroll_once)
 
 
-def term_law(d: Dice, count: int, w: Weight | None = None, eps: float = DEFAULT_EPS,
-             limits: Limits = DEFAULT_LIMITS) -> Law:
-    """The law of ``count`` dice of ``d`` added up (each roll read by ``w``; not for ``!!``
-    with a ``w``: a compounded total is read whole, so its law is mapped by ``w`` after)."""
-    return law(Pool(count, die_chain(d, w)), eps, limits)
-
-
 def roll_law(d: Dice) -> dict[int, float]:
     """The face that stands on one roll of the die after its re-roll rule (N1)."""
+    from ...odds.algebra import law
+
     one = law(Chain(d.size, never, _Adds(d, None, False), "re-roll",
                     None, _Rerolls(d) if d.reroll else None, d.reroll_once))
     return {one.low + k: p for k, p in enumerate(one.pmf) if p > 0.0}

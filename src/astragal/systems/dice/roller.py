@@ -10,7 +10,7 @@ from ..._errors import LimitError, NotationError
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray
-from ...dice.algebra import Chain, sample_die
+from ...dice.algebra import Chain, sample_chain
 from .checks import check
 from .fast import plan
 from .lexicon import MAX_SIDES
@@ -128,32 +128,33 @@ class _Roller:
         hands.rolls = []
         first = hands.new(program.size, note)
         try:
-            record = sample_die(program, hands, first, self.limits)
+            faces, total = sample_chain(program, hands, first, self.limits)
         except LimitError as exc:
             what = "exploded" if "exploded" in exc.message else "was re-rolled"
             raise LimitError(f"a {d.die_text()} {what} more than "
                              f"{self.limits.max_explosions} times (the limit)", self.text,
                              d.span) from None
         rolls = hands.rolls
-        if d.custom or d.sides == FUDGE:
-            shown = ["→".join([str(face_value(d, f)) for f in seen]) for _, seen in rolls]
-        else:
+        plain = not d.custom and d.sides != FUDGE  # the tray's face is the die's
+        if plain:
             shown = ["→".join(map(str, seen)) for _, seen in rolls]
+        else:
+            shown = ["→".join([str(face_value(d, f)) for f in seen]) for _, seen in rolls]
         if len(rolls) == 1:  # no explosion: the face that stands
-            out.append(_Rolled(first, shown[0], record.value))
+            out.append(_Rolled(first, shown[0], total))
             return
         if d.explode == "compound":
-            text = "+".join([s + "!" for s in shown[:-1]] + shown[-1:])
-            if len(shown) > 1:
-                text += f"={record.value}"
-            out.append(_Rolled(first, text, record.value))
+            out.append(_Rolled(first, "+".join([s + "!" for s in shown[:-1]] + shown[-1:]) +
+                               f"={total}", total))
             return
         last = len(rolls) - 1
-        for i, ((index, seen), text) in enumerate(zip(rolls, shown)):
-            value = program.score(i, seen[-1])
+        penetrates = d.explode == "penetrate"
+        for i, ((index, _), text, raw) in enumerate(zip(rolls, shown, faces)):
+            face = raw if plain else face_value(d, raw)
+            value = program.score(i, raw) if penetrates else face  # what the roll adds
             if i < last:
                 text += "!"  # it went on
-            if value != face_value(d, seen[-1]):
+            if value != face:
                 text += "-1"  # !p: every die an explosion adds is worth one less
             out.append(_Rolled(index, text, value))
 
