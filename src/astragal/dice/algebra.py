@@ -55,10 +55,11 @@ Primitives:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, NamedTuple, Protocol, TypeVar, overload
+from typing import Any, NamedTuple, Protocol, overload
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
+from .._records import typed
 
 __all__ = ["Chain", "DieRecord", "Drop", "Favored", "Hands", "Highest", "Least", "LeastRecord",
            "Marked", "Mixed", "Paired", "PairedRecord", "Pool", "PoolRecord", "Program", "Reading",
@@ -84,34 +85,10 @@ class Hands(Protocol):
 
 
 # The primitives are immutable records, equal (and hashed alike) only within their own type, so
-# that a program is a cache key for its law. NamedTuples are used rather than dataclasses because
-# they cost a quarter as much to define, and a game's first roll pays for its module's imports.
+# that a program is a cache key for its law (``astragal._records.typed``).
 
 
-def _same(self: tuple[Any, ...], other: object) -> bool:
-    return type(other) is type(self) and tuple.__eq__(self, other)
-
-
-def _other(self: tuple[Any, ...], other: object) -> bool:
-    return not _same(self, other)
-
-
-def _hash(self: tuple[Any, ...]) -> int:
-    return hash((type(self).__name__, tuple(self)))
-
-
-T = TypeVar("T", bound=type)
-
-
-def _typed(cls: T) -> T:
-    """Equality and hashing within the record's own type (a tuple's ignore the type)."""
-    cls.__eq__ = _same  # type: ignore[assignment]
-    cls.__ne__ = _other  # type: ignore[assignment]
-    cls.__hash__ = _hash  # type: ignore[assignment]
-    return cls
-
-
-@_typed
+@typed
 class Chain(NamedTuple):
     """One ``size``-sided die rolled again while ``again(position, face)`` holds."""
 
@@ -124,7 +101,7 @@ class Chain(NamedTuple):
     reroll_once: bool = False  # ``reroll`` at most once per roll
 
 
-@_typed
+@typed
 class Reroll(NamedTuple):
     """``unit``, rolled once more (and the new roll stands) when its first face is ``when``."""
 
@@ -133,7 +110,7 @@ class Reroll(NamedTuple):
     note: str = "re-roll"
 
 
-@_typed
+@typed
 class Marked(NamedTuple):
     """``unit``'s value, paired with ``mark(first face that stands, check die's face or None)``."""
 
@@ -146,7 +123,7 @@ class Marked(NamedTuple):
 Unit = Chain | Reroll | Marked
 
 
-@_typed
+@typed
 class Pool(NamedTuple):
     """``dice`` independent copies of ``unit``, their values summed."""
 
@@ -179,7 +156,7 @@ class Reading:
         return f"{type(self).__name__}{self.settings!r}"
 
 
-@_typed
+@typed
 class Drop(NamedTuple):
     """``pool`` without its highest die (``highest=False``: its lowest); the value is the rest's."""
 
@@ -187,7 +164,7 @@ class Drop(NamedTuple):
     highest: bool = True
 
 
-@_typed
+@typed
 class Top(NamedTuple):
     """The highest value of ``pool`` and how many of its dice show it: ``(value, count)``."""
 
@@ -227,14 +204,14 @@ def die(size: int) -> Chain:
     return hit
 
 
-@_typed
+@typed
 class Mixed(NamedTuple):
     """Dice of several sizes rolled together, in the order given."""
 
     units: tuple[Chain, ...]
 
 
-@_typed
+@typed
 class Favored(NamedTuple):
     """``pool``, then the first die in ``order(sizes)`` whose face satisfies ``when`` rolled once
     more (the new face stands, whatever it shows)."""
@@ -248,21 +225,21 @@ class Favored(NamedTuple):
 Side = Mixed | Favored
 
 
-@_typed
+@typed
 class Highest(NamedTuple):
     """The highest value among the dice of ``pool`` (0 for no dice)."""
 
     pool: Side
 
 
-@_typed
+@typed
 class Least(NamedTuple):
     """``parts`` rolled in turn; the lowest value stands (the first part showing it)."""
 
     parts: tuple[Highest, ...]
 
 
-@_typed
+@typed
 class Paired(NamedTuple):
     """Two pools sorted high → low and paired by rank (see the module's docstring)."""
 
