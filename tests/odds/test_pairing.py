@@ -103,7 +103,10 @@ def test_estimated_memory_is_within_4x_of_the_traced_peak(n: int, m: int, fa: bo
 CLOSED = [(a, d, steps, bonus) for a, d in [((12,), ()), ((4,), ()), ((12, 12, 12), ()),
                                             ((12, 10, 4, 4), ()), ((6,) * 7, ()),
                                             ((12,) * 20, ()), ((12,), (12,)), ((4,), (12, 8, 6)),
-                                            ((12,), (4, 4, 4, 4)), ((8,), (12,) * 5)]
+                                            ((12,), (4, 4, 4, 4)), ((8,), (12,) * 5),
+                                            ((12, 12), (12,)), ((12,) * 7, (4,)),
+                                            ((12, 10, 8, 4), (6,)), ((4, 4), (12,)),
+                                            ((12,) * 12, (12,))]
           for steps in KINDS for bonus in (0, 1)]
 
 
@@ -111,8 +114,9 @@ CLOSED = [(a, d, steps, bonus) for a, d in [((12,), ()), ((4,), ()), ((12, 12, 1
 def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: tuple[int, ...],
                                                           steps: tuple[tuple[int, int], ...],
                                                           bonus: int) -> None:
-    """Plain pools with no defence dice or one attack die: the closed form's exact fractions are
-    the exact kernel's, and its estimate is within 4x of the steps it counts."""
+    """Plain pools with no defence dice, one attack die or one defence die: the closed form's
+    exact fractions are the exact kernel's, and its estimate is within 4x of the steps it
+    counts."""
     att, dfn = P.Pool(a), P.Pool(d)
     assert P._closed_form(att, dfn)
     shape = P._shape(att, dfn, steps, bonus)
@@ -129,4 +133,4 @@ def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: 
 def test_favored_pools_and_sorted_pairs_are_not_closed() -> None:
     assert not P._closed_form(P.Pool((12,), True), P.Pool(()))
     assert not P._closed_form(P.Pool((12,)), P.Pool((12,), True))
-    assert not P._closed_form(P.Pool((12, 12)), P.Pool((12,)))
+    assert not P._closed_form(P.Pool((12, 12)), P.Pool((12, 12)))

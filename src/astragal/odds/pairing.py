@@ -352,28 +352,41 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
 
 def _closed_form(attack: Pool, defence: Pool) -> bool:
     """Whether the closed form answers: plain pools with no defence dice (each attack die meets
-    the imaginary 1 and scores from its own face) or one attack die (it meets the highest
-    defence face)."""
+    the imaginary 1 and scores from its own face), one attack die (it meets the highest defence
+    face) or one defence die (it meets the highest attack die; the rest meet the imaginary 1)."""
     return not attack.favored and not defence.favored and (
-        not defence.sizes or len(attack.sizes) == 1)
+        len(defence.sizes) <= 1 or len(attack.sizes) == 1)
 
 
 def _closed(shape: _Shape) -> tuple[list[Fraction], int]:
-    """``_exact``'s counts for a ``_closed_form`` shape, and the steps taken: with no defence
-    dice, the convolution of each die's hits (the step function at its face − 1); with one
-    attack die, its face against the highest defence face (the all-ones bonus when that is 1)."""
+    """``_exact``'s counts for a ``_closed_form`` shape, and the steps taken.
+
+    With ``g`` the step function of the difference: with no defence die, the convolution of each
+    attack die's hits ``g(face − 1)``; with one attack die, ``g(d − s)`` against the highest
+    defence face ``s`` (the all-ones bonus when that is 1); with one defence die ``s``, the
+    attack dice's ``Σ g(face − 1)`` over the vectors whose highest face is ``x`` (those with
+    every face ≤ x less those with every face ≤ x − 1), the highest die scoring
+    ``g(x − s)`` instead of ``g(x − 1)``."""
     g = [shape.step_at(x) for x in range(shape.top)]  # the step function at a difference x
-    att = shape.attack.sizes
-    counts = [1]
+    att, dfn = shape.attack.sizes, shape.defence.sizes
     work = 0
-    if not shape.defence.sizes:
-        laws: dict[int, list[int]] = {}
+    laws: dict[int, list[int]] = {}
+
+    def own_hits(faces: int) -> list[int]:
+        """How many of the faces 1..faces of one attack die score h hits against a 1."""
+        law = laws.get(faces)
+        if law is None:
+            law = laws[faces] = [0] * (g[faces - 1] + 1)
+            for f in range(1, faces + 1):
+                law[g[f - 1]] += 1
+        return law
+
+    def pool_hits(cap: int) -> list[int]:
+        """Σ own hits over the attack vectors with every face ≤ cap, by hits."""
+        nonlocal work
+        counts = [1]
         for size in att:
-            law = laws.get(size)
-            if law is None:
-                law = laws[size] = [0] * (g[size - 1] + 1)
-                for f in range(1, size + 1):
-                    law[g[f - 1]] += 1
+            law = own_hits(min(size, cap))
             out = [0] * (len(counts) + len(law) - 1)
             for i, c in enumerate(counts):
                 if c:
@@ -382,18 +395,35 @@ def _closed(shape: _Shape) -> tuple[list[Fraction], int]:
                             out[i + j] += c * x
             work += len(counts) * len(law)
             counts = out
-    else:
+        return counts
+
+    if not dfn:
+        counts = pool_hits(max(att))
+    elif len(att) == 1:
         size = att[0]
         counts = [0] * (shape.max_hits + 1)
-        below = 0  # defence face vectors whose highest face is below s
-        for s in range(1, max(shape.defence.sizes) + 1):
-            upto = math.prod(min(z, s) for z in shape.defence.sizes)
-            ways, below = upto - below, upto
+        lower = 0  # defence face vectors whose highest face is below s
+        for s in range(1, max(dfn) + 1):
+            upto = math.prod(min(z, s) for z in dfn)
+            ways, lower = upto - lower, upto
             extra = shape.bonus if s == 1 else 0
             for d in range(1, size + 1):
                 counts[(g[d - s] if d > s else 0) + extra] += ways
             work += size
-    total = math.prod(att) * math.prod(shape.defence.sizes)
+    else:
+        counts = [0] * (shape.max_hits + 1)
+        below: list[int] = []  # by hits: the attack vectors whose highest face is below x
+        for x in range(1, max(att) + 1):
+            capped = pool_hits(x)
+            at = [c - (below[h] if h < len(below) else 0) for h, c in enumerate(capped)]
+            below = capped
+            for s in range(1, dfn[0] + 1):
+                shift = (g[x - s] if x > s else 0) - g[x - 1] + (shape.bonus if s == 1 else 0)
+                for h, c in enumerate(at):
+                    if c:
+                        counts[h + shift] += c
+                work += len(at)
+    total = math.prod(att) * math.prod(dfn)
     return [Fraction(c, total) for c in counts], work
 
 
@@ -466,8 +496,9 @@ def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
         return Work(1, 0, "exact")
     if kernel in ("auto", "closed") and _closed_form(attack, defence):
         n, per_die = len(attack.sizes), sum(w for _, w in steps) + 1
-        done = (n * (n - 1) // 2 * (per_die - 1) + n) * per_die if not defence.sizes else \
-            attack.sizes[0] * max(defence.sizes)
+        pool = (n * (n - 1) // 2 * (per_die - 1) + n) * per_die  # one convolution of the pool
+        done = pool if not defence.sizes else attack.sizes[0] * max(defence.sizes) if n == 1 \
+            else max(attack.sizes) * (pool + defence.sizes[0] * (n * (per_die - 1) + 1))
         return Work(done + 64, 64 * (done + n * per_die), "closed")
     exact, numpy = _kernel_work(attack, defence, tuple(steps), all_ones_bonus)
     if kernel == "exact":
