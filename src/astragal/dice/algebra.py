@@ -55,6 +55,7 @@ Primitives:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from functools import lru_cache
 from typing import Any, NamedTuple, Protocol, overload
 
 from .._errors import LimitError
@@ -295,26 +296,61 @@ def _kept(chain: Chain, hands: Hands, die: int, face: int, limits: Limits) -> in
     return face
 
 
+_TABLE_UP_TO = 64  # dice this large or smaller are read from a table of their faces
+
+
+@lru_cache(maxsize=256)
+def _table(chain: Chain) -> tuple[tuple[bool, ...], tuple[bool, ...], tuple[int, ...],
+                                  tuple[int, ...]]:
+    """``again`` and ``score`` read once on every face of a small die, at the first face and at a
+    re-roll (re-rolls are all read alike): what a run does with each face, by index."""
+    faces = range(chain.size + 1)  # index 0 unused
+    again, score = chain.again, chain.score
+    return (tuple(bool(f) and again(0, f) for f in faces),
+            tuple(bool(f) and again(1, f) for f in faces),
+            tuple(score(0, f) if f else 0 for f in faces),
+            tuple(score(1, f) if f else 0 for f in faces))
+
+
 def _run(chain: Chain, hands: Hands, die: int, first: int,
          limits: Limits) -> tuple[tuple[int, ...], int]:
     """A die's chain from its first face: the faces, and their value."""
-    again, score = chain.again, chain.score
     if chain.reroll is not None:
         first = _kept(chain, hands, die, first, limits)
-    if again is never:  # rolled once
-        return (first,), score(0, first)
+    if chain.again is never:  # rolled once
+        return (first,), chain.score(0, first)
+    if chain.size <= _TABLE_UP_TO:
+        goes_first, goes, scores_first, scores = _table(chain)
+    else:
+        goes_first, goes = _Reader(chain.again, 0), _Reader(chain.again, 1)  # type: ignore[assignment]
+        scores_first, scores = _Reader(chain.score, 0), _Reader(chain.score, 1)  # type: ignore[assignment]
     faces = [first]
-    value = score(0, first)
-    face = first
+    value = scores_first[first]
+    go = goes_first[first]
     cap = chain.limit
-    while (cap is None or len(faces) <= cap) and again(len(faces) - 1, face):
+    while go and (cap is None or len(faces) <= cap):
         if len(faces) > limits.max_explosions:
             raise LimitError(f"a die exploded (was rolled again) more than "
                              f"{limits.max_explosions} times: the limit of explosions per die")
-        face = _kept(chain, hands, die, hands.again(die, chain.note), limits)
-        value += score(len(faces), face)
+        face = hands.again(die, chain.note)
+        if chain.reroll is not None:
+            face = _kept(chain, hands, die, face, limits)
+        value += scores[face]
         faces.append(face)
+        go = goes[face]
     return tuple(faces), value
+
+
+class _Reader:
+    """A reading indexed like a table (a large die's faces are read as they come)."""
+
+    __slots__ = ("position", "read")
+
+    def __init__(self, read: Callable[[int, int], Any], position: int) -> None:
+        self.read, self.position = read, position
+
+    def __getitem__(self, face: int) -> Any:
+        return self.read(self.position, face)
 
 
 def _parts(unit: Unit) -> tuple[Chain, Reroll | None, Marked | None]:

@@ -610,7 +610,9 @@ def clear_caches() -> None:
     """Forget every cached law (tests that swap a rule call this)."""
     from . import pairing, pools
 
-    for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law, top_law):
+    from ..dice.algebra import _table
+
+    for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law, top_law, _table):
         f.cache_clear()
     pools.clear_caches()
     pairing._distribution.cache_clear()
