@@ -157,14 +157,16 @@ class _Form(NamedTuple):
         return out
 
     def _numerator(self) -> Poly:
-        plain: list[int] = []
-        over: list[int] = []
+        ends = [(shift + len(num), times) for _, shift, num, times in self.first]
+        plain = [0] * max([end for end, times in ends if not times], default=0)
+        over = [0] * max([end for end, times in ends if times], default=0)
         for _, shift, num, times in self.first:
             acc = over if times else plain
-            if len(acc) < shift + len(num):
-                acc.extend([0] * (shift + len(num) - len(acc)))
-            for k, c in enumerate(num, shift):
-                acc[k] += c
+            if len(num) == 1:  # most faces of a large die: one weight at its value
+                acc[shift] += num[0]
+                continue
+            acc[shift:shift + len(num)] = [x + c for x, c in zip(acc[shift:shift + len(num)],
+                                                                 num)]
         if over:
             for k, c in enumerate(_sparse_mul(tuple(over), self.denominator)):
                 if k >= len(plain):
@@ -608,9 +610,8 @@ def top_law(program: Top) -> dict[tuple[int, int], float]:
 
 def clear_caches() -> None:
     """Forget every cached law (tests that swap a rule call this)."""
-    from . import pairing, pools
-
     from ..dice.algebra import _table
+    from . import pairing, pools
 
     for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law, top_law, _table):
         f.cache_clear()

@@ -58,6 +58,12 @@ def _split(pmf: dict[int, float], d: Dice) -> tuple[dict[int, float], dict[int, 
     return boom, calm, math.fsum(boom.values())
 
 
+_READ = 20  # steps (lines run) to read the rules on one face of a die: its again and score at
+# the first face and at a re-roll, and its re-roll. Each reading is a call into a registered rule,
+# which takes about three lines' time: a die too large to read is refused at 3 x _READ per face
+# before any of it is read (``d1000000!`` at once, not after seconds of reading).
+
+
 def _identity(v: int) -> int:
     return v
 
@@ -76,9 +82,10 @@ def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Bu
         return power(Pmf(low, [1.0 / d.size] * d.size), d.count, budget, what)
     whole = d.explode == "compound" and w is not None
     pool = Pool(1 if whole else d.count, die_chain(d, None if whole else w))
+    budget.check(3 * _READ * d.size, what, d.span)  # before the die's law is set up
     steps, length = pool_shape(pool, EPS)
-    # the algebra's steps, one per value of the law, and the rules read on each face (~20 lines)
-    budget.spend(steps + length + 20 * d.size,
+    # the algebra's steps, one per value of the law, and the rules read on each face
+    budget.spend(steps + length + _READ * d.size,
                  Lazy(lambda: f"{what} ({length:,} possible values or more)"), d.span,
                  ROW_BYTES * length)
     one = pool_law(pool, EPS)
@@ -275,6 +282,7 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
     boom, calm, q = _split(g, d)
     if d.explode == "compound":  # one class: the compounded totals (the algebra's law)
         one = Pool(1, die_chain(d))
+        budget.check(3 * _READ * d.size, d, d.span)
         budget.spend(work(one), d, d.span)
         value = law(one, eps / max(1, n), limits)
         lost = value.truncated

@@ -32,7 +32,7 @@ _FFT_FROM = 4_000_000  # direct convolution above this many multiply-adds switch
 
 
 LIST_BYTES = 32  # a float in a Python list: the pointer and the float object
-ROW = 40  # steps per possible value of the answer (its row, the JSON, a chart's bar)
+ROW = 30  # steps per possible value of the answer (its row, the JSON, a chart's bar)
 ROW_BYTES = 150  # bytes per possible value of the answer (a (value, probability) row)
 
 
