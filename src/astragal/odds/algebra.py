@@ -35,11 +35,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
-from fractions import Fraction
 from functools import lru_cache
 from typing import NamedTuple
 
-from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 from ..dice.algebra import (
     Chain,
@@ -57,13 +55,24 @@ from ..dice.algebra import (
     Unit,
 )
 from . import maths
+from .forms import (
+    Form,
+    Poly,
+    cap_matters,
+    chain_form,
+    expand,
+    form_of,
+    poly_add,
+    reroll_form,
+    spread,
+    trim,
+)
 
 __all__ = ["Law", "MarkedLaw", "law", "law_length", "marked_law", "pool_law", "pool_shape",
            "top_law", "work"]
 
 DEFAULT_EPS = 1e-18
 
-Poly = tuple[int, ...]
 
 
 class Law(NamedTuple):
@@ -80,256 +89,6 @@ class MarkedLaw(NamedTuple):
 
     by_mark: tuple[tuple[Hashable, tuple[float, ...]], ...]
     truncated: float = 0.0
-
-
-# --------------------------------------------------------------------------------------------
-# Polynomials with exact integer coefficients (a die's faces are equally likely, so every
-# coefficient is a whole number over a power of the die's size, kept beside it as a scale)
-
-
-def _padd(a: Poly, b: Poly) -> Poly:
-    n = max(len(a), len(b))
-    return tuple((a[i] if i < len(a) else 0) + (b[i] if i < len(b) else 0) for i in range(n))
-
-
-def _pmul(a: Poly, b: Poly) -> Poly:
-    out = [0] * (len(a) + len(b) - 1)
-    for i, x in enumerate(a):
-        if x:
-            for j, y in enumerate(b):
-                out[i + j] += x * y
-    return tuple(out)
-
-
-def _sparse_mul(a: Poly, b: Poly) -> Poly:
-    """a·b where b has few nonzero coefficients (a die's denominator: its faces that go on)."""
-    out = [0] * (len(a) + len(b) - 1)
-    for j, y in enumerate(b):
-        if y:
-            for i, x in enumerate(a, j):
-                out[i] += x * y
-    return tuple(out)
-
-
-def _shift(a: Poly, k: int) -> Poly:
-    return (0,) * k + a
-
-
-def _strip(a: Poly) -> Poly:
-    out = list(a)
-    while len(out) > 1 and out[-1] == 0:
-        out.pop()
-    return tuple(out)
-
-
-# --------------------------------------------------------------------------------------------
-# One die: its generating function as numerator / denominator
-
-
-_NUMERATORS: dict[int, tuple[object, Poly]] = {}
-
-
-class _Form(NamedTuple):
-    """A die's law as rational generating functions sharing one denominator.
-
-    P(first standing face = f, value = low + k) is the coefficient of zᵏ in
-    (z^shift · num · (denominator if over else 1) / num_scale) / (denominator / den_scale) for
-    the entry (f, shift, num, over) of ``first``; the die's law is their sum over f. (The shift
-    and the factor of a face that stops at once are kept apart: each face of a large die would
-    otherwise carry a polynomial as long as the die.)
-    """
-
-    first: tuple[tuple[int, int, Poly, bool], ...]
-    num_scale: int
-    denominator: Poly
-    den_scale: int
-    low: int = 0
-
-    def numerator(self) -> Poly:
-        """The sum of the entries' numerators (made once per form)."""
-        hit = _NUMERATORS.get(id(self))
-        if hit is not None and hit[0] is self:
-            return hit[1]
-        if len(_NUMERATORS) > 512:
-            _NUMERATORS.clear()
-        out = self._numerator()
-        _NUMERATORS[id(self)] = (self, out)
-        return out
-
-    def _numerator(self) -> Poly:
-        ends = [(shift + len(num), times) for _, shift, num, times in self.first]
-        plain = [0] * max([end for end, times in ends if not times], default=0)
-        over = [0] * max([end for end, times in ends if times], default=0)
-        for _, shift, num, times in self.first:
-            acc = over if times else plain
-            if len(num) == 1:  # most faces of a large die: one weight at its value
-                acc[shift] += num[0]
-                continue
-            acc[shift:shift + len(num)] = [x + c for x, c in zip(acc[shift:shift + len(num)],
-                                                                 num)]
-        if over:
-            for k, c in enumerate(_sparse_mul(tuple(over), self.denominator)):
-                if k >= len(plain):
-                    plain.append(0)
-                plain[k] += c
-        return _strip(tuple(plain))
-
-    def entry(self, i: int) -> Poly:
-        """The numerator of entry ``i`` in full."""
-        _, shift, num, times = self.first[i]
-        return _shift(_sparse_mul(num, self.denominator) if times else num, shift)
-
-    def geometric(self) -> tuple[Fraction, int] | None:
-        """(r, s) when the denominator is d0·(1 − r·zˢ) (or a constant), else None."""
-        d = self.denominator
-        nonzero = [(i, c) for i, c in enumerate(d) if c and i > 0]
-        if not nonzero:
-            return Fraction(0), 1
-        if len(nonzero) == 1:
-            s, c = nonzero[0]
-            return Fraction(-c, d[0]), s
-        return None
-
-    def floats(self, num: Poly) -> tuple[list[float], list[float]]:
-        """A numerator and the denominator as floats of one series (scales folded in)."""
-        return ([c * self.den_scale / self.num_scale for c in num],
-                [float(c) for c in self.denominator])
-
-
-def _accumulate(terms: list[tuple[int, int]]) -> list[int]:
-    """Σ count·z^power as a coefficient list."""
-    out = [0] * (max((k for k, _ in terms), default=0) + 1)
-    for k, c in terms:
-        out[k] += c
-    return out
-
-
-# A capped chain whose cap is reached with less probability than this is computed as uncapped:
-# the cap moves less mass than the tails cut anyway.
-_CAP_MATTERS = 1e-21
-
-
-def _finite_tail(size: int, stop: Poly, go: Poly, every: Poly, limit: int) -> Poly:
-    """A run after its first face when at most ``limit`` re-rolls are allowed, over size^limit:
-    Σ_{j<limit−1} Gʲ·S·size^(limit−1−j) + G^(limit−1)·T (the last re-roll stops whatever it
-    shows)."""
-    tail: Poly = (0,)
-    power: Poly = (1,)
-    for j in range(limit - 1):
-        tail = _padd(tail, tuple(c * size ** (limit - 1 - j) for c in _pmul(power, stop)))
-        power = _pmul(power, go)
-    return _strip(_padd(tail, _pmul(power, every)))
-
-
-def _weights(chain: Chain) -> tuple[list[int], int]:
-    """How often each face 1..size stands on one roll, over a whole-number base: 1 each over
-    ``size``; after a re-roll in place (``Chain.reroll``), 0 for a re-rolled face over the faces
-    that stand, or with ``reroll_once`` (size if it stands, plus one per re-rolled face) over
-    size²."""
-    size, reroll = chain.size, chain.reroll
-    if reroll is None:
-        return [1] * size, size
-    hit = [reroll(f) for f in range(1, size + 1)]
-    if chain.reroll_once:
-        again = sum(hit)
-        return [(0 if h else size) + again for h in hit], size * size
-    standing = size - sum(hit)
-    if standing == 0:
-        raise LimitError("a die here is re-rolled on every face, so it never stands")
-    return [0 if h else 1 for h in hit], standing
-
-
-def _cap_matters(chain: Chain) -> bool:
-    """The chain's cap can be reached with a probability that counts (see ``_CAP_MATTERS``)."""
-    if chain.limit is None:
-        return False
-    weights, base = _weights(chain)
-    going = sum(w for f, w in enumerate(weights, 1) if chain.again(1, f))
-    return chain.limit > 0 and (going / base) ** (chain.limit - 1) >= _CAP_MATTERS
-
-
-@lru_cache(maxsize=256)
-def _chain_form(chain: Chain) -> _Form:
-    weights, base = _weights(chain)
-    faces = [f for f, w in enumerate(weights, 1) if w]
-    goes_first = [chain.again(0, f) for f in faces]
-    scores_first = [chain.score(0, f) for f in faces]
-    a = min([0, *scores_first])  # the generating functions are kept in z^(value - low) ≥ 0
-    if not any(goes_first) or chain.limit == 0:  # never rolled again
-        alone: tuple[tuple[int, int, Poly, bool], ...] = tuple(
-            (f, k - a, (weights[f - 1],), False) for f, k in zip(faces, scores_first))
-        return _Form(alone, base, (1,), 1, a)
-    later = [(chain.score(1, f), chain.again(1, f), weights[f - 1]) for f in faces]
-    if any(k < 0 for k, go, _ in later if go):
-        raise LimitError("a die here goes on after a face worth less than 0, so its value has "
-                         "no lowest")
-    b = min([0, *(k for k, go, _ in later if not go)])  # a run after the first stops once
-    stop = tuple(_accumulate([(k - b, w) for k, go, w in later if not go]))
-    go = _accumulate([(k, w) for k, g, w in later if g])
-    limit = chain.limit
-    if limit is not None and _cap_matters(chain):
-        scale = base ** limit
-        every = tuple(_accumulate([(k - b, w) for k, _, w in later]))
-        tail = _finite_tail(base, stop, tuple(go), every, limit)
-        first = tuple((f, k - a + (0 if g else -b),
-                       _strip(tuple(c * weights[f - 1] for c in (tail if g else (scale,)))),
-                       False)
-                      for f, g, k in zip(faces, goes_first, scores_first))
-        return _Form(first, base * scale, (1,), 1, a + b)
-    go[0] = base - go[0]
-    denominator = _strip(tuple([go[0]] + [-c for c in go[1:]]))
-    by_weight: dict[int, Poly] = {}  # the stop polynomial times each weight, made once
-
-    def stopping(w: int) -> Poly:
-        hit = by_weight.get(w)
-        if hit is None:
-            hit = by_weight[w] = _strip(tuple(c * w for c in stop))
-        return hit
-
-    if sum(denominator) <= 0:
-        raise LimitError("a die here is rolled again on every face, so it never stops")
-    first = tuple((f, k - a + (0 if g else -b),
-                   stopping(weights[f - 1]) if g else (weights[f - 1],), not g)
-                  for f, g, k in zip(faces, goes_first, scores_first))
-    return _Form(first, base * base, denominator, base, a + b)
-
-
-def _form(unit: Chain | Reroll) -> _Form:
-    if isinstance(unit, Chain):
-        return _chain_form(unit)
-    return _reroll_form(unit)
-
-
-@lru_cache(maxsize=256)
-def _reroll_form(unit: Reroll) -> _Form:
-    base = _chain_form(unit.unit)
-    weights, total = _weights(unit.unit)
-    rerolled = sum(w for f, w in enumerate(weights, 1) if unit.when(f))
-    # the first face that stands is g: either g came first and was kept, or any face came first,
-    # was rolled once more, and the new roll showed g
-    first = tuple((g, shift, _strip(tuple(c * ((0 if unit.when(g) else total) + rerolled)
-                                          for c in num)), times)
-                  for g, shift, num, times in base.first)
-    return _Form(first, base.num_scale * total, base.denominator, base.den_scale, base.low)
-
-
-def _spread(counts: list[float], tail: list[float], s: int) -> list[float]:
-    """counts ∗ (the tail's terms placed every ``s`` values): one pass over the counts per term
-    (a large die that explodes on one face has few terms, far apart)."""
-    width = len(counts)
-    out = [0.0] * (width + (len(tail) - 1) * s)
-    for j, t in enumerate(tail):
-        if t:
-            at = j * s
-            out[at:at + width] = [x + c * t for x, c in zip(out[at:at + width], counts)]
-    return out
-
-
-def _expand(form: _Form, numerator: Poly, eps: float) -> tuple[list[float], float]:
-    num, den = form.floats(numerator)
-    if len(den) == 1:
-        return [c / den[0] for c in num], 0.0
-    return maths.series_divide(num, den, eps)
 
 
 # --------------------------------------------------------------------------------------------
@@ -390,11 +149,11 @@ def law_length(program: Pool | Chain | Reroll, eps: float = DEFAULT_EPS) -> int:
 
 
 def _capped_work(chain: Chain) -> int:
-    return (chain.limit or 0) ** 2 * chain.size if _cap_matters(chain) else 0
+    return (chain.limit or 0) ** 2 * chain.size if cap_matters(chain) else 0
 
 
-def _series_terms(form: _Form, eps: float) -> tuple[int, int]:
-    """(terms, feeds) of ``_expand``: the series runs until the mass still to come, which falls
+def _series_terms(form: Form, eps: float) -> tuple[int, int]:
+    """(terms, feeds) of ``expand``: the series runs until the mass still to come, which falls
     by the chance of going on (r) for every ``deg`` values, is below ``eps``."""
     num, den = form.numerator(), form.denominator
     if len(den) == 1:
@@ -413,7 +172,7 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
     n = program.dice
     if n <= 0:
         return 16, 1
-    form = _form(program.unit)
+    form = form_of(program.unit)
     geo = form.geometric()
     numerator = form.numerator()
     steps = 32 + 4 * len(numerator) + 2 * len(form.first)
@@ -447,7 +206,7 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
 def _marked_work(program: Marked) -> int:
     """``marked_law``: each face (each face pair when a face is checked) grouped by its mark,
     then one series per mark (counted as three)."""
-    form = _form(program.unit)
+    form = form_of(program.unit)
     size = _chain(program).size
     checked = program.check is not None
     terms, feeds = _series_terms(form, DEFAULT_EPS)
@@ -460,7 +219,7 @@ def _pool_law(program: Pool, eps: float) -> Law:
     n = program.dice
     if n <= 0:
         return Law((1.0,))
-    form = _form(program.unit)
+    form = form_of(program.unit)
     geo = form.geometric()
     numerator = form.numerator()
     if geo is not None and all(c >= 0 for c in numerator):
@@ -475,9 +234,9 @@ def _pool_law(program: Pool, eps: float) -> Law:
             counts = maths.power([c / total for c in body], n)
         tail, lost = maths.negative_binomial(n, float(r), eps)
         pmf = [0.0] * (low * n) + (maths.convolve(counts, tail) if s == 1 else
-                                   _spread(counts, tail, s))
+                                   spread(counts, tail, s))
     else:  # the general case: the unit's law, cut deeper, to the n-th power
-        unit, unit_lost = _expand(form, numerator, eps / max(1, n))
+        unit, unit_lost = expand(form, numerator, eps / max(1, n))
         pmf = maths.power(unit, n)
         lost = n * unit_lost
     while len(pmf) > 1 and pmf[-1] == 0.0:
@@ -543,7 +302,7 @@ def law(program: Pool | Drop | Chain | Reroll | Highest | Least | Paired,
 
 @lru_cache(maxsize=256)
 def _marked_law(unit: Marked, eps: float) -> MarkedLaw:
-    form = _form(unit.unit)
+    form = form_of(unit.unit)
     if form.low:
         raise ValueError("a marked die's law is kept over 0, 1, 2, …: it may not score below 0")
     # the series are linear in their numerators: add those of faces with the same mark first
@@ -562,15 +321,15 @@ def _marked_law(unit: Marked, eps: float) -> MarkedLaw:
         if check is not None and check(face):
             for checked in range(1, size + 1):
                 mark = unit.mark(face, checked)
-                grouped[mark] = _padd(grouped.get(mark, (0,)), num)
+                grouped[mark] = poly_add(grouped.get(mark, (0,)), num)
         else:
             mark = unit.mark(face, None)
             weighted = num if check is None else tuple(c * size for c in num)
-            grouped[mark] = _padd(grouped.get(mark, (0,)), weighted)
+            grouped[mark] = poly_add(grouped.get(mark, (0,)), weighted)
     by_mark: list[tuple[Hashable, tuple[float, ...]]] = []
     lost = 0.0
     for mark, num in grouped.items():
-        terms, cut = _expand(form, _strip(num), eps)
+        terms, cut = expand(form, trim(num), eps)
         lost += cut
         by_mark.append((mark, tuple(terms)))
     return MarkedLaw(tuple(by_mark), lost)
@@ -613,7 +372,7 @@ def clear_caches() -> None:
     from ..dice.algebra import _table
     from . import pairing, pools
 
-    for f in (_chain_form, _reroll_form, _pool_law, _marked_law, _drop_law, top_law, _table):
+    for f in (chain_form, reroll_form, _pool_law, _marked_law, _drop_law, top_law, _table):
         f.cache_clear()
     pools.clear_caches()
     pairing._distribution.cache_clear()
