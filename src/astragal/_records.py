@@ -12,11 +12,27 @@ place in the text it was read from) say where a value came from, not what it is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["typed"]
+__all__ = ["remembered", "typed"]
 
 T = TypeVar("T", bound=type)
+V = TypeVar("V")
+
+
+def remembered(memo: dict[int, tuple[Any, V]], obj: object, make: Callable[[], V],
+               most: int = 4096) -> V:
+    """``make()``, remembered per object by identity (for immutable objects that cost more to
+    hash than to look up: a parsed term, a die's form); the memo is emptied past ``most``."""
+    hit = memo.get(id(obj))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    if len(memo) > most:
+        memo.clear()
+    value = make()
+    memo[id(obj)] = (obj, value)
+    return value
 
 
 def _same(self: tuple[Any, ...], other: object) -> bool:

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .._errors import LimitError
+from .._records import remembered
 from ..dice.algebra import Chain, Reroll
 from . import maths
 
@@ -87,14 +88,7 @@ class Form(NamedTuple):
 
     def numerator(self) -> Poly:
         """The sum of the entries' numerators (made once per form)."""
-        hit = _NUMERATORS.get(id(self))
-        if hit is not None and hit[0] is self:
-            return hit[1]
-        if len(_NUMERATORS) > 512:
-            _NUMERATORS.clear()
-        out = self._numerator()
-        _NUMERATORS[id(self)] = (self, out)
-        return out
+        return remembered(_NUMERATORS, self, self._numerator, 512)
 
     def _numerator(self) -> Poly:
         ends = [(shift + len(num), times) for _, shift, num, times in self.first]

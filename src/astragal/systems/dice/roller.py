@@ -8,6 +8,7 @@ from typing import Any
 
 from ..._errors import LimitError, NotationError
 from ..._limits import Limits
+from ..._records import remembered
 from ..._rng import Source
 from ...dice import Roll, Tray
 from ...dice.algebra import Chain, sample_chain
@@ -62,23 +63,11 @@ _TEXTS: dict[int, tuple[object, str]] = {}
 def _text_of(node: Node) -> str:
     """Canonical text of a node, remembered per node object (parsed trees are cached and
     immutable; keyed by identity because hashing a whole term costs more than printing it)."""
-    hit = _TEXTS.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    if len(_TEXTS) > 4096:
-        _TEXTS.clear()
-    text = str(node)
-    _TEXTS[id(node)] = (node, text)
-    return text
+    return remembered(_TEXTS, node, node.__str__)
 
 
 def _notation(expr: Expression) -> str:
-    hit = _TEXTS.get(id(expr))
-    if hit is not None and hit[0] is expr:
-        return hit[1]
-    text = expr.notation()
-    _TEXTS[id(expr)] = (expr, text)
-    return text
+    return remembered(_TEXTS, expr, expr.notation)
 
 
 _CHECKED: dict[int, tuple[object, Limits]] = {}  # parsed trees already within the dice limit
@@ -371,14 +360,7 @@ _PROGRAMS: dict[int, tuple[Dice, Chain]] = {}
 
 def _program_of(d: Dice) -> Chain:
     """``die_chain(d)``, remembered per parsed term (parsed trees are cached and immutable)."""
-    hit = _PROGRAMS.get(id(d))
-    if hit is not None and hit[0] is d:
-        return hit[1]
-    if len(_PROGRAMS) > 4096:
-        _PROGRAMS.clear()
-    program = die_chain(d)
-    _PROGRAMS[id(d)] = (d, program)
-    return program
+    return remembered(_PROGRAMS, d, lambda: die_chain(d))
 
 
 class _TermHands:
