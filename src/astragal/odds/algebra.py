@@ -155,16 +155,17 @@ def _capped_work(chain: Chain) -> int:
 def _series_terms(form: Form, eps: float) -> tuple[int, int]:
     """(terms, feeds) of ``expand``: the series runs until the mass still to come, which falls
     by the chance of going on (r) for every ``deg`` values, is below ``eps``."""
-    num, den = form.numerator(), form.denominator
+    length, _ = form.numerator_shape()  # the numerator itself may be too much work to make
+    den = form.denominator
     if len(den) == 1:
-        return len(num), 0
+        return length, 0
     go = [-c for c in den[1:]]
     r = sum(c for c in go if c > 0) / den[0]
     feeds = sum(1 for c in go if c)
     if r <= 0.0:
-        return len(num), feeds
+        return length, feeds
     rounds = math.log(max(eps, 1e-300)) / math.log(min(r, 0.999))
-    return len(num) + math.ceil(rounds * (len(den) - 1)), feeds
+    return length + math.ceil(rounds * (len(den) - 1)), feeds
 
 
 def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
@@ -174,8 +175,9 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
         return 16, 1
     form = form_of(program.unit)
     geo = form.geometric()
-    numerator = form.numerator()
-    steps = 32 + 4 * len(numerator) + 2 * len(form.first)
+    length, products = form.numerator_shape()
+    steps = 32 + 4 * length + 2 * len(form.first) + products
+    numerator = form.numerator() if geo is not None else ()  # geometric: made in linear time
     if geo is not None and all(c >= 0 for c in numerator):
         r, s = geo
         low = next(i for i, c in enumerate(numerator) if c)
@@ -210,7 +212,7 @@ def _marked_work(program: Marked) -> int:
     size = _chain(program).size
     checked = program.check is not None
     terms, feeds = _series_terms(form, DEFAULT_EPS)
-    grouping = len(form.first) * (size if checked else 1) * (8 + len(form.numerator()))
+    grouping = len(form.first) * (size if checked else 1) * (8 + form.numerator_shape()[0])
     return 64 + grouping + 3 * terms * (5 + 2 * feeds)
 
 

@@ -90,6 +90,19 @@ class Form(NamedTuple):
         """The sum of the entries' numerators (made once per form)."""
         return remembered(_NUMERATORS, self, self._numerator, 512)
 
+    def numerator_shape(self) -> tuple[int, int]:
+        """(length, products) of ``numerator()`` without making it: the faces that stop at once
+        are multiplied by every face that goes on (quadratic in a die with many of each)."""
+        plain = over = 0
+        for _, shift, num, times in self.first:
+            if times:
+                over = max(over, shift + len(num))
+            else:
+                plain = max(plain, shift + len(num))
+        feeds = sum(1 for c in self.denominator if c)
+        length = max(plain, over + len(self.denominator) - 1 if over else 0)
+        return length, over * feeds
+
     def _numerator(self) -> Poly:
         ends = [(shift + len(num), times) for _, shift, num, times in self.first]
         plain = [0] * max([end for end, times in ends if not times], default=0)

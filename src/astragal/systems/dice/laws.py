@@ -64,6 +64,13 @@ _READ = 20  # steps (lines run) to read the rules on one face of a die: its agai
 # before any of it is read (``d1000000!`` at once, not after seconds of reading).
 
 
+def _faces(d: Dice, budget: Budget) -> dict[int, float]:
+    """The face that stands on one roll of ``d`` (N1), once the die is known not to be too
+    large to read."""
+    budget.check(3 * _READ * d.size, d, d.span)
+    return roll_law(d)
+
+
 def _identity(v: int) -> int:
     return v
 
@@ -120,7 +127,7 @@ def _reroll_add_pmf(d: Dice, budget: Budget) -> Pmf:
     The sum where no die matches is the power of the faces that do not match; the rest of the
     law of the sum gets one more die."""
     what = d
-    g = roll_law(d)
+    g = _faces(d, budget)
     lo = min(g)
     one = [0.0] * (max(g) - lo + 1)
     calm = [0.0] * len(one)
@@ -142,7 +149,7 @@ def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
     """Roll20's ``mt``: how many values show on at least ``match`` of the dice (plain dice,
     re-rolls allowed). Faces are placed one value at a time: given that the ``r`` dice not
     yet placed all show later values, the number showing this one is binomial."""
-    g = roll_law(d)
+    g = _faces(d, budget)
     n, size = d.count, d.match
     budget.spend(len(g) * (n + 1) ** 2 * (n // size + 1), d, d.span)
     state = {(n, 0): 1.0}  # (dice left, sets found) → probability
@@ -223,9 +230,10 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     budget.spend(20 * d.count, what, d.span, memory=LIST_BYTES * d.count)  # the mixture's law
     if d.explode is not None and d.explode != "compound":  # refuse at once a huge mixture:
         # about 40 standard deviations of the number of explosions, each part a keep DP
-        _, _, q = _split(roll_law(d), d)
+        g = _faces(d, budget)
+        _, _, q = _split(g, d)
         n_parts = min(d.count + 1, 40 * math.sqrt(d.count * q / max(1e-9, 1 - q) ** 2) + 1)
-        one = keep_cost([(d.count, roll_law(d))], keep_count(d.keep, d.count)[1], w)
+        one = keep_cost([(d.count, g)], keep_count(d.keep, d.count)[1], w)
         budget.check(n_parts * one[0], what, d.span, one[1])
     mixture = _pool_classes(d, limits, budget)
     if d.minimum is not None or d.maximum is not None:
@@ -274,7 +282,7 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
     ``!p`` splits first rolls from added rolls (worth one less); ``xo`` adds one die per
     exploded first roll; ``!!`` is one class of compounded values.
     """
-    g = roll_law(d)
+    g = _faces(d, budget)
     n = d.count
     eps = TAIL / 100
     if d.explode is None:
@@ -282,7 +290,6 @@ def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, 
     boom, calm, q = _split(g, d)
     if d.explode == "compound":  # one class: the compounded totals (the algebra's law)
         one = Pool(1, die_chain(d))
-        budget.check(3 * _READ * d.size, d, d.span)
         budget.spend(work(one), d, d.span)
         value = law(one, eps / max(1, n), limits)
         lost = value.truncated
