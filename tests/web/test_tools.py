@@ -142,6 +142,7 @@ def test_fight_tracker_uses_the_attack_tables_rules(client: Any) -> None:
     assert r.status_code == 201
     entry = r.json()
     assert entry["kind"] == "fight" and entry["roll"]["system"] == "attack"
+    assert "steps" not in entry["roll"]  # logged as a roll is: its steps follow from its faces
     orc = next(c for c in entry["state"]["combatants"] if c["name"] == "Orc")
     assert orc["damage"] == entry["roll"]["result"]["damage"]
     wu_c = next(c for c in entry["state"]["combatants"] if c["name"] == "Wu")

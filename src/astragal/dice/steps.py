@@ -18,7 +18,9 @@ in play) ride in ``facts``, plain values only, so that every step has a JSON for
 - ``Verdict``: an outcome, whose it is (a side, or ``""`` for the whole roll), the values it read
   and the rule (and switch setting) that decided it;
 - ``Tie``: a tie, and what the rule (and switch) that settles ties made of it;
-- ``Round``: roll ``n`` of a roll made several times (an extended action, a re-rolled tie).
+- ``Round``: roll ``n`` of a roll made several times (an extended action, a re-rolled tie);
+- ``Lookup``: a table read: which table, the row and column read, the values it was read by and
+  what its entry says.
 
 They are written as NamedTuples and made as plain tuples with a property per field (a game's
 first roll pays for its imports: ``typing.NamedTuple`` costs ~0.3 ms a class to define).
@@ -29,8 +31,8 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Adjust", "Begin", "Count", "Rolled", "Round", "Side", "Step", "Tie", "Verdict",
-           "to_json"]
+__all__ = ["Adjust", "Begin", "Count", "Lookup", "Rolled", "Round", "Side", "Step", "Tie",
+           "Verdict", "to_json"]
 
 Facts = tuple[tuple[str, Any], ...]
 
@@ -158,8 +160,6 @@ class Round(_Record):
     n: int
 
 
-Step = Begin | Side | Adjust | Rolled | Count | Verdict | Tie | Round
-
 
 def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
@@ -180,3 +180,20 @@ def to_json(step: Step) -> dict[str, Any]:
         elif value != "" and value != ():
             out[name] = _plain(value)
     return out
+
+
+class Lookup(_Record):
+    """A table read by the rule ``rule``: ``table`` names it, ``row`` and ``column`` are the cell
+    read in the game's terms (``""`` for a table read along one of them only), ``values`` the
+    numbers it was read by (a highest face and how many dice show it, a total) and ``facts``
+    what the entry says (``()``: the table has no entry there)."""
+
+    table: str
+    row: str
+    column: str
+    values: tuple[int, ...]
+    rule: str
+    facts: Facts = ()
+
+
+Step = Begin | Side | Adjust | Rolled | Count | Verdict | Tie | Round | Lookup

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dice.steps import Adjust, Begin, Count, Rolled, Round, Side, Step, Tie, Verdict
+from ..dice.steps import Adjust, Begin, Count, Lookup, Rolled, Round, Side, Step, Tie, Verdict
 
 
 def _facts(facts: tuple[tuple[str, Any], ...]) -> str:
@@ -41,11 +41,16 @@ def step_line(step: Step) -> str:
     if isinstance(step, Verdict):
         who = step.side or "the roll"
         setting = f", {step.setting}" if step.setting else ""
-        return (f"verdict of {who}: {step.outcome} from {', '.join(map(str, step.values))} "
-                f"({step.rule}{setting})")
+        read = f" from {', '.join(map(str, step.values))}" if step.values else ""
+        return f"verdict of {who}: {step.outcome}{read} ({step.rule}{setting})"
     if isinstance(step, Tie):
         setting = f", {step.setting}" if step.setting else ""
         return f"tie at {', '.join(map(str, step.values))}: {step.goes} ({step.rule}{setting})"
     if isinstance(step, Round):
         return f"roll {step.n}"
+    if isinstance(step, Lookup):
+        cell = ", ".join(f"{k} {v}" for k, v in (("row", step.row), ("column", step.column)) if v)
+        return (f"lookup {step.table}: {cell or 'no cell'} by "
+                f"{', '.join(map(str, step.values))} → {_facts(step.facts) or 'no entry'} "
+                f"({step.rule})")
     raise TypeError(f"not a step: {step!r}")

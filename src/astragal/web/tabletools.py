@@ -144,6 +144,8 @@ def fight_command(state: Mapping[str, Any] | None, text: str,
     work["log"] = []  # the room's log is the fight's log
     args.source = lambda: source  # type: ignore[method-assign]
     message, as_json = fight.apply(work, command, args)
+    if as_json is not None:  # logged as a roll is, without its steps (see room.py)
+        as_json.pop("steps", None)
     work["log"] = []
     return message, work, as_json
 

@@ -10,8 +10,9 @@ damage dice for three or more 6s.
 ('hit', 'double 6', 3, True)
 
 Modules: ``rules`` (data, switches, the rules as pure functions), ``notation`` (the ``at:``
-notation), ``exchange`` (rolling one exchange and its exact odds), ``fight`` (the tracker's
-fight; its file and printing are the CLI's, ``astragal/fight_cli.py``).
+notation), ``exchange`` (rolling one exchange, its steps worded by ``render.attack``, and its
+exact odds), ``fight`` (the tracker's fight; its file and printing are the CLI's,
+``astragal/fight_cli.py``).
 """
 
 from __future__ import annotations

@@ -21,23 +21,19 @@ from typing import Any
 from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
+from ...dice import steps as S
 from ...dice.algebra import Chain, Pool, Reading, Top, sample, top
 from ...odds import Distribution, maths
 from ...odds import algebra as exact
+from ...render import attack as words
 from .. import Odds
 from .notation import Exchange
 from .rules import (
     BERSERK,
-    BERSERK_LAST_TURN,
     COLUMNS,
-    DEFENSIVE,
-    DEFENSIVE_LAST_TURN,
     DIE,
-    STUNNED,
-    THREW_LAST_TURN,
+    NORMAL,
     TRIPLE_COLUMNS,
-    WHIFFED_LAST_TURN,
-    CriticalRow,
     Rules,
     blocks,
     critical_dice,
@@ -47,15 +43,6 @@ from .rules import (
 
 OUTCOMES = ("whiff", "blocked", "hit", "critical")
 SYSTEM_NAME = "attack"
-
-_RULE_WORDS = {
-    STUNNED: "stunned: ARMOR only",
-    BERSERK_LAST_TURN: "attacked Berserk last turn: ARMOR only",
-    DEFENSIVE_LAST_TURN: "attacked Defensively last turn: full defence",
-    THREW_LAST_TURN: "threw a weapon last turn",
-    WHIFFED_LAST_TURN: "Whiffed last turn: PARRY/DODGE lost",
-    "normal": "normal defence",
-}
 
 
 # --------------------------------------------------------------------------------------------
@@ -88,145 +75,151 @@ def defence_pool(n: int) -> Pool:
     return Pool(n, Chain(DIE, _Once(), _six))
 
 
-def _faces(record: Any) -> list[int]:
-    return [d.runs[0][0] for d in record.dice]
+# --------------------------------------------------------------------------------------------
+# Rolling: the rules read on the faces, what was done recorded as steps (``render.attack``
+# words them)
 
 
-def _count_words(n: int) -> str:
-    return {1: "one die", 2: "two dice", 3: "three dice"}.get(n, f"{n} dice")
-
-
-def _need_words(need: int | None) -> str:
-    if need is None:
-        return "cannot be blocked"
-    return f"block with {'-'.join(['6'] * need) if need <= 4 else f'{need} sixes'}"
-
-
-def attack_dice_lines(spec: Exchange) -> list[str]:
-    """How the attack dice were counted (A1–A4), as transcript lines."""
+def attack_steps(spec: Exchange) -> list[S.Step]:
+    """The attack dice before they are rolled: as written (Nd6) or the average of ATTACK and
+    WEAPON (A1), a Throw Bonus (A2), the stance (A3) and the Luck dice (A4)."""
     a = spec.attacker
     if a.dice is not None:
-        parts = [f"{a.dice}d6"]
+        steps: list[S.Step] = [S.Side("attack", a.total, (("written", a.dice),))]
     else:
-        parts = [f"({a.attack} ATTACK + {a.weapon} WEAPON) / 2 = {a.base} (A1)"]
+        steps = [S.Side("attack", a.total, (("attack", a.attack), ("weapon", a.weapon))),
+                 S.Count("attack", "dice", a.base, "A1")]
+    n = a.base
     if a.thrown:
-        parts.append(f"+{a.throw_bonus} Throw Bonus (A2)")
-    if a.stance == BERSERK:
-        parts.append("+1 Berserk (A3)")
-    elif a.stance == DEFENSIVE:
-        parts.append("−1 Defensive (A3)")
-    line = "Attack dice: " + ", ".join(parts)
-    if len(parts) > 1:
-        line += f" → {a.ordinary}"
+        n += a.throw_bonus
+        steps.append(S.Adjust("attack", "throw", "A2", (("by", a.throw_bonus), ("dice", n))))
+    if a.stance != NORMAL:
+        steps.append(S.Adjust("attack", "stance", "A3", (
+            ("stance", a.stance), ("by", 1 if a.stance == BERSERK else -1), ("dice", a.ordinary))))
     if a.luck:
-        line += f", plus {a.luck} Luck {'die' if a.luck == 1 else 'dice'} (A4) = {a.total}"
-    return [line]
+        steps.append(S.Adjust("attack", "luck", "A4", (("by", a.luck), ("dice", a.total))))
+    return steps
 
 
-def _row_text(row: CriticalRow | None) -> str:
-    if row is None:
-        return "no entry in the Critical Damage Table"
-    extra = f" (+{row.damage} damage)" if row.damage else ""
-    return f"Critical Damage Table {row.span}: {row.result}{extra}"
+def defence_steps(spec: Exchange, rules: Rules) -> list[S.Step]:
+    """The defender's dice: as written (Nd6), or the pools of the first A12 rule that applies."""
+    d = spec.defender
+    if d is None:
+        return []
+    dice = d.dice_rolled(rules.threw_last_turn_defense)
+    if d.dice is not None:
+        return [S.Side("defence", dice, (("written", d.dice),))]
+    return [S.Side("defence", dice, (("armor", d.armor), ("shield", d.shield), ("parry", d.parry),
+                                     ("states", d.states))),
+            S.Adjust("defence", "pools", "A12", (
+                ("state", d.rule()), ("pools", d.pools(rules.threw_last_turn_defense))))]
+
+
+def _rolled(side: str, hands: TrayHands, record: Any, read: str) -> S.Rolled:
+    """A pool's dice as a step: their indices in the tray, faces, and what each counts."""
+    return S.Rolled(side, tuple(hands.ids), tuple(d.runs for d in record.dice),
+                    tuple(d.value for d in record.dice), (), read)
+
+
+def _faces(*records: Any) -> list[int]:
+    return [d.runs[0][0] for record in records for d in record.dice]
 
 
 def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str) -> Roll:
     """Roll one exchange: attack, defence, critical damage, read by the rules (A1–A19)."""
     tray = Tray(source, limits)
     a, d = spec.attacker, spec.defender
-    lines = [f"Attack table: {str(spec)[4:]}", *attack_dice_lines(spec)]
-    attack = sample(d6_pool(a.ordinary), TrayHands(tray, "attack", 0), limits)
-    luck = sample(d6_pool(a.luck), TrayHands(tray, "luck", 0), limits)
+    steps: list[S.Step] = [S.Begin(str(spec)), *attack_steps(spec)]
+    hands, luck_hands = TrayHands(tray, "attack", 0), TrayHands(tray, "luck", 0)
+    attack = sample(d6_pool(a.ordinary), hands, limits)
+    luck = sample(d6_pool(a.luck), luck_hands, limits)
     faces, luck_faces = _faces(attack), _faces(luck)
-    shown = "  rolled: " + (" ".join(map(str, faces)) if faces else "no attack dice")
-    if luck_faces:
-        shown += "   Luck: " + " ".join(map(str, luck_faces))
-    lines.append(shown)
+    steps.append(S.Rolled("attack", (*hands.ids, *luck_hands.ids),
+                          tuple(d.runs for d in (*attack.dice, *luck.dice)),
+                          (*faces, *luck_faces),
+                          ("",) * len(faces) + ("luck",) * len(luck_faces) if luck_faces else (),
+                          "A5"))
     reading = read_column(*top(attack, luck), rules)
+    entry = reading.entry
+    need = reading.sixes_to_block
+    steps.append(S.Lookup(words.ATTACK_TABLE, "", reading.column,
+                          (reading.highest, reading.count), "A7",
+                          () if entry is None else (("damage", entry.damage),
+                                                    ("stun", entry.stun),
+                                                    ("critical", entry.critical),
+                                                    ("block", need))))
     result: dict[str, Any] = {
         "attack_dice": a.ordinary, "luck_dice": a.luck, "dice": a.total,
         "faces": faces, "luck_faces": luck_faces, "highest": reading.highest,
         "count": reading.count, "sixes": reading.sixes, "column": reading.column,
         "whiff": reading.whiff, "hit": False, "blocked": False, "damage": 0, "stun": False,
-        "critical": bool(reading.entry and reading.entry.critical),
-        "sixes_to_block": reading.sixes_to_block, "defence": None,
+        "critical": bool(entry and entry.critical),
+        "sixes_to_block": need, "defence": None,
     }
+
+    def done(outcome: str) -> Roll:
+        source.finish()
+        return Roll(SYSTEM_NAME, text, outcome, result, tray.freeze(),
+                    words.transcript(steps), spec, tuple(steps))
+
     defence_dice = 0
     if d is not None:
-        pools = d.pools(rules.threw_last_turn_defense)
         defence_dice = d.dice_rolled(rules.threw_last_turn_defense)
-        result["defence"] = {"rule": d.rule(), "pools": list(pools), "dice": defence_dice,
-                             "faces": [], "sixes": 0, "rolled": False}
-    entry = reading.entry
-    if entry is None:
-        why = "no attack dice (A-A8)" if not faces and not luck_faces else \
-            f"highest face {reading.highest}"
-        lines.append(f"  {why}: the attack Whiffs, a complete miss (A6); the attacker loses "
-                     "PARRY/DODGE on their next defence")
-        source.finish()
-        return Roll(SYSTEM_NAME, text, "whiff", result, tray.freeze(), tuple(lines), spec)
-    need = reading.sixes_to_block
-    lines.append(f"  highest {reading.highest} on {_count_words(reading.count)} → "
-                 f"{reading.column} (A7): {entry.damage} damage"
-                 + (", stuns" if entry.stun else "")
-                 + (", Critical Strike!" if entry.critical else "") + f"; {_need_words(need)}")
+        result["defence"] = {"rule": d.rule(), "pools": list(d.pools(rules.threw_last_turn_defense)),
+                             "dice": defence_dice, "faces": [], "sixes": 0, "rolled": False}
+    if entry is None:  # A6, A-A8: a Whiff ends the exchange before the defender rolls (A19)
+        steps.append(S.Verdict("", "whiff", (reading.highest,), "A6" if a.total else "A-A8"))
+        return done("whiff")
     rolled = 0
-    defence_faces: list[int] = []
     if d is not None:
-        pools_text = " + ".join(result["defence"]["pools"])
-        lines.append(f"Defence ({_RULE_WORDS[d.rule()]}, A12): {pools_text} = "
-                     f"{defence_dice} {'die' if defence_dice == 1 else 'dice'}"
-                     if d.dice is None else f"Defence: {defence_dice}d6")
+        steps += defence_steps(spec, rules)
         if need is None:
-            lines.append("  this hit cannot be blocked: no defence roll")
+            steps.append(S.Verdict("defence", "unblockable", (), "A11"))
         elif defence_dice == 0:
-            lines.append("  no DEFENSE dice to roll: the hit cannot be blocked")
+            steps.append(S.Verdict("defence", "no_dice", (0, need), "A11"))
         else:
-            defence = sample(defence_pool(defence_dice), TrayHands(tray, "defence", 1), limits)
-            defence_faces, k = _faces(defence), defence.value
+            d_hands = TrayHands(tray, "defence", 1)
+            defence = sample(defence_pool(defence_dice), d_hands, limits)
+            k = defence.value
             rolled = defence_dice
-            result["defence"].update(faces=defence_faces, sixes=k, rolled=True)
-            is_blocked = blocks(need, k)
-            lines.append(f"  rolled: {' '.join(map(str, defence_faces))} → "
-                         f"{k} six{'es' if k != 1 else ''}: "
-                         + (f"blocked (A11, needs {need})" if is_blocked
-                            else f"not enough to block (needs {need})"))
-            if is_blocked:
+            result["defence"].update(faces=_faces(defence), sixes=k, rolled=True)
+            steps.append(_rolled("defence", d_hands, defence, "A11"))
+            if blocks(need, k):
                 result["blocked"] = True
-                lines.append("Blocked: no damage, no stun (A11)")
-                source.finish()
-                return Roll(SYSTEM_NAME, text, "blocked", result, tray.freeze(), tuple(lines),
-                            spec)
+                steps += [S.Verdict("defence", "blocked", (k, need), "A11"),
+                          S.Verdict("", "blocked", (k, need), "A11")]
+                return done("blocked")
+            steps.append(S.Verdict("defence", "not_blocked", (k, need), "A11"))
     damage = entry.damage
     result.update(hit=True, stun=entry.stun)
-    outcome = "hit"
     if entry.critical:
-        outcome = "critical"
         class_dice = rules.crit_dice_for(a.weapon_class)
         def_sixes = result["defence"]["sixes"] if result["defence"] else 0
         c = critical_dice(reading.sixes, class_dice, rolled, def_sixes, rules.crit_dice_subtract)
-        minus = (f"− {rolled} {'die' if rolled == 1 else 'dice'} the defender rolled"
-                 if rules.crit_dice_subtract == "dice_rolled"
-                 else f"− {def_sixes} six(es) the defender rolled")
-        lines.append(f"Critical damage dice (A13): {reading.sixes} sixes + {class_dice} "
-                     f"(weapon {a.weapon_class or 'with no class'}) {minus} = {c}")
-        crit = sample(d6_pool(c), TrayHands(tray, "critical", 2), limits)
-        crit_faces = _faces(crit)
+        steps += [S.Side("critical", c, (
+            ("sixes", reading.sixes), ("weapon_class", a.weapon_class),
+            ("class_dice", class_dice), ("defence_dice", rolled), ("defence_sixes", def_sixes),
+            ("subtract", rules.crit_dice_subtract), ("crit_bonus", a.crit_bonus))),
+            S.Count("critical", "dice", c, "A13")]
+        c_hands = TrayHands(tray, "critical", 2)
+        crit = sample(d6_pool(c), c_hands, limits)
         total = critical_total(crit.value, a.crit_bonus)
+        steps += [_rolled("critical", c_hands, crit, "A15"),
+                  S.Count("critical", "total", total, "A15")]
         row = rules.critical_table.lookup(total)
-        lines.append(f"  rolled: {' '.join(map(str, crit_faces)) or 'no dice'} → total "
-                     f"{sum(crit_faces)}" + (f" {a.crit_bonus:+d} Crit Bonus" if a.crit_bonus
-                                             else "") + f" = {total} (A14, A15)")
         if rules.critical_table.rows:
-            lines.append(f"  {_row_text(row)}")
+            steps.append(S.Lookup(words.CRITICAL_TABLE, row.span if row else "", "", (total,),
+                                  "A14", (("result", row.result), ("damage", row.damage))
+                                  if row is not None else ()))
         damage += row.damage if row is not None else 0
-        result.update(critical_dice=c, critical_faces=crit_faces, critical_total=total,
+        result.update(critical_dice=c, critical_faces=_faces(crit), critical_total=total,
                       critical_result=row.result if row is not None else None)
     result["damage"] = damage
-    lines.append(("Critical Strike" if entry.critical else "Hit") + f"! {damage} damage"
-                 + (", the defender is stunned (A10)" if entry.stun else ""))
-    source.finish()
-    return Roll(SYSTEM_NAME, text, outcome, result, tray.freeze(), tuple(lines), spec)
+    if entry.stun:
+        steps.append(S.Verdict("defence", "stunned", (), "A10"))
+    outcome = "critical" if entry.critical else "hit"
+    steps.append(S.Verdict("", outcome, (damage,), "A9" if entry.critical else "A8"))
+    return done(outcome)
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,17 +374,9 @@ def odds(spec: Exchange, rules: Rules, limits: Limits, text: str) -> Odds:
     limits.check_work(work(a.total, defence or 0, class_dice, rules), "this exchange", text)
     limits.check_memory(memory(a.total, defence or 0, class_dice, rules), "this exchange", text)
     eo = exchange_odds(a.total, defence, a.weapon_class, a.crit_bonus, rules)
-    notes = [attack_dice_lines(spec)[0]]
-    if d is not None:
-        notes.append(f"defence: {' + '.join(d.pools(rules.threw_last_turn_defense))} = "
-                     f"{defence} {'die' if defence == 1 else 'dice'} ({_RULE_WORDS[d.rule()]})"
-                     if d.dice is None else f"defence: {defence}d6")
-    else:
-        notes.append("no defender: every hit lands")
+    notes = [words.attack_line(attack_steps(spec)), words.defence_note(defence_steps(spec, rules))]
     if eo.critical_total:
-        notes.append("critical dice and totals are given a Critical Strike that lands"
-                     + ("" if rules.critical_table.rows else
-                        " (no Critical Damage Table: the total is reported)"))
+        notes.append(words.critical_note(bool(rules.critical_table.rows)))
     extra: dict[str, Any] = {
         "columns": Distribution.from_mapping(eo.columns, order=list(eo.columns)).to_json(),
         "stun": {"stun": eo.stun, "no_stun": max(0.0, 1.0 - eo.stun)},
