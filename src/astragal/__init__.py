@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from ._errors import (
     AstragalError,
@@ -24,7 +24,7 @@ from ._errors import (
     OptionError,
 )
 from ._limits import DEFAULT_LIMITS, Limits
-from ._records import typed
+from ._records import Record
 from ._rng import ScriptedSource, SeededSource, Source, SystemSource, make_source
 from .dice import Die, Roll
 from .notation import split_prefix
@@ -62,8 +62,7 @@ __version__ = "0.1.0"
 DEFAULT_SYSTEM = "dice"  # text without a prefix is the general dice notation (4d6kh3+2)
 
 
-@typed
-class Parsed(NamedTuple):
+class Parsed(Record):
     """What was asked: the system, the input text and the system's spec (prints canonically)."""
 
     system: str

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Self
+from typing import Any, Self
 
 from ._errors import LimitError, OptionError
-from ._records import typed
+from ._records import Record
 
 __all__ = ["CEILINGS", "DEFAULT_LIMITS", "Limits"]
 
@@ -22,7 +22,7 @@ CEILINGS: dict[str, int] = {
 }
 
 
-class _Bounds(NamedTuple):
+class _Bounds(Record):
     max_notation_length: int = 1000
     max_dice: int = 500
     max_rolls: int = 100
@@ -34,7 +34,6 @@ class _Bounds(NamedTuple):
 
 
 
-@typed
 class Limits(_Bounds):
     """Bounds on what one request may ask for."""
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
+from ._records import Record
 from .dice import Roll
 from .odds import Odds
 
@@ -34,7 +35,7 @@ LOWER_IS_BETTER = frozenset({"rolls"})  # an extended action: fewer rolls to the
 FLAG_BELOW = 1e-3  # a session is flagged when its p-value is below this (false alarms 0.1%)
 
 
-class Luck(NamedTuple):
+class Luck(Record):
     """Where one roll fell: its value, P(worse), P(as good) and the mid-rank percentile."""
 
     value: float
@@ -104,7 +105,7 @@ def anderson_darling(us: Sequence[float]) -> tuple[float, float]:
     return a2, max(0.0, min(1.0, 1.0 - _adinf(a2)))
 
 
-class Verdict(NamedTuple):
+class Verdict(Record):
     """A session's (or a member's) luck: rolls, mean percentile, histogram, A², p-value."""
 
     rolls: int

@@ -9,14 +9,16 @@ tests can check that each registered rule is used by both the roller and the odd
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
+
+from ._records import Record
 
 __all__ = ["Rule", "rule", "rulebook"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Rule(NamedTuple):
+class Rule(Record):
     """One rule: its game, its ID in RULES.md, its one-line statement and the function."""
 
     system: str

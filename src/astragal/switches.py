@@ -13,9 +13,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from ._errors import OptionError
+from ._records import Record
 
 __all__ = ["Switch", "load_files", "no_table", "read_bool", "read_int", "resolve"]
 
@@ -66,7 +67,7 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-class Switch(NamedTuple):
+class Switch(Record):
     """One house-rule switch of a game.
 
     ``choices`` lists the allowed words of a text switch; ``aliases`` maps other spellings to them

@@ -6,10 +6,10 @@ faces (the last one stands); a die removed before rolling is kept with no faces 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .._limits import DEFAULT_LIMITS, Limits
-from .._records import typed
+from .._records import Record, typed
 from .._rng import Source
 
 if TYPE_CHECKING:
@@ -25,8 +25,7 @@ def step_up(size: int, steps: int = 1) -> int:
     return min(12, size + 2 * steps)
 
 
-@typed
-class Die(NamedTuple):
+class Die(Record):
     """One die: its size, every face it showed (the last stands), its group and what happened."""
 
     size: int
@@ -61,7 +60,7 @@ class Die(NamedTuple):
 
 
 @typed(compared=-2)
-class Roll(NamedTuple):
+class Roll(Record):
     """What happened and what it means: the dice in rolling order, the verdict, the transcript.
 
     ``outcome`` is the verdict's category in the game's words (``"success"``, ``"botch"``...);

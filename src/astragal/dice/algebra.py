@@ -56,11 +56,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from functools import lru_cache
-from typing import Any, NamedTuple, Protocol, overload
+from typing import Any, Protocol, overload
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
-from .._records import typed
+from .._records import Record
 
 __all__ = ["Chain", "DieRecord", "Drop", "Favored", "Hands", "Highest", "Least", "LeastRecord",
            "Marked", "Mixed", "Paired", "PairedRecord", "Pool", "PoolRecord", "Program", "Reading",
@@ -89,8 +89,7 @@ class Hands(Protocol):
 # that a program is a cache key for its law (``astragal._records.typed``).
 
 
-@typed
-class Chain(NamedTuple):
+class Chain(Record):
     """One ``size``-sided die rolled again while ``again(position, face)`` holds."""
 
     size: int
@@ -102,8 +101,7 @@ class Chain(NamedTuple):
     reroll_once: bool = False  # ``reroll`` at most once per roll
 
 
-@typed
-class Reroll(NamedTuple):
+class Reroll(Record):
     """``unit``, rolled once more (and the new roll stands) when its first face is ``when``."""
 
     unit: Chain
@@ -111,8 +109,7 @@ class Reroll(NamedTuple):
     note: str = "re-roll"
 
 
-@typed
-class Marked(NamedTuple):
+class Marked(Record):
     """``unit``'s value, paired with ``mark(first face that stands, check die's face or None)``."""
 
     unit: Chain | Reroll
@@ -124,8 +121,7 @@ class Marked(NamedTuple):
 Unit = Chain | Reroll | Marked
 
 
-@typed
-class Pool(NamedTuple):
+class Pool(Record):
     """``dice`` independent copies of ``unit``, their values summed."""
 
     dice: int
@@ -157,16 +153,14 @@ class Reading:
         return f"{type(self).__name__}{self.settings!r}"
 
 
-@typed
-class Drop(NamedTuple):
+class Drop(Record):
     """``pool`` without its highest die (``highest=False``: its lowest); the value is the rest's."""
 
     pool: Pool
     highest: bool = True
 
 
-@typed
-class Top(NamedTuple):
+class Top(Record):
     """The highest value of ``pool`` and how many of its dice show it: ``(value, count)``."""
 
     pool: Pool
@@ -205,15 +199,13 @@ def die(size: int) -> Chain:
     return hit
 
 
-@typed
-class Mixed(NamedTuple):
+class Mixed(Record):
     """Dice of several sizes rolled together, in the order given."""
 
     units: tuple[Chain, ...]
 
 
-@typed
-class Favored(NamedTuple):
+class Favored(Record):
     """``pool``, then the first die in ``order(sizes)`` whose face satisfies ``when`` rolled once
     more (the new face stands, whatever it shows)."""
 
@@ -226,22 +218,19 @@ class Favored(NamedTuple):
 Side = Mixed | Favored
 
 
-@typed
-class Highest(NamedTuple):
+class Highest(Record):
     """The highest value among the dice of ``pool`` (0 for no dice)."""
 
     pool: Side
 
 
-@typed
-class Least(NamedTuple):
+class Least(Record):
     """``parts`` rolled in turn; the lowest value stands (the first part showing it)."""
 
     parts: tuple[Highest, ...]
 
 
-@typed
-class Paired(NamedTuple):
+class Paired(Record):
     """Two pools sorted high → low and paired by rank (see the module's docstring)."""
 
     attack: Side
@@ -255,7 +244,7 @@ class Paired(NamedTuple):
 # The sample interpreter
 
 
-class DieRecord(NamedTuple):
+class DieRecord(Record):
     """One die as it landed: its runs (a first face and the re-rolls it set off; a second run
     when it was rolled once more), and the value of the run that stands."""
 
@@ -270,7 +259,7 @@ class DieRecord(NamedTuple):
         return self.runs[-1]
 
 
-class PoolRecord(NamedTuple):
+class PoolRecord(Record):
     """A pool as it landed: each die's record, the pool's value and the dice it dropped."""
 
     dice: tuple[DieRecord, ...]
@@ -408,7 +397,7 @@ def top(*records: PoolRecord) -> tuple[int, int]:
     return high, values.count(high)
 
 
-class LeastRecord(NamedTuple):
+class LeastRecord(Record):
     """Parts rolled in turn: each part's record, the lowest value, and which part stands."""
 
     parts: tuple[PoolRecord, ...]
@@ -416,7 +405,7 @@ class LeastRecord(NamedTuple):
     stands: int
 
 
-class PairedRecord(NamedTuple):
+class PairedRecord(Record):
     """Two pools paired by rank: (attack value, defence value or None for the filler, score) per
     pair, high → low, the bonus read from the defence, and the total."""
 

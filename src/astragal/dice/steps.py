@@ -22,14 +22,14 @@ in play) ride in ``facts``, plain values only, so that every step has a JSON for
 - ``Lookup``: a table read: which table, the row and column read, the values it was read by and
   what its entry says.
 
-They are written as NamedTuples and made as plain tuples with a property per field (a game's
-first roll pays for its imports: ``typing.NamedTuple`` costs ~0.3 ms a class to define).
+They are ``Record``s (``astragal._records``): cheap to define, which a game's first roll pays for.
 """
 
 from __future__ import annotations
 
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from .._records import Record
 
 __all__ = ["Adjust", "Begin", "Count", "Lookup", "Rolled", "Round", "Side", "Step", "Tie",
            "Verdict", "to_json"]
@@ -37,47 +37,7 @@ __all__ = ["Adjust", "Begin", "Count", "Lookup", "Rolled", "Round", "Side", "Ste
 Facts = tuple[tuple[str, Any], ...]
 
 
-class _Fields(type):
-    """Makes a class written as a NamedTuple (fields annotated, defaults given) a plain tuple
-    with a property per field: about a tenth of ``typing.NamedTuple``'s cost to define, which
-    matters on a game's first call (type checkers read the classes as NamedTuples)."""
-
-    def __new__(mcs, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> _Fields:
-        fields = tuple(ns.get("__annotations__", ()))
-        defaults = {f: ns.pop(f) for f in fields if f in ns}
-        for i, f in enumerate(fields):
-            ns[f] = property(itemgetter(i), doc=f"field {i}: {f}")
-
-        def new(cls: type, *args: Any, **kw: Any) -> Any:
-            if len(args) < len(fields):
-                try:
-                    args += tuple(kw.pop(f) if f in kw else defaults[f]
-                                  for f in fields[len(args):])
-                except KeyError as exc:
-                    raise TypeError(f"{name}() is missing {exc}") from None
-            if kw or len(args) > len(fields):
-                raise TypeError(f"{name}() takes {fields}, not {args!r} {kw!r}")
-            return tuple.__new__(cls, args)
-
-        ns.update(__slots__=(), _fields=fields, __new__=new)
-        return super().__new__(mcs, name, bases, ns)
-
-
-if TYPE_CHECKING:
-    from typing import NamedTuple as _Record  # at run time, made by _Fields
-else:
-    class _Record(tuple, metaclass=_Fields):
-        __slots__ = ()
-
-        def __repr__(self) -> str:
-            fields = ", ".join(f"{f}={v!r}" for f, v in zip(self._fields, self))
-            return f"{type(self).__name__}({fields})"
-
-        def __getnewargs__(self) -> tuple[Any, ...]:
-            return tuple(self)
-
-
-class Begin(_Record):
+class Begin(Record):
     """The request as the game reads it (``text``, canonical) and its kind (``"extended"``)."""
 
     text: str
@@ -85,7 +45,7 @@ class Begin(_Record):
     facts: Facts = ()
 
 
-class Side(_Record):
+class Side(Record):
     """A side about to roll (``"pool"``, ``"actor"``, ``"opposition"``): how many dice, and the
     facts of its pool in the game's terms (its working, the re-roll rule, a chance die...)."""
 
@@ -94,7 +54,7 @@ class Side(_Record):
     facts: Facts = ()
 
 
-class Adjust(_Record):
+class Adjust(Record):
     """A side's pool changed before it is rolled, by the rule ``rule``: ``what`` changed
     (``"modifier"``, ``"floor"``, ``"carry"``...) and the facts it changed by."""
 
@@ -104,7 +64,7 @@ class Adjust(_Record):
     facts: Facts = ()
 
 
-class Rolled(_Record):
+class Rolled(Record):
     """A side's dice as they landed. ``dice`` are indices into ``Roll.dice``; for each die,
     ``runs`` holds its faces in order (the first run: its first face and the faces the rule
     ``again`` rolled after it; a later run: the die rolled once more by the rule ``reroll``),
@@ -124,7 +84,7 @@ class Rolled(_Record):
     drop: str = ""
 
 
-class Count(_Record):
+class Count(Record):
     """A number read (``what``: ``"successes"``, ``"total"``...) for a side, and its rule."""
 
     side: str
@@ -133,7 +93,7 @@ class Count(_Record):
     rule: str
 
 
-class Verdict(_Record):
+class Verdict(Record):
     """An outcome for ``side`` (``""``: the whole roll), the values the rule ``rule`` read, and
     the switch setting that decided it when one did (``"contested_tie=defender"``)."""
 
@@ -144,7 +104,7 @@ class Verdict(_Record):
     setting: str = ""
 
 
-class Tie(_Record):
+class Tie(Record):
     """A tie at ``values``; ``goes`` is what the rule (and switch) make of it: ``"again"`` (roll
     on), ``"lose"`` (the defender wins), ``"tie"`` (it stands)."""
 
@@ -154,7 +114,7 @@ class Tie(_Record):
     setting: str = ""
 
 
-class Round(_Record):
+class Round(Record):
     """Roll ``n`` (from 1) of a roll made several times."""
 
     n: int

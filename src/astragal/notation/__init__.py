@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from .._errors import NotationError
+from .._records import Record
 
 __all__ = ["Token", "Tokens", "split_prefix", "tokenize"]
 
 _TOKEN = re.compile(r"\s*(?:(?P<sym>[&,;()])|(?P<word>[^\s&,;()]+))")
 
 
-class Token(NamedTuple):
+class Token(Record):
     """One word or symbol of the input, with its position in the whole text."""
 
     text: str

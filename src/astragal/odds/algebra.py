@@ -36,9 +36,9 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from functools import lru_cache
-from typing import NamedTuple
 
 from .._limits import DEFAULT_LIMITS, Limits
+from .._records import Record
 from ..dice.algebra import (
     Chain,
     Drop,
@@ -75,7 +75,7 @@ DEFAULT_EPS = 1e-18
 
 
 
-class Law(NamedTuple):
+class Law(Record):
     """P(value = low + k) for k = 0, 1, 2, … and the probability lost where a tail was cut
     (``low`` is 0 unless a face scores below 0)."""
 
@@ -84,7 +84,7 @@ class Law(NamedTuple):
     low: int = 0
 
 
-class MarkedLaw(NamedTuple):
+class MarkedLaw(Record):
     """P(value = k, mark = m) as {m: pmf}, and the probability lost where a tail was cut."""
 
     by_mark: tuple[tuple[Hashable, tuple[float, ...]], ...]

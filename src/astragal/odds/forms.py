@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from typing import NamedTuple
 
 from .._errors import LimitError
-from .._records import remembered
+from .._records import Record, remembered
 from ..dice.algebra import Chain, Reroll
 from . import maths
 
@@ -70,7 +69,7 @@ def trim(a: Poly) -> Poly:
 _NUMERATORS: dict[int, tuple[object, Poly]] = {}
 
 
-class Form(NamedTuple):
+class Form(Record):
     """A die's law as rational generating functions sharing one denominator.
 
     P(first standing face = f, value = low + k) is the coefficient of zᵏ in

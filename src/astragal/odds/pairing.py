@@ -46,33 +46,18 @@ import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Self
+from typing import Any
+
+from .._records import Record
 
 __all__ = ["Pool", "Work", "distribution", "estimate"]
 
 
-class Pool(tuple[tuple[int, ...], bool]):
-    """One side: its die sizes and whether it is favoured (one 1 re-rolled, largest die first).
+class Pool(Record):
+    """One side: its die sizes and whether it is favoured (one 1 re-rolled, largest die first)."""
 
-    (Plain tuple classes throughout this module, not dataclasses nor named tuples: the first
-    odds of a process import it, and a frozen dataclass takes ~0.3 ms to create, a named tuple
-    ~0.2 ms.)"""
-
-    __slots__ = ()
-
-    def __new__(cls, sizes: tuple[int, ...], favored: bool = False) -> Self:
-        return tuple.__new__(cls, (sizes, favored))
-
-    @property
-    def sizes(self) -> tuple[int, ...]:
-        return self[0]
-
-    @property
-    def favored(self) -> bool:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"Pool({self[0]!r}, {self[1]!r})"
+    sizes: tuple[int, ...]
+    favored: bool = False
 
     def classes(self) -> tuple[tuple[int, ...], ...]:
         """The dice as classes the state counts separately: one class for a plain pool (its
@@ -84,29 +69,13 @@ class Pool(tuple[tuple[int, ...], bool]):
         return tuple((s,) * self.sizes.count(s) for s in sorted(set(self.sizes), reverse=True))
 
 
-class Work(tuple[int, int, str]):
+class Work(Record):
     """Work of one evaluation: ``steps`` = state transitions × hit counts carried (the unit
     both kernels spend their time on), ``peak_bytes`` = the largest working set of one face."""
 
-    __slots__ = ()
-
-    def __new__(cls, steps: int, peak_bytes: int, kernel: str) -> Self:
-        return tuple.__new__(cls, (steps, peak_bytes, kernel))
-
-    @property
-    def steps(self) -> int:
-        return self[0]
-
-    @property
-    def peak_bytes(self) -> int:
-        return self[1]
-
-    @property
-    def kernel(self) -> str:
-        return self[2]
-
-    def __repr__(self) -> str:
-        return f"Work(steps={self[0]}, peak_bytes={self[1]}, kernel={self[2]!r})"
+    steps: int
+    peak_bytes: int
+    kernel: str
 
 
 # -------------------------------------------------------------------------------------------

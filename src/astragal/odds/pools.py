@@ -19,10 +19,11 @@ import itertools
 import math
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
+from .._records import Record
 from ..dice.algebra import Chain, Favored, Highest, Least, Mixed, Paired, Program, sample
 from .algebra import Law
 from .algebra import law as _law
@@ -155,7 +156,7 @@ def _least_law(program: Least) -> Law:
     return Law(tuple(pmf), sum(x.truncated for x in laws))
 
 
-class _Fast(NamedTuple):
+class _Fast(Record):
     """A ``Paired`` program as the sorted-pool evaluator takes it."""
 
     attack: Any

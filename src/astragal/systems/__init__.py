@@ -10,10 +10,11 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
 from .._errors import NotationError, OptionError
 from .._limits import Limits
+from .._records import Record
 from .._rng import Source
 from ..dice import Roll
 from ..odds import Odds
@@ -41,7 +42,7 @@ class System(Protocol):
     def odds(self, spec: Any, options: Mapping[str, Any], limits: Limits, text: str) -> Odds: ...
 
 
-class Game(NamedTuple):
+class Game(Record):
     """The plumbing every game shares: a game is its name, its switches and three functions.
 
     ``switches`` declares each house rule once (``astragal.switches.Switch``); ``defaults`` is

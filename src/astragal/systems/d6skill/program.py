@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..._errors import LimitError
 from ..._limits import Limits
+from ..._records import Record
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice import steps as S
@@ -44,7 +45,7 @@ __all__ = [
 _DIE_EPS = 1e-18  # where one die's Critical tail is cut: three dice lose far less than 1e-15
 
 
-class D6Roll(NamedTuple):
+class D6Roll(Record):
     """One d6 as the rules read it: the faces it used, what it adds, Botch and Critical."""
 
     faces: tuple[int, ...]
@@ -317,7 +318,7 @@ def _roll_opposed(spec: Check, tray: Tray, rules: Rules, limits: Limits, text: s
 # Exact odds: the program's law, the same verdicts mapped over it
 
 
-class DieLaw(NamedTuple):
+class DieLaw(Record):
     """One d6's exact law: P(die adds t, no Botch) and P(die adds t, Botch) as dense lists,
     P(Critical), and the probability cut from the Critical tail."""
 
@@ -366,7 +367,7 @@ def _blocks(dr: DieRules, bonus: int) -> dict[bool, dict[int, float]]:
     return out
 
 
-class RoundLaw(NamedTuple):
+class RoundLaw(Record):
     """An opposed roll after its ties: outcome and counted-margin probabilities."""
 
     outcomes: dict[str, float]

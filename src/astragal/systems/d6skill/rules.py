@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
+from ..._records import Record
 from ...rulebook import rule
 from ...switches import Switch, resolve
 
@@ -66,7 +67,7 @@ SWITCHES = (
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SWITCHES}
 
 
-class DieRules(NamedTuple):
+class DieRules(Record):
     """How one d6 of a given kind is read: does a 6 explode (S9), is a 1 checked (S7), the cap."""
 
     explodes: bool = True
@@ -74,7 +75,7 @@ class DieRules(NamedTuple):
     max_explosions: int | None = None
 
 
-class Rules(NamedTuple):
+class Rules(Record):
     """The switches of §6 in checked, normalised form."""
 
     explode_on: frozenset[str]

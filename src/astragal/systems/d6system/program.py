@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..._errors import LimitError
 from ..._limits import Limits
+from ..._records import Record
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice import steps as S
@@ -74,7 +75,7 @@ WILD = Marked(Chain(SIDES, _WildAgain(), _face, "Wild Die"), _Complication())
 # Rolling
 
 
-class Rolled(NamedTuple):
+class Rolled(Record):
     """One side as it landed: its total, faces, the Wild Die's chain and what was removed."""
 
     total: int
@@ -281,7 +282,7 @@ def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
 # Exact odds: the program's law, the same verdicts mapped over it
 
 
-class SideLaw(NamedTuple):
+class SideLaw(Record):
     """The law of a side's dice (before pips and bonuses): P(value = k), the cut tail, and the
     probability of a complication."""
 

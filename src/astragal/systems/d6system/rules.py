@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
+from ..._records import Record
 from ...dice.steps import Adjust
 from ...rulebook import rule
 from ...switches import Switch, resolve
@@ -106,7 +107,7 @@ def modifier_options(situation: str) -> tuple[str, ...]:
     return (f"{number:+d}",) + (() if dice is None else (f"{dice:+d}D",))
 
 
-class Prepared(NamedTuple):
+class Prepared(Record):
     """A side after its bonuses: dice to roll, pips and number added to the total, and why."""
 
     dice: int

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import NamedTuple
 
-from ..._records import typed
+from ..._records import Record, typed
 
 __all__ = [
     "FUDGE",
@@ -98,8 +97,7 @@ def _literal(v: Value) -> str:
     return f"{whole}.{''.join(digits)}"
 
 
-@typed
-class Compare(NamedTuple):
+class Compare(Record):
     """A compare point such as ``>=8``: which faces or values it matches."""
 
     op: str  # "=", "!=", "<", "<=", ">", ">="
@@ -134,8 +132,7 @@ class Compare(NamedTuple):
                 ">=": f"{self.value} or more"}[self.op]
 
 
-@typed
-class Keep(NamedTuple):
+class Keep(Record):
     """Keep or drop: ``kh`` keep highest, ``kl`` keep lowest, ``dh`` drop highest, ``dl`` drop
     lowest; ``k`` / ``p`` keep / drop (Avrae's "pop") every die whose value matches ``cond``."""
 
@@ -164,7 +161,7 @@ EXPLODE_TEXT = {"explode": "!", "compound": "!!", "penetrate": "!p", "once": "xo
 
 
 @typed(compared=-1)
-class Dice(NamedTuple):
+class Dice(Record):
     """``NdS`` with its modifiers, applied in a fixed order (see docs/notation.md).
 
     re-roll → explode/compound/penetrate → keep/drop → count successes, failures, doubles → sort.
@@ -248,7 +245,7 @@ def faces_of(sides: int, custom: tuple[int, ...] = ()) -> tuple[int, ...]:
 
 
 @typed(compared=-1)
-class Num(NamedTuple):
+class Num(Record):
     """A number (decimal literals are exact fractions)."""
 
     value: Value
@@ -259,7 +256,7 @@ class Num(NamedTuple):
 
 
 @typed(compared=-1)
-class Group(NamedTuple):
+class Group(Record):
     """``{a, b, ...}`` with keep/drop or success counting over the items' totals."""
 
     items: tuple[Node, ...]
@@ -282,7 +279,7 @@ class Group(NamedTuple):
 
 
 @typed(compared=-1)
-class Neg(NamedTuple):
+class Neg(Record):
     """Unary minus."""
 
     operand: Node
@@ -293,7 +290,7 @@ class Neg(NamedTuple):
 
 
 @typed(compared=-1)
-class Sum(NamedTuple):
+class Sum(Record):
     """``a + b - c``: terms with their signs (the first is ``+``)."""
 
     terms: tuple[tuple[str, Node], ...]
@@ -307,7 +304,7 @@ class Sum(NamedTuple):
 
 
 @typed(compared=-2)
-class Product(NamedTuple):
+class Product(Record):
     """``a * b / c % d``, left to right; ``/`` is exact division."""
 
     factors: tuple[tuple[str, Node], ...]
@@ -325,7 +322,7 @@ FUNCTIONS = {"floor": 1, "ceil": 1, "round": 1, "abs": 1, "min": -1, "max": -1, 
 
 
 @typed(compared=-1)
-class Call(NamedTuple):
+class Call(Record):
     """``floor(x)``, ``ceil``, ``round`` (halves up), ``abs``, ``min(a, b, ...)``, ``max``."""
 
     name: str
@@ -337,7 +334,7 @@ class Call(NamedTuple):
 
 
 @typed(compared=-1)
-class Comparison(NamedTuple):
+class Comparison(Record):
     """``a >= b`` between totals (written with spaces): 1 if true, 0 if false."""
 
     op: str
@@ -350,7 +347,7 @@ class Comparison(NamedTuple):
 
 
 @typed(compared=-1)
-class Label(NamedTuple):
+class Label(Record):
     """``2d6[fire]``: a name for the term before it; changes nothing else."""
 
     node: Node
@@ -365,7 +362,7 @@ class Label(NamedTuple):
 
 
 @typed(compared=-1)
-class Power(NamedTuple):
+class Power(Record):
     """``a ** b`` (AnyDice's ``^``): a whole-number exponent; right-associative, above ``*``."""
 
     base: Node
@@ -377,7 +374,7 @@ class Power(NamedTuple):
 
 
 @typed(compared=-1)
-class Computed(NamedTuple):
+class Computed(Record):
     """``(1d4)d6``, ``(d6)d(d4+4)``: a dice term whose count and/or sides are rolled first.
 
     ``dice`` holds the modifiers (its count and sides are placeholders where computed).
@@ -424,8 +421,7 @@ def _text(node: Node, need: int) -> str:
     return f"({text})" if precedence(node) < need else text
 
 
-@typed
-class Expression(NamedTuple):
+class Expression(Record):
     """A whole request: ``[N x] expression [# comment]``; ``str()`` starts with ``dice:``."""
 
     body: Node
@@ -444,8 +440,7 @@ class Expression(NamedTuple):
         return f"{PREFIX}: {self.notation()}"
 
 
-@typed
-class Rolls(NamedTuple):
+class Rolls(Record):
     """Several rolls in one request: Roll20's ``;`` between rolls, or ``[[ ]]`` inline rolls
     in a line of text (``texts`` then holds the text around them, one more than the rolls)."""
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..._errors import LimitError, NotationError, OptionError
 from ..._limits import Limits
+from ..._records import Record
 from ...notation import Token, Tokens, tokenize
 from . import rules as R
 from .rules import DIFFICULTIES, QUALITIES, SIZES, SWITCHES
@@ -31,7 +32,7 @@ def quality_in_force(quality: str | None, bands: str) -> str | None:
     return quality
 
 
-class Pool(NamedTuple):
+class Pool(Record):
     """One side's pool as written: terms (``2d12``, ``L7``, ``routine``) and its modifiers."""
 
     terms: tuple[str, ...] = ()
@@ -78,7 +79,7 @@ class Pool(NamedTuple):
         return " ".join(parts)
 
 
-class Simple(NamedTuple):
+class Simple(Record):
     """A Simple Roll, alone or against an opposing pool or Difficulty (J4–J22, J41, J47–J52)."""
 
     actor: Pool
@@ -95,7 +96,7 @@ class Simple(NamedTuple):
         return text + "".join(f" {k}={_opt_text(v)}" for k, v in self.options)
 
 
-class Damage(NamedTuple):
+class Damage(Record):
     """A Damage Roll against Soak dice (J23–J34, J42), optionally followed by a Resolve test (J35)."""
 
     damage: Pool

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..._errors import InputError
 from ..._limits import Limits
+from ..._records import Record
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice.algebra import (
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 
-class Prepared(NamedTuple):
+class Prepared(Record):
     """A pool after J41/J42 steps 1–5: the dice to roll, what each step did, net modifiers."""
 
     sizes: tuple[int, ...]
