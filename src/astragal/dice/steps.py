@@ -142,7 +142,7 @@ def to_json(step: Step) -> dict[str, Any]:
     return out
 
 
-class Lookup(_Record):
+class Lookup(Record):
     """A table read by the rule ``rule``: ``table`` names it, ``row`` and ``column`` are the cell
     read in the game's terms (``""`` for a table read along one of them only), ``values`` the
     numbers it was read by (a highest face and how many dice show it, a total) and ``facts``
