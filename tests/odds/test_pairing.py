@@ -81,6 +81,8 @@ def test_estimated_memory_is_within_4x_of_the_traced_peak(n: int, m: int, fa: bo
     reports its arrays to it); small runs are held to 4x of a 1 MiB floor."""
     import tracemalloc
 
+    import numpy  # noqa: F401  # imported before tracing: the kernel's arrays, not the import
+
     att, dfn = _pools(n, m, fa, fd, sizes)
     steps = KINDS[0]
     for kernel in ("exact", "numpy"):

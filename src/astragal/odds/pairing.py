@@ -420,9 +420,10 @@ NUMPY_STEPS_PER_STAGE = 1500  # ~45 µs of numpy calls per placement step
 _NUMPY_IMPORT = 1_500_000  # steps importing numpy costs (~40 ms): the exact kernel below it
 
 
-def _count_moves(shape: _Shape) -> tuple[int, int]:
-    """(moves, most moves of one step), counted from the shape: at each face, every (a, b) the
-    pools can have reached times the history values it can carry, times the choices of k."""
+def _count_moves(shape: _Shape) -> tuple[int, int, int]:
+    """(moves, most moves of one step, most states of one step), counted from the shape: at
+    each face, every (a, b) the pools can have reached times the history values it can carry
+    (the states), times the choices of k (the moves)."""
     m, depth = shape.m, shape.depth
     a_sizes, d_sizes = shape.attack.sizes, shape.defence.sizes
     # a favoured pool with several sizes counts its dice per size: more states per (a, b)
@@ -433,8 +434,7 @@ def _count_moves(shape: _Shape) -> tuple[int, int]:
             extra *= math.prod(len(c) + 1 for c in classes) / (len(pool.sizes) + 1)
     steps2 = [t for t, _ in shape.steps if t >= 2]
     first_read = min(steps2, default=0)
-    total = 0
-    widest = 0
+    total = widest = most = 0
     for v in range(shape.top, 1, -1):
         na = sum(1 for s in a_sizes if s > v)  # dice that can be above v
         ns = sum(1 for s in d_sizes if s > v)
@@ -443,18 +443,20 @@ def _count_moves(shape: _Shape) -> tuple[int, int]:
         # live history slots: D(v+j) for j = 2..depth+1, nonzero only when v + j ≤ top and read
         live = sum(1 for j in range(2, depth + 2) if v + j <= shape.top and
                    v + j - first_read >= 1) if depth else 0
-        d_moves = a_moves = 0
+        d_moves = a_moves = states = 0
         for a in range(na + 1):
             for b in range(ns + 1):
                 w = max(0, min(a, m) - b)
                 hist = math.comb(w + live, live) if live else 1
+                states += hist
                 d_moves += hist * (es - b + 1)
                 # after the defence step b' ≥ b: the attack step sees about as many states
                 a_moves += hist * (ea - a + 1)
         d_moves, a_moves = int(d_moves * extra), int(a_moves * extra)
         total += d_moves + a_moves
         widest = max(widest, d_moves, a_moves)
-    return total, widest
+        most = max(most, int(states * extra))
+    return total, widest, most
 
 
 def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
@@ -484,18 +486,20 @@ def _kernel_work(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...]
     """Each kernel's work (remembered: a request estimates before it checks its limits, then
     again to pick its kernel)."""
     shape = _shape(attack, defence, steps, all_ones_bonus)
-    moves, widest = _count_moves(shape)
+    moves, widest, states = _count_moves(shape)
     width = shape.max_hits + 1
     exact = Work(moves * EXACT_STEPS_PER_MOVE, moves * 40 + widest * (80 + width), "exact")
-    # numpy: a step's rows and flat index (width floats and ints per move), its structure
-    # (moves, state rows) and the structures kept for the faces that repeat them, the key table
+    # numpy: a step's law (width floats per state, twice), one hit count's moves at a time,
+    # its structure (moves, state rows) and the structures kept for the faces that repeat
+    # them, the key table
     radix = [len(c) + 1 for c in shape.attack.classes() + shape.defence.classes()] + \
         [min(shape.n, shape.m) + 1] * shape.depth
     space = math.prod(radix)
     table = 4 * space if space <= _DENSE_KEYS else 0
     stages = 3 * (shape.top - 1)
     numpy = Work(moves * width // NUMPY_CELLS_PER_STEP + stages * NUMPY_STEPS_PER_STAGE,
-                 widest * (24 * width + 8 * (len(radix) + 8)) + 24 * moves + table, "numpy")
+                 16 * width * states + widest * (24 + 8 * (len(radix) + 8)) + 24 * moves + table,
+                 "numpy")
     return exact, numpy
 
 

@@ -57,7 +57,6 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     work = 0
     peak = 0
     memo: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    scratch: list[Any] = [np.empty(0), np.empty(0, dtype=np.int64)]
 
     def dedupe(new: Any) -> tuple[Any, Any]:
         """(first row of each distinct state, each row's state number)."""
@@ -99,7 +98,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         new, shift = move(src[rep], k)
         firsts, ids = dedupe(new)
         top = int(shift.max()) if len(shift) else 0
-        hit = memo[full] = (order, runs, r[rep] * (rmax + 1) + k, shift * len(firsts) + ids,
+        hit = memo[full] = (order, rep, r[rep] * (rmax + 1) + k, shift * len(firsts) + ids,
                             top, new[firsts])
         return hit
 
@@ -107,27 +106,23 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         """One step's numbers: each move's column scaled by its coefficient (a slice per k),
         summed into its new state and hit count by one ``bincount``."""
         nonlocal work, peak
-        order, runs, coef, target, top, new_states = hit
+        order, rep, coef, target, top, new_states = hit
         src = probs if order is None else probs[:, order]
-        size = len(target) * width
-        if scratch[0].size < size:
-            scratch[0] = np.empty(size)
-            scratch[1] = np.empty(size, dtype=np.int64)
-        rows = scratch[0][:size].reshape(width, len(target))
         scale = pmf[coef]
-        at = 0
-        for n in runs:
-            np.multiply(src[:, :n], scale[at:at + n], out=rows[:, at:at + n])
-            at += n
         n_out = len(new_states)
-        flat = scratch[1][:size].reshape(width, len(target))
-        # the move's hit count w + shift, state number: (w + shift) · n_out + state
-        np.add(target[None, :], (np.arange(width) * n_out)[:, None], out=flat)
-        out = np.bincount(flat.ravel(), weights=rows.ravel(), minlength=(width + top) * n_out)
-        out = out[:width * n_out].reshape(width, n_out)  # nothing scores past the last count
-        work += size
-        peak = max(peak, rows.nbytes + flat.nbytes + 2 * out.nbytes)
-        return out
+        # a move from hit count w lands at w + shift in its new state (target = shift · n_out
+        # + state): one bincount per hit count, added in at w (nothing scores past the last)
+        out = np.zeros(width * n_out)
+        reach = (top + 1) * n_out
+        for w in range(width):
+            if w * n_out >= len(out):
+                break
+            moved = np.bincount(target, weights=src[w][rep] * scale, minlength=reach)
+            end = min(len(out), w * n_out + reach)
+            out[w * n_out:end] += moved[:end - w * n_out]
+        work += len(target) * width
+        peak = max(peak, 2 * out.nbytes + 8 * reach + 24 * len(target))
+        return out.reshape(width, n_out)
 
     stages = 3 * (shape.top - 1)
     for v in range(shape.top, 1, -1):
