@@ -55,8 +55,8 @@ import json, sys
 sys.path.insert(0, {src!r})
 import astragal
 from astragal.systems.dice import exact
-from astragal.odds import maths
-from astragal.systems.dice import keep, pmf
+from astragal.odds import keep, maths
+from astragal.systems.dice import pmf
 from astragal.systems.dice.pmf import Budget
 # every kernel in plain Python, whatever the size: numpy's work would not show as lines
 maths._NUMPY_WORTH = keep._NUMPY_FROM = pmf._FFT_FROM = 10**12

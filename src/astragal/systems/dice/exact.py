@@ -8,7 +8,7 @@ add), so its distribution is one chain's distribution convolved ``count`` times.
 the pool is split into classes of independent, identically distributed dice (an exploding pool
 is ``count`` dice that did not explode plus a negative-binomial number that did; see
 ``_pool_classes``) and the kept sum comes from order statistics: a dynamic programme over values
-from high to low that tracks how many dice of each class are placed so far (``keep_dp``), the
+from high to low that tracks how many dice of each class are placed so far (``odds/keep.py``), the
 same idea as the Jadeclaw damage DP. Endless tails (explosions) are cut once the probability left
 is below ``1e-15``; what was cut is reported as ``truncated``.
 
@@ -27,7 +27,6 @@ from ...odds import Distribution
 from ...odds.maths import binomial
 from .. import Odds
 from . import laws
-from .keep import keep_dp
 from .laws import dice_pmf, group_pmf
 from .nodes import (
     PREFIX,
@@ -68,7 +67,7 @@ from .rules import (
     compare,
 )
 
-__all__ = ["Budget", "Pmf", "evaluate", "keep_dp", "odds"]
+__all__ = ["Budget", "Pmf", "evaluate", "odds"]
 
 # --------------------------------------------------------------------------------------------
 # The expression

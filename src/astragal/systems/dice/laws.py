@@ -12,8 +12,8 @@ from typing import Any
 from ..._limits import Limits
 from ...dice.algebra import Pool
 from ...odds.algebra import law, pool_law, pool_shape, work
+from ...odds.keep import keep_cost, keep_law
 from ...odds.maths import binomial
-from .keep import binomial_all, keep_cost, keep_dp
 from .lexicon import TAIL
 from .nodes import (
     Dice,
@@ -45,7 +45,8 @@ from .rules import (
     score,
 )
 
-EPS = TAIL / 100  # where an endless tail (explosions, re-rolls) is cut
+EPS = TAIL / 100
+Classes = list[tuple[int, dict[int, float]]]  # dice of a pool as (count, law of one) of i.i.d.  # where an endless tail (explosions, re-rolls) is cut
 
 # --------------------------------------------------------------------------------------------
 # Dice terms
@@ -69,6 +70,16 @@ def _faces(d: Dice, budget: Budget) -> dict[int, float]:
     large to read."""
     budget.check(3 * _READ * d.size, d, d.span)
     return roll_law(d)
+
+
+def kept(classes: Classes, highest: bool, k: int, w: Callable[[int], int], budget: Budget,
+         what: object, span: tuple[int, int] | None = None) -> Pmf:
+    """The sum of ``w`` over the ``k`` highest (lowest) dice of the classes: the shared order
+    statistics (``odds.keep``), its work spent first."""
+    steps, memory = keep_cost(classes, highest, k, w)
+    budget.spend(steps, what, span, memory)
+    low, pmf = keep_law(classes, highest, k, w)
+    return Pmf(low, pmf)
 
 
 def _identity(v: int) -> int:
@@ -160,7 +171,7 @@ def _matches_pmf(d: Dice, budget: Budget) -> Pmf:
         left -= p
         nxt: dict[tuple[int, int], float] = {}
         for (r, m), q in state.items():
-            for c, pc in enumerate(binomial_all(r, x)):
+            for c, pc in enumerate(binomial(r, x)):
                 if pc > 0:
                     key = (r - c, m + (1 if c >= size else 0))
                     nxt[key] = nxt.get(key, 0.0) + q * pc
@@ -233,7 +244,7 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
         g = _faces(d, budget)
         _, _, q = _split(g, d)
         n_parts = min(d.count + 1, 40 * math.sqrt(d.count * q / max(1e-9, 1 - q) ** 2) + 1)
-        one = keep_cost([(d.count, g)], keep_count(d.keep, d.count)[1], w)
+        one = keep_cost([(d.count, g)], *keep_count(d.keep, d.count), w)
         budget.check(n_parts * one[0], what, d.span, one[1])
     mixture = _pool_classes(d, limits, budget)
     if d.minimum is not None or d.maximum is not None:
@@ -245,13 +256,13 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
     for weight_, classes in mixture:  # the work of every part, before any is done
         total = sum(n for n, _ in classes)
         highest, k = keep_count(d.keep, total)
-        cost = keep_cost(classes, k, w)
+        cost = keep_cost(classes, highest, k, w)
         steps, memory = steps + cost[0], max(memory, cost[1])
         budget.check(steps, what, d.span, memory)
         plans.append((weight_, classes, highest, k))
     parts: list[tuple[float, Pmf]] = []
     for weight_, classes, highest, k in plans:
-        parts.append((weight_, keep_dp(classes, highest, k, w, budget, what, d.span)))
+        parts.append((weight_, kept(classes, highest, k, w, budget, what, d.span)))
     return mix(parts).with_lost(max(0.0, 1.0 - math.fsum(wt for wt, _ in parts)))
 
 
@@ -271,7 +282,6 @@ def _negbin_upto(r: int, q: float, eps: float) -> list[float]:
     return negative_binomial(r, q, eps)[0]
 
 
-Classes = list[tuple[int, dict[int, float]]]
 
 
 def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, Classes]]:
@@ -347,11 +357,11 @@ def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
             classes.append((1, scaled))
     highest, k = keep_count(g.keep, len(items))
     if weight is None:
-        out = keep_dp(classes, highest, k, lambda v: v, budget, what, g.span)
+        out = kept(classes, highest, k, lambda v: v, budget, what, g.span)
         if scale != 1:
             out = mapped(out, lambda v: Fraction(v, scale) if v % scale else v // scale,
                          budget, what)
     else:
-        out = keep_dp(classes, highest, k, lambda v: weight(Fraction(v, scale)), budget, what,
-                      g.span)
+        out = kept(classes, highest, k, lambda v: weight(Fraction(v, scale)), budget, what,
+                   g.span)
     return out.with_lost(lost)

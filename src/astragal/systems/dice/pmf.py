@@ -3,7 +3,7 @@
 A ``Pmf`` is a finite law over exact values: dense (whole numbers ``off .. off+len(p)-1`` as a
 plain list of floats) or sparse (a dict). Plain lists keep small odds in plain Python: numpy is
 imported only by a step large enough to pay for its import (``convolve`` through the shared
-``odds.maths.convolve``, the FFT above ``_FFT_FROM``; the keep DP in ``keep``).
+``odds.maths.convolve``, the FFT above ``_FFT_FROM``; the keep DP in ``odds.keep``).
 
 Every step spends its work on a ``Budget`` before it is done; past ``Limits.max_odds_work`` the
 answer is a LimitError. A *step* is one multiply-add in a Python loop (about 30 ns); numpy does
@@ -21,17 +21,15 @@ from typing import Any
 from ..._errors import LimitError
 from ..._limits import Limits
 from ...odds import maths
+from ...odds.maths import CALL, CELLS, LIST_BYTES
 from .nodes import Lazy, Value
 
-__all__ = ["CALL", "CELLS", "Budget", "Pmf", "add", "binop", "convolve", "mapped", "merge", "mix",
+__all__ = ["CALL", "CELLS", "LIST_BYTES", "Budget", "Pmf", "add", "binop", "convolve", "mapped", "merge", "mix",
            "negate", "power"]
 
-CELLS = 40  # numpy element operations (multiply-add over arrays) in the time of one step
-CALL = 60  # steps one numpy call costs whatever its size (about 1.5 µs)
 _FFT_FROM = 4_000_000  # direct convolution above this many multiply-adds switches to the FFT
 
 
-LIST_BYTES = 32  # a float in a Python list: the pointer and the float object
 ROW = 30  # steps per possible value of the answer (its row, the JSON, a chart's bar)
 ROW_BYTES = 150  # bytes per possible value of the answer (a (value, probability) row)
 

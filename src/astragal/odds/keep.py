@@ -17,9 +17,12 @@ from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Any
 
-from .pmf import CALL, CELLS, LIST_BYTES, Budget, Pmf
+from .._records import Record
+from .maths import CALL, CELLS, LIST_BYTES, binomial
 
-__all__ = ["keep_cost", "keep_dp", "keep_work"]
+__all__ = ["keep_cost", "keep_law", "keep_work"]
+
+Law = tuple[int, list[float]]  # (lowest value, P(lowest), P(lowest + 1), ...)
 
 _NUMPY_FROM = 300_000  # steps above which the numpy kernels run (importing numpy: ~2e6 steps)
 
@@ -94,67 +97,67 @@ def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
     return cells, LIST_BYTES * 2 * states * size, False
 
 
-def keep_cost(classes: Sequence[tuple[int, dict[int, float]]], k: int,
+class _Setup(Record):
+    classes: list[tuple[int, dict[int, float]]]  # highest first: the lowest k are negated
+    values: list[int]  # every value a die can show, from the highest down
+    scores: dict[int, int]  # each value's weight
+    k: int
+    off: int  # the lowest kept sum
+    size: int  # how many kept sums there can be
+    shape: list[tuple[int, frozenset[int]]]  # (dice, values) of each class
+
+
+def _setup(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
+           w: Callable[[int], int]) -> _Setup | None:
+    """What ``keep_law`` works on and ``keep_cost`` counts; None: nothing is kept."""
+    live = [(n, pmf) for n, pmf in classes if n > 0]
+    if k <= 0 or not live:
+        return None
+    if not highest:  # the lowest k of X are the highest k of −X
+        live = [(n, {-v: p for v, p in pmf.items()}) for n, pmf in live]
+        inner = w
+        w = lambda v: inner(-v)
+    values = sorted({v for _, pmf in live for v in pmf if pmf[v] > 0}, reverse=True)
+    scores = {v: w(v) for v in values}
+    off = k * min(min(scores.values()), 0)
+    size = k * max(max(scores.values()), 0) - off + 1
+    shape = [(n, frozenset(v for v, p in pmf.items() if p > 0)) for n, pmf in live]
+    return _Setup(live, values, scores, k, off, size, shape)
+
+
+def _work(setup: _Setup) -> tuple[int, int, bool]:
+    return keep_work(sum(n for n, _ in setup.classes), len(setup.values), setup.k, setup.size,
+                     len(setup.classes), setup.shape)
+
+
+def keep_cost(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
               w: Callable[[int], int]) -> tuple[int, int]:
-    """(steps, peak bytes) of ``keep_dp`` on these classes, before running it."""
-    classes = [(n, pmf) for n, pmf in classes if n > 0]
-    if k <= 0 or not classes:
+    """(steps, peak bytes) of ``keep_law`` on these classes, before running it."""
+    setup = _setup(classes, highest, k, w)
+    if setup is None:
         return 1, 0
-    values = {v for _, pmf in classes for v in pmf if pmf[v] > 0}
-    scores = [w(v) for v in values]
-    size = k * (max(max(scores), 0) - min(min(scores), 0)) + 1
-    shape = [(n, frozenset(v for v, p in pmf.items() if p > 0)) for n, pmf in classes]
-    steps, memory, _ = keep_work(sum(n for n, _ in classes), len(values), k, size, len(classes),
-                                 shape)
+    steps, memory, _ = _work(setup)
     return steps, memory
 
 
-def keep_dp(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
-            w: Callable[[int], int], budget: Budget, what: object,
-            span: tuple[int, int] | None = None) -> Pmf:
-    """Order statistics: the distribution of the sum of ``w`` over the ``k`` highest (lowest)."""
-    classes = [(n, pmf) for n, pmf in classes if n > 0]
-    if k <= 0 or not classes:
-        return Pmf.point(0)
-    if not highest:  # the lowest k of X are the highest k of −X
-        classes = [(n, {-v: p for v, p in pmf.items()}) for n, pmf in classes]
-        inner = w
-        w = lambda v: inner(-v)
-    values = sorted({v for _, pmf in classes for v in pmf if pmf[v] > 0}, reverse=True)
-    scores = {v: w(v) for v in values}
-    lo_w, hi_w = min(scores.values()), max(scores.values())
-    off = k * min(lo_w, 0)
-    size = k * max(hi_w, 0) - off + 1
-    n_total = sum(n for n, _ in classes)
-    shape = [(n, frozenset(v for v, p in pmf.items() if p > 0)) for n, pmf in classes]
-    steps, memory, numpy = keep_work(n_total, len(values), k, size, len(classes), shape)
-    budget.spend(steps, what, span, memory)
-    if len(classes) == 1:
-        n, pmf = classes[0]
+def keep_law(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
+             w: Callable[[int], int]) -> Law:
+    """Order statistics: the law of the sum of ``w`` over the ``k`` highest (lowest) dice of
+    ``classes`` (``n`` i.i.d. dice of a law each), whose work the caller has counted
+    (``keep_cost``)."""
+    setup = _setup(classes, highest, k, w)
+    if setup is None:
+        return 0, [1.0]
+    live, values, scores, k, off, size, _ = setup
+    numpy = _work(setup)[2]
+    if len(live) == 1:
+        n, pmf = live[0]
         if k == 1:
             return _keep_highest(n, pmf, values, scores)
         if numpy:
             return _keep_one_class(n, pmf, values, scores, k, off, size)
         return _keep_small(n, pmf, values, scores, k)
-    return _keep_classes(classes, values, scores, k, off, size, numpy)
-
-
-def binomial_all(r: int, x: float) -> list[float]:
-    """P(Binomial(r, x) = m) for m = 0..r, by the ratio of successive terms."""
-    y = 1.0 - x
-    if y <= 0.0:
-        return [0.0] * r + [1.0]
-    if x <= 0.0:
-        return [1.0] + [0.0] * r
-    term = y**r
-    if term == 0.0:  # underflow: fall back to the closed form term by term
-        return [math.comb(r, m) * x**m * y ** (r - m) for m in range(r + 1)]
-    out = [term]
-    ratio = x / y
-    for m in range(r):
-        term *= ratio * (r - m) / (m + 1)
-        out.append(term)
-    return out
+    return _keep_classes(live, values, scores, k, off, size, numpy)
 
 
 def _head_and_tail(r: int, x: float, need: int) -> tuple[list[float], float]:
@@ -176,12 +179,12 @@ def _head_and_tail(r: int, x: float, need: int) -> tuple[list[float], float]:
         return head, 0.0
     tail = 1.0 - math.fsum(head)
     if tail < 0.5:  # a small tail is summed term by term, to keep its digits
-        tail = math.fsum(binomial_all(r, x)[need:])
+        tail = math.fsum(binomial(r, x)[need:])
     return head, max(tail, 0.0)
 
 
 def _keep_highest(n: int, pmf: dict[int, float], values: Sequence[int],
-                  scores: dict[int, int]) -> Pmf:
+                  scores: dict[int, int]) -> Law:
     """The highest of ``n`` dice: P(highest = v) = F(v)ⁿ − F(v⁻)ⁿ with F(v) = P(a die ≤ v),
     written F(v)ⁿ·(1 − (1 − p/F(v))ⁿ) so that no two close numbers are subtracted."""
     lo = min(scores.values())
@@ -203,11 +206,11 @@ def _keep_highest(n: int, pmf: dict[int, float], values: Sequence[int],
         share = min(1.0, p / total / upto)
         fresh = 1.0 if share >= 1.0 else -math.expm1(n * math.log1p(-share))
         out[scores[v] - lo] += upto ** n * fresh
-    return Pmf(lo, out)
+    return lo, out
 
 
 def _keep_small(n: int, pmf: dict[int, float], values: Sequence[int], scores: dict[int, int],
-                k: int) -> Pmf:
+                k: int) -> Law:
     """One class of ``n`` dice in plain Python lists (small pools).
 
     ``state[j][i]``: j dice placed (all kept, j < k) with kept sum ``j·lo + i``.
@@ -242,11 +245,11 @@ def _keep_small(n: int, pmf: dict[int, float], values: Sequence[int], scores: di
                 sh = need * step
                 done[sh:sh + size] = [a + b * tail for a, b in zip(done[sh:sh + size], row)]
         state, live = new, new_live
-    return Pmf(k * lo, done)
+    return k * lo, done
 
 
 def _keep_one_class(n: int, pmf: dict[int, float], values: Sequence[int],
-                    scores: dict[int, int], k: int, off: int, size: int) -> Pmf:
+                    scores: dict[int, int], k: int, off: int, size: int) -> Law:
     """One class of ``n`` dice in numpy: the state is only how many are placed (j < k), so each
     value is a few array operations over all j at once."""
     import numpy as np
@@ -285,11 +288,11 @@ def _keep_one_class(n: int, pmf: dict[int, float], values: Sequence[int],
             if tails[j] > 0:
                 _shift_add(done, state[j] * tails[j], (k - j) * sv)
         state = new
-    return Pmf(off, done.tolist())
+    return off, done.tolist()
 
 
 def _keep_classes(classes: Sequence[tuple[int, dict[int, float]]], values: Sequence[int],
-                  scores: dict[int, int], k: int, off: int, size: int, numpy: bool) -> Pmf:
+                  scores: dict[int, int], k: int, off: int, size: int, numpy: bool) -> Law:
     """Several classes: the state is how many dice of each class are placed."""
     n_classes = len(classes)
     if numpy:
@@ -333,7 +336,7 @@ def _keep_classes(classes: Sequence[tuple[int, dict[int, float]]], values: Seque
                 if tail > 0:
                     _shift_add(done, scale(arr, tail), need * sv)
             state = nxt
-    return Pmf(off, done.tolist() if numpy else done)
+    return off, done.tolist() if numpy else done
 
 
 def _acc(dst: dict[tuple[int, ...], Any], key: tuple[int, ...], arr: Any, shift: int,
