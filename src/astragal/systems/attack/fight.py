@@ -14,8 +14,8 @@ from typing import Any
 
 from ..._errors import FacesError, InputError, OptionError
 from ..._limits import DEFAULT_LIMITS
-from ..._rng import Source, SystemSource, make_source
 from ...switches import no_table
+from .args import Args
 from .combatants import (
     FightError,
     apply_fields,
@@ -122,76 +122,11 @@ def _check_name(data: dict[str, Any], name: str) -> None:
         raise FightError(f"there is already a combatant called {name}")
 
 
-def _states(c: dict[str, Any]) -> tuple[str, ...]:
+def states(c: dict[str, Any]) -> tuple[str, ...]:
     """A12: the defender's state words from the tracker (stun and last turn's flags)."""
-    states = [STUNNED] if c["stunned"] else []
-    states += [flag_state(f) for f in c["last_turn"]]
-    return tuple(states)
-
-
-class Args:
-    """A command's words: positional words, flags, key=value pairs and the dice source."""
-
-    def __init__(self, words: Sequence[str]) -> None:
-        self.words: list[str] = []
-        self.pairs: dict[str, str] = {}
-        self.json = False
-        self.faces: str | None = None
-        self.seed: int | None = None
-        self.tables: dict[str, Any] = {}  # the JSON of table files named by pairs (the CLI's)
-        items = list(words)
-        i = 0
-        while i < len(items):
-            w = items[i]
-            low = w.lower()
-            if low == "--json":
-                self.json = True
-            elif low in ("--faces", "--seed"):
-                if i + 1 >= len(items):
-                    raise FightError(f"{w} needs a value")
-                self._source(low[2:], items[i + 1])
-                i += 1
-            elif low.startswith(("--faces=", "--seed=", "faces=", "seed=")):
-                key, _, value = w.lstrip("-").partition("=")
-                self._source(key.lower(), value)
-            elif "=" in w and not w.startswith("-"):
-                key, _, value = w.partition("=")
-                key = key.strip().lower().replace("-", "_")
-                if key in self.pairs:
-                    raise FightError(f"{key} is given twice")
-                self.pairs[key] = value
-            elif w.startswith("--"):
-                raise FightError(f"unknown flag {w}")
-            else:
-                self.words.append(w)
-            i += 1
-
-    def _source(self, key: str, value: str) -> None:
-        if key == "faces":
-            if self.faces is not None:
-                raise FightError("faces are given twice")
-            self.faces = value
-        else:
-            if self.seed is not None:
-                raise FightError("the seed is given twice")
-            if not value.strip().lstrip("-").isdigit() or len(value) > 30:
-                raise FightError(f"a seed is a whole number, not '{value}'")
-            self.seed = int(value)
-
-    def source(self) -> Source:
-        if self.faces is not None and self.seed is not None:
-            raise OptionError("give either a seed or faces, not both")
-        return make_source(self.seed, self.faces) if (self.faces or self.seed is not None) \
-            else SystemSource()
-
-    def no_source(self, command: str) -> None:
-        if self.faces is not None or self.seed is not None:
-            raise FightError(f"'{command}' rolls no dice: faces and seeds go with 'attack'")
-
-    def no_pairs(self, command: str) -> None:
-        if self.pairs:
-            raise FightError(f"'{command}' takes no key=value words "
-                             f"(got {', '.join(self.pairs)})")
+    words = [STUNNED] if c["stunned"] else []
+    words += [flag_state(f) for f in c["last_turn"]]
+    return tuple(words)
 
 
 def _cmd_add(data: dict[str, Any], args: Args) -> str:
@@ -268,7 +203,7 @@ def _exchange(data: dict[str, Any], rules: Rules, a: dict[str, Any], b: dict[str
                         crit_bonus=a["crit_bonus"], thrown=thrown,
                         throw_bonus=a["throw_bonus"], stance=stance, luck=luck)
     defender = Defender(armor=b["armor"], shield=b["shield"], parry=b["parry"],
-                        states=_states(b))
+                        states=states(b))
     inline = tuple(sorted((k, v) for k, v in data["options"].items()
                           if k not in ("stun_duration", "luck_dice") and v != DEFAULTS[k]))
     spec = Exchange(attacker, defender, inline)
@@ -506,11 +441,6 @@ def check_fight(data: Any, where: str) -> dict[str, Any]:
         raise FightError(f"the fight file {where} has bad house rules or tables: "
                          f"{exc.message}") from None
     return data
-
-
-def states(c: dict[str, Any]) -> tuple[str, ...]:
-    """A12: the defender's state words from the tracker (stun and last turn's flags)."""
-    return _states(c)
 
 
 __all__ = ["CHANGES", "FORMAT", "VERSION", "Args", "FightError", "apply", "check_fight",
