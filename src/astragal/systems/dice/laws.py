@@ -60,15 +60,19 @@ def _split(pmf: dict[int, float], d: Dice) -> tuple[dict[int, float], dict[int, 
 
 
 _READ = 20  # steps (lines run) to read the rules on one face of a die: its again and score at
-# the first face and at a re-roll, and its re-roll. Each reading is a call into a registered rule,
-# which takes about three lines' time: a die too large to read is refused at 3 x _READ per face
-# before any of it is read (``d1000000!`` at once, not after seconds of reading).
+# the first face and at a re-roll, and its re-roll
+
+
+def _readable(d: Dice, budget: Budget) -> None:
+    """Refuses a die too large to read before any of it is read (``d1000000!`` at once, not
+    after seconds of reading): each reading is a call into a registered rule, about three lines'
+    time, so reading a face can take three times ``_READ``."""
+    budget.check(3 * _READ * d.size, d, d.span)
 
 
 def _faces(d: Dice, budget: Budget) -> dict[int, float]:
-    """The face that stands on one roll of ``d`` (N1), once the die is known not to be too
-    large to read."""
-    budget.check(3 * _READ * d.size, d, d.span)
+    """The face that stands on one roll of ``d`` (N1), once the die is known to be readable."""
+    _readable(d, budget)
     return roll_law(d)
 
 
@@ -100,7 +104,7 @@ def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Bu
         return power(Pmf(low, [1.0 / d.size] * d.size), d.count, budget, what)
     whole = d.explode == "compound" and w is not None
     pool = Pool(1 if whole else d.count, die_chain(d, None if whole else w))
-    budget.check(3 * _READ * d.size, what, d.span)  # before the die's law is set up
+    _readable(d, budget)  # before the die's law is set up
     steps, length = pool_shape(pool, EPS)
     # the algebra's steps, one per value of the law, and the rules read on each face
     budget.spend(steps + length + _READ * d.size,
