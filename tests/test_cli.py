@@ -24,8 +24,11 @@ def test_roll_with_faces_prints_the_transcript() -> None:
 def test_roll_json_shape() -> None:
     p = run("roll", "jc: dmg d8 d6 d4 vs soak d8 d6", "--faces", "7,6,2 / 8,3", "--json")
     data = json.loads(p.stdout)
-    assert set(data) == {"system", "input", "outcome", "result", "dice", "transcript"}
+    assert set(data) == {"system", "input", "outcome", "result", "dice", "transcript", "steps"}
     assert data["result"]["hits"] == 2
+    pairs = [s for s in data["steps"] if s["step"] == "pair"]
+    assert [(p["face"], p["other_face"], p["value"]) for p in pairs] == [(7, 8, 0), (6, 3, 1),
+                                                                          (2, 1, 1)]
 
 
 def test_odds_json_shape() -> None:

@@ -39,7 +39,9 @@ def test_json_leaves_empty_fields_out_and_makes_facts_an_object() -> None:
                            S.Rolled("pool", (0,), (((10, 8),),), (2,), ("dramatic_failure",),
                                     "C2", "C5"),
                            S.Verdict("", "success", (4,), "C11"),
-                           S.Tie((3, 3), "again", "C-X7", "contested_tie=reroll")]
+                           S.Tie((3, 3), "again", "C-X7", "contested_tie=reroll"),
+                           S.Check("J35", False, (("hits", 0),)),
+                           S.Pair("damage", 0, 4, "soak", -1, 1, 1, "J24", "J26")]
     out = json.loads(json.dumps([S.to_json(s) for s in steps]))
     assert out == [
         {"step": "begin", "text": "cofd: 3 target 4", "kind": "extended",
@@ -49,4 +51,7 @@ def test_json_leaves_empty_fields_out_and_makes_facts_an_object() -> None:
          "marks": ["dramatic_failure"], "read": "C2", "again": "C5"},
         {"step": "verdict", "outcome": "success", "values": [4], "rule": "C11"},
         {"step": "tie", "values": [3, 3], "goes": "again", "rule": "C-X7",
-         "setting": "contested_tie=reroll"}]
+         "setting": "contested_tie=reroll"},
+        {"step": "check", "rule": "J35", "holds": False, "facts": {"hits": 0}},  # False is kept
+        {"step": "pair", "side": "damage", "die": 0, "face": 4, "against": "soak", "other": -1,
+         "other_face": 1, "value": 1, "rule": "J24", "filler": "J26"}]

@@ -20,7 +20,11 @@ in play) ride in ``facts``, plain values only, so that every step has a JSON for
 - ``Tie``: a tie, and what the rule (and switch) that settles ties made of it;
 - ``Round``: roll ``n`` of a roll made several times (an extended action, a re-rolled tie);
 - ``Lookup``: a table read: which table, the row and column read, the values it was read by and
-  what its entry says.
+  what its entry says;
+- ``Pair``: a die of one side met a die of the other by rank (or a stand-in face when the other
+  side had no die left), and what the pair scored;
+- ``Check``: a rule read on the request or on the roll so far that decides whether (or how) the
+  roll goes on (a task that needs no roll; a follow-up test that is not made).
 
 They are ``Record``s (``astragal._records``): cheap to define, which a game's first roll pays for.
 """
@@ -31,8 +35,8 @@ from typing import Any
 
 from .._records import Record
 
-__all__ = ["Adjust", "Begin", "Count", "Lookup", "Rolled", "Round", "Side", "Step", "Tie",
-           "Verdict", "to_json"]
+__all__ = ["Adjust", "Begin", "Check", "Count", "Lookup", "Pair", "Rolled", "Round", "Side",
+           "Step", "Tie", "Verdict", "to_json"]
 
 Facts = tuple[tuple[str, Any], ...]
 
@@ -156,4 +160,31 @@ class Lookup(Record):
     facts: Facts = ()
 
 
-Step = Begin | Side | Adjust | Rolled | Count | Verdict | Tie | Round | Lookup
+class Pair(Record):
+    """Two sides' dice met by rank (the highest with the highest...): die ``die`` of ``side``
+    showing ``face`` met die ``other`` of ``against`` showing ``other_face`` (indices into
+    ``Roll.dice``; ``other`` is -1 when ``against`` had no die left and the rule ``filler`` gave
+    the stand-in face), and the pair scored ``value`` by the rule ``rule``."""
+
+    side: str
+    die: int
+    face: int
+    against: str
+    other: int
+    other_face: int
+    value: int
+    rule: str
+    filler: str = ""
+
+
+class Check(Record):
+    """The rule ``rule`` read before (or between) the rolls, and whether it ``holds``: a task that
+    succeeds without a roll, a follow-up test that a roll calls for or not; ``facts`` are what it
+    read."""
+
+    rule: str
+    holds: bool
+    facts: Facts = ()
+
+
+Step = Begin | Side | Adjust | Rolled | Count | Verdict | Tie | Round | Lookup | Pair | Check

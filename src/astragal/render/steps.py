@@ -5,7 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..dice.steps import Adjust, Begin, Count, Lookup, Rolled, Round, Side, Step, Tie, Verdict
+from ..dice.steps import (
+    Adjust,
+    Begin,
+    Check,
+    Count,
+    Lookup,
+    Pair,
+    Rolled,
+    Round,
+    Side,
+    Step,
+    Tie,
+    Verdict,
+)
 
 
 def _facts(facts: tuple[tuple[str, Any], ...]) -> str:
@@ -53,4 +66,12 @@ def step_line(step: Step) -> str:
         return (f"lookup {step.table}: {cell or 'no cell'} by "
                 f"{', '.join(map(str, step.values))} → {_facts(step.facts) or 'no entry'} "
                 f"({step.rule})")
+    if isinstance(step, Pair):
+        other = (f"{step.against} {step.other_face} ({step.filler})" if step.other < 0
+                 else f"{step.against} die #{step.other} {step.other_face}")
+        return (f"pair {step.side} die #{step.die} {step.face} vs {other}: {step.value} "
+                f"({step.rule})")
+    if isinstance(step, Check):
+        facts = f"; {_facts(step.facts)}" if step.facts else ""
+        return f"check {step.rule}: {'holds' if step.holds else 'does not hold'}{facts}"
     raise TypeError(f"not a step: {step!r}")

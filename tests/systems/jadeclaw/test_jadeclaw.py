@@ -189,7 +189,7 @@ def test_vector_through_the_cli(v: dict[str, Any], capsys: pytest.CaptureFixture
         argv += ["-o", f"{k}={val}"]
     assert cli_main(argv) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"system", "input", "outcome", "result", "dice", "transcript"}
+    assert set(data) == {"system", "input", "outcome", "result", "dice", "transcript", "steps"}
     dice_records = tuple(astragal.Die(d["size"], tuple(d.get("faces", [d["face"]])) if d["face"]
                                       else (), d["group"], d.get("note", ""), d.get("kept", True))
                          for d in data["dice"])

@@ -2,13 +2,14 @@
 
 The package, in reading order: ``rules`` (the data, the switches and every rule, registered under
 its ID), ``notation`` (``jc: d12 & d8 +1b fav vs routine``, ``jc: dmg 2d12 vs soak d8``),
-``program`` (a side's Score and a Damage Roll as programs of the dice algebra, and rolling them),
-``odds`` (their exact law, the same verdicts mapped over it), ``words`` (the transcript
-in the game's words), ``tables`` (the GM tables).
+``program`` (a side's Score and a Damage Roll as programs of the dice algebra, and rolling them:
+the roll records its steps, which ``astragal.render.jadeclaw`` puts into words), ``odds`` (their
+exact law, the same verdicts mapped over it), ``tables`` (the GM tables).
 """
 
 from __future__ import annotations
 
+from ...render.jadeclaw import dice_text
 from .. import Game
 from .notation import Damage, Pool, Simple, Spec, parse, quality_in_force
 from .odds import contest_distribution, final_score_pmf, odds
@@ -52,7 +53,6 @@ from .rules import (
     roll_count,
 )
 from .tables import TABLES, contest_table, damage_table, level_vs_level, levels_table
-from .words import dice_text
 
 __all__ = [
     "CONTEST_OUTCOMES", "DEFAULTS", "DIFFICULTIES", "DIFFICULTY_TITLES", "ENERVATED", "NORMAL",

@@ -16,20 +16,13 @@ from ..._limits import Limits
 from ..._records import Record
 from ...notation import Token, Tokens, tokenize
 from . import rules as R
-from .rules import DIFFICULTIES, QUALITIES, SIZES, SWITCHES
+from .rules import DIFFICULTIES, QUALITIES, SIZES, SWITCHES, quality_in_force
 
 __all__ = ["Damage", "Pool", "Simple", "Spec", "parse", "quality_in_force"]
 
 _SWITCH = {s.name: s for s in SWITCHES}
 _DIFFICULTY_ALIASES = {"experts": "for experts only", "heroes": "for heroes only",
                        "legends": "for legends only"}
-
-
-def quality_in_force(quality: str | None, bands: str) -> str | None:
-    """J8, J-A6: a Quality by name, or a Skill Level (``q=7``) read with the bands in force."""
-    if quality is not None and quality.isdigit():
-        return R.quality_of_level(int(quality), bands)
-    return quality
 
 
 class Pool(Record):

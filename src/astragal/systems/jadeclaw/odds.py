@@ -13,6 +13,7 @@ from ..._limits import DEFAULT_LIMITS, Limits
 from ...dice.algebra import Favored, Highest, Paired
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
+from ...render.jadeclaw import dice_text
 from . import rules as R
 from .notation import Damage, Spec
 from .program import (
@@ -25,7 +26,6 @@ from .program import (
     side,
 )
 from .rules import CONTEST_OUTCOMES, SINGLE_OUTCOMES, TOP
-from .words import dice_text
 
 __all__ = ["contest_distribution", "final_score_pmf", "odds"]
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from ..._errors import InputError
 from ..._limits import Limits
-from ..._records import Record
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
+from ...dice import steps as S
 from ...dice.algebra import (
     DieRecord,
     Favored,
@@ -27,6 +27,7 @@ from ...dice.algebra import (
     Least,
     Mixed,
     Paired,
+    PairedRecord,
     PoolRecord,
     Reading,
     die,
@@ -36,9 +37,10 @@ from ...dice.algebra import (
     sample,
 )
 from ...odds import pools
+from ...render import jadeclaw as words
 from . import rules as R
-from .notation import Damage, Pool, Spec
-from .words import dice_text, n, verdict_line
+from .notation import Damage, Spec
+from .rules import Prepared, prepare
 
 __all__ = [
     "Prepared",
@@ -52,60 +54,6 @@ __all__ = [
     "roll",
     "score_program",
 ]
-
-
-class Prepared(Record):
-    """A pool after J41/J42 steps 1–5: the dice to roll, what each step did, net modifiers."""
-
-    sizes: tuple[int, ...]
-    steps: tuple[str, ...]
-    penalties: int  # net Simple-roll Penalties (re-rolls); 0 for damage pools
-    favored: bool
-    quality: str | None
-    base: tuple[int, ...] = ()
-
-
-def prepare(pool: Pool, options: Mapping[str, Any], damage: bool) -> Prepared:
-    """J41 (Simple) / J42 (Damage) steps 1–5 in order."""
-    from .notation import quality_in_force
-
-    sizes = pool.base
-    steps: list[str] = []
-    if pool.include:  # 1. Include (J36)
-        sizes = sizes + pool.include
-        steps.append(f"Include {dice_text(pool.include)} → {dice_text(sizes)}")
-    for what in pool.remove:  # 2. Remove (J37)
-        after = R.remove_die(sizes, what)
-        if after is None:
-            raise InputError(f"cannot remove {what}: the pool ({dice_text(sizes)}) has no such die")
-        steps.append(f"Remove {what} → {dice_text(after)}")
-        sizes = after
-    if pool.limit is not None:  # 3. Limit (J38)
-        after = R.apply_limit(sizes, pool.limit)
-        steps.append(f"Limit d{pool.limit} → {dice_text(after)}")
-        sizes = after
-    b, p = R.net(pool.bonuses, pool.penalties)  # J12
-    if pool.bonuses and pool.penalties:
-        steps.append(f"{n(pool.bonuses, 'Bonus', 'Bonuses')} and "
-                     f"{n(pool.penalties, 'Penalty', 'Penalties')} cancel → net "
-                     + (f"+{n(b, 'Bonus', 'Bonuses')}" if b else
-                        f"-{n(p, 'Penalty', 'Penalties')}" if p else "none"))
-    if b:  # 4. Bonuses (J13–J17)
-        after = R.apply_bonuses(sizes, b, options["bonus_distribution"])
-        k = max(1, len(sizes))
-        steps.append(f"+{b} Bonus: {b} × {k} {'dice' if k > 1 else 'die'} = {b * k} size "
-                     f"increases → {dice_text(after)}")
-        sizes = after
-        if pool.limit is not None and not options["limit_before_bonus"]:
-            sizes = R.apply_limit(sizes, pool.limit)
-            steps.append(f"Limit d{pool.limit} again (house rule) → {dice_text(sizes)}")
-    if damage and p:  # 5. Damage Penalty: remove the smallest die per Penalty (J30)
-        after = R.damage_penalty(sizes, p)
-        steps.append(f"-{p} Penalty: remove the smallest die{' each' if p > 1 else ''} → "
-                     f"{dice_text(after)}")
-        sizes, p = after, 0
-    return Prepared(sizes, tuple(steps), p, pool.favored,
-                    quality_in_force(pool.quality, options["quality_bands"]), pool.base)
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,27 +144,6 @@ def effective_options(spec: Spec, options: Mapping[str, Any]) -> dict[str, Any]:
     return {**R.DEFAULTS, **options, **dict(spec.options)}
 
 
-def _record_lines(record: PoolRecord, sizes: Sequence[int], group: str, program: Mixed | Favored,
-                  offered: bool, lines: list[str]) -> None:
-    """The faces of one roll and its Favored re-roll (or the re-roll the player may take)."""
-    first = [d.runs[0][0] for d in record.dice]
-    lines.append(f"  {group}: " + ", ".join(f"d{s}→{f}" for s, f in zip(sizes, first)))
-    for s, d in zip(sizes, record.dice):
-        if len(d.runs) > 1:
-            lines.append(f"  Favored: re-roll the 1 on the d{s} → {d.standing[0]}")
-    if offered and not isinstance(program, Favored):
-        j = favored_index(sizes, first)
-        if j is not None:
-            lines.append(f"  Favored: the player may re-roll the 1 on the d{sizes[j]}")
-
-
-def _roll_side(tray: Tray, program: Mixed | Favored, sizes: Sequence[int], group: str,
-               stream: int, offered: bool, lines: list[str], limits: Limits) -> PoolRecord:
-    record = sample(R.score(program), TrayHands(tray, group, stream), limits)
-    _record_lines(record, sizes, group, program, offered, lines)
-    return record
-
-
 def empty_score(prep: Prepared, which: str, options: Mapping[str, Any]) -> int | None:
     """J-X3: the Score of a side with no dice (None: it has dice)."""
     if prep.sizes:
@@ -228,154 +155,215 @@ def empty_score(prep: Prepared, which: str, options: Mapping[str, Any]) -> int |
     return got
 
 
+def _rolled(side: str, record: PoolRecord, ids: Sequence[int], sizes: Sequence[int],
+            program: Mixed | Favored, read: str, offered: bool,
+            dropped: Sequence[int] = ()) -> S.Rolled:
+    """A roll's dice as a step: each die's face and its Favored re-roll (J39), or the die whose 1
+    the player may re-roll (J-A11: ``favored_auto=false``)."""
+    dice = record.dice
+    marks: tuple[str, ...] = ()
+    if offered:
+        j = favored_index(sizes, [d.runs[0][0] for d in dice])
+        if j is not None:
+            marks = tuple("may_reroll" if i == j else "" for i in range(len(dice)))
+    return S.Rolled(side, tuple(ids), tuple(d.runs for d in dice), tuple(d.value for d in dice),
+                    marks, read, "", "J39" if isinstance(program, Favored) else "",
+                    tuple(dropped), "J21" if dropped else "")
+
+
+def _side_steps(name: str, prep: Prepared, facts: S.Facts = ()) -> list[S.Step]:
+    """A pool about to roll and how it was prepared (J41, J42)."""
+    return [S.Side(name, len(prep.sizes), (("base", prep.base), ("sizes", prep.sizes),
+                                           ("favored", prep.favored), *facts)),
+            *(S.Adjust(name, *a[1:]) for a in prep.steps)]
+
+
 def _roll_simple_side(tray: Tray, prep: Prepared, name: str, stream: int,
-                      options: Mapping[str, Any], lines: list[str], limits: Limits) -> int:
+                      options: Mapping[str, Any], limits: Limits, steps: list[S.Step],
+                      which: str | None = None, difficulty: str | None = None) -> int:
+    """A Simple Roll's pool: its Score, the worst of p+1 rolls under p Penalties (J21); a pool
+    with no dice (``which`` names it) by J-X3."""
     sides = _rolls(prep, options)
     count = len(sides)
-    if prep.steps:
-        lines.append(f"{name}: {dice_text(prep.base)}")
-        for step in prep.steps:
-            lines.append(f"  {step}")
-    lines.append(f"{name} rolls {dice_text(prep.sizes)}"
-                 + (f", {count} times ({n(prep.penalties, 'Penalty', 'Penalties')}: keep the "
-                    "worst Score, J21)" if count > 1 else ""))
-    records: list[PoolRecord] = []
-    spans: list[tuple[int, int]] = []  # each roll's dice in the tray
+    steps += _side_steps(name, prep, (("rolls", count), ("penalties", prep.penalties),
+                                      ("quality", prep.quality))
+                         + ((("difficulty", difficulty),) if difficulty else ()))
+    got = empty_score(prep, which, options) if which is not None else None
+    if got is not None:
+        steps.append(S.Verdict(name, "botch" if R.is_botch(got) else "no_botch", (got,), "J-X3",
+                               f"empty_pool={options['empty_pool']}"))
+        return got
+    group = "difficulty" if difficulty else name
+    rolled: list[tuple[PoolRecord, list[int], Mixed | Favored]] = []
     for r, program in enumerate(sides):
-        group = name.lower() if count == 1 else f"{name.lower()} roll {r + 1}"
-        start = len(tray)
-        record = _roll_side(tray, program, prep.sizes, group, stream,
-                            prep.favored and not options["favored_auto"], lines, limits)
-        spans.append((start, len(tray)))
-        records.append(record)
+        hands = TrayHands(tray, group if count == 1 else f"{group} roll {r + 1}", stream)
+        rolled.append((sample(R.score(program), hands, limits), hands.ids, program))
+    worst = least(tuple(record for record, _, _ in rolled))  # J21, J-A10: its faces stand
+    offered = prep.favored and not options["favored_auto"]
+    for r, (record, ids, program) in enumerate(rolled):
+        gone = ids if r != worst.stands else []  # the other rolls' dice are discarded
+        for i in gone:
+            tray.drop(i, "discarded: the worst Score stands (J21)")
         if count > 1:
-            lines.append(f"    Score {record.value}")
-    worst = least(tuple(records))  # J21, J-A10: the worst Score stands, with its roll's faces
-    for r, (start, end) in enumerate(spans):  # the other rolls' dice are discarded
-        if r != worst.stands:
-            for i in range(start, end):
-                tray.drop(i, "discarded: the worst Score stands (J21)")
+            steps.append(S.Round(r + 1))
+        steps += [_rolled(name, record, ids, prep.sizes, program, "J4", offered, gone),
+                  S.Count(name, "score", record.value, "J4")]
     sc = worst.value
-    lines.append(f"  Score {sc}" + (f" (worst of {[r.value for r in records]})" if count > 1
-                                    else "") + (" — Botch!" if R.is_botch(sc) else ""))
+    if count > 1:
+        steps.append(S.Count(name, "score", sc, "J21"))
+    steps.append(S.Verdict(name, "botch" if R.is_botch(sc) else "no_botch", (sc,),
+                           "J22" if count > 1 else "J9"))
     return sc
+
+
+def _contest(a: int, b: int, qa: str | None, qb: str | None,
+             options: Mapping[str, Any]) -> S.Verdict:
+    """J5–J10, J-A6, J-A7: the contest's outcome, and the rule (and switch) that decided it."""
+    outcome = R.contest_outcome(a, b, qa, qb, options)
+    rule, setting = "J5", ""
+    if R.is_botch(a) and R.is_botch(b):
+        rule, setting = "J10", f"double_botch={options['double_botch']}"
+    elif R.is_botch(a) and R.overwhelms(b - a):
+        rule = "J-A7"
+        setting = f"botch_overrides_overwhelm={str(options['botch_overrides_overwhelm']).lower()}"
+    elif R.is_botch(a):
+        rule = "J9"
+    elif R.overwhelms(abs(a - b)):
+        rule = "J6"
+    elif a == b and qa is not None and qb is not None:
+        rule = "J7"
+    elif a == b and (qa or qb):
+        rule, setting = "J-A6", f"quality_vs_no_quality={options['quality_vs_no_quality']}"
+    return S.Verdict("", outcome, (a, b), rule, setting)
+
+
+def _done(text: str, outcome: str, result: dict[str, Any], tray: Tray, spec: Spec,
+          steps: list[S.Step]) -> Roll:
+    return Roll("jadeclaw", text, outcome, result, tray.freeze(), words.transcript(steps), spec,
+                tuple(steps))
 
 
 def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
          text: str) -> Roll:
-    """Roll a Jadeclaw spec with faces from ``source``; the verdict comes from the rule functions."""
+    """Roll a Jadeclaw spec with faces from ``source``; the verdict comes from the rule functions,
+    the steps are put into words by ``render.jadeclaw``."""
     options = effective_options(spec, options)
     tray = Tray(source, limits)
-    lines: list[str] = []
     if isinstance(spec, Damage):
-        return _roll_damage(spec, tray, options, text, lines, limits)
+        return _roll_damage(spec, tray, options, text, limits)
     actor = prepare(spec.actor, options, damage=False)
-    lines.append(f"Jadeclaw Simple Roll: {str(spec)[4:]}")
+    steps: list[S.Step] = [S.Begin(str(spec), "simple")]
     opp = prepare(spec.opposition, options, damage=False) if spec.opposition else None
-    if spec.calm and opp is not None and R.may_declare_success(
-            actor.sizes, opp.sizes, options["auto_success_dominance"], spec.actor.penalties):
-        lines.append(f"J48: {dice_text(actor.sizes)} matches {dice_text(opp.sizes)} die for die "
-                     "and the task is calm: Success without rolling")
-        return Roll("jadeclaw", text, "success",
-                    {"auto_success": True, "actor_score": None, "opposition_score": None},
-                    tray.freeze(), tuple(lines), spec)
-    if spec.calm and spec.actor.penalties:
-        lines.append("J48 does not apply: a Penalty (lack of time, poor preparation) means the "
-                     "task is not calm: roll")
-    elif spec.calm:
-        lines.append("J48 does not apply (the pool does not match the Difficulty die for die): "
-                     "roll")
-    a = empty_score(actor, "the actor pool", options)
-    if a is None:
-        a = _roll_simple_side(tray, actor, "Actor", 0, options, lines, limits)
-    else:
-        lines.append("Actor has no dice: a Botch (house rule empty_pool=auto_botch)")
+    if spec.calm and opp is not None:
+        calm = R.may_declare_success(actor.sizes, opp.sizes, options["auto_success_dominance"],
+                                     spec.actor.penalties)
+        steps.append(S.Check("J48", calm, (("actor", actor.sizes), ("difficulty", opp.sizes),
+                                           ("penalties", spec.actor.penalties))))
+        if calm:
+            steps.append(S.Verdict("", "success", (), "J48",
+                                   f"auto_success_dominance={options['auto_success_dominance']}"))
+            return _done(text, "success", {"auto_success": True, "actor_score": None,
+                                           "opposition_score": None}, tray, spec, steps)
+    a = _roll_simple_side(tray, actor, "actor", 0, options, limits, steps, "the actor pool")
     result: dict[str, Any] = {"actor_score": a, "botch": R.is_botch(a)}
-    if opp is None:
+    if opp is None or spec.opposition is None:
         source.finish()
-        outcome = "botch" if R.is_botch(a) else "no_botch"
-        lines.append("Botch!" if R.is_botch(a) else f"Score {a}")
-        return Roll("jadeclaw", text, outcome, result, tray.freeze(), tuple(lines), spec)
-    name = "Difficulty" if spec.opposition and spec.opposition.difficulty else "Opposition"
-    if name == "Difficulty" and spec.opposition is not None:
-        title = R.DIFFICULTY_TITLES[spec.opposition.difficulty or ""]
-        lines.append(f"The GM rolls the Difficulty Dice for {title} (J47, J52)")
-    b = empty_score(opp, "the opposing pool", options)
-    if b is None:
-        b = _roll_simple_side(tray, opp, name, 1, options, lines, limits)
+        mine = steps[-1]  # the actor's Score is the roll's (J9, J22, J-X3)
+        assert isinstance(mine, S.Verdict)
+        steps.append(S.Verdict("", *mine[1:]))
+        return _done(text, mine.outcome, result, tray, spec, steps)
+    b = _roll_simple_side(tray, opp, "opposition", 1, options, limits, steps, "the opposing pool",
+                          spec.opposition.difficulty)
     source.finish()
-    outcome = R.contest_outcome(a, b, actor.quality, opp.quality, options)
+    verdict = _contest(a, b, actor.quality, opp.quality, options)
     margin = a - b
     result.update({"opposition_score": b, "margin": margin,
                    "overwhelming": R.overwhelms(abs(margin)),
                    "both_botch": R.is_botch(a) and R.is_botch(b)})
-    lines.append(verdict_line(a, b, actor.quality, opp.quality, outcome))
-    return Roll("jadeclaw", text, outcome, result, tray.freeze(), tuple(lines), spec)
+    steps.append(verdict)
+    return _done(text, verdict.outcome, result, tray, spec, steps)
+
+
+_KIND_RULE = {R.NORMAL: "J24", R.SLAYING: "J31", R.ENERVATED: "J32"}
+
+
+def _pairs(read: PairedRecord, dmg_ids: Sequence[int], soak_ids: Sequence[int], filler: int,
+           kind: str) -> list[S.Step]:
+    """J23–J27, J31, J32: each pair of the Damage Roll as a step, naming its dice (equal faces
+    pair alike, J-A13: the first die of a face pairs first)."""
+    def by_rank(record: PoolRecord) -> list[int]:
+        return sorted(range(len(record.dice)), key=lambda i: -record.dice[i].value)
+
+    a, d = by_rank(read.attack), by_rank(read.defence)
+    out: list[S.Step] = []
+    for k, (x, s, h) in enumerate(read.pairs):
+        rule = "J27" if R.never_scores(x) else _KIND_RULE[kind]
+        out.append(S.Pair("damage", dmg_ids[a[k]], x, "soak", -1, filler, h, rule, "J26")
+                   if s is None else
+                   S.Pair("damage", dmg_ids[a[k]], x, "soak", soak_ids[d[k]], s, h, rule))
+    return out
 
 
 def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str,
-                 lines: list[str], limits: Limits) -> Roll:
+                 limits: Limits) -> Roll:
     kind = R.damage_kind(spec.slaying, spec.enervated)
     dmg = prepare(spec.damage, options, damage=True)
     soak = prepare(spec.soak, options, damage=True)
     program = damage_program(dmg, soak, kind, options)
-    lines.append(f"Jadeclaw Damage Roll: {str(spec)[4:]}")
+    steps: list[S.Step] = [S.Begin(str(spec), "damage")]
     if spec.slaying and spec.enervated:
-        lines.append("Slaying and Enervated cancel: normal damage (J33)")
-    records: dict[str, PoolRecord] = {}
+        steps.append(S.Check("J33", True, (("kind", kind),)))
+    records: dict[str, tuple[PoolRecord, list[int]]] = {}
     for name, prep, stream, pool, offer in (
-            ("Damage", dmg, 0, program.attack, True),
-            ("Soak", soak, 1, program.defence, options["favored_on_soak"])):
-        lines.append(f"{name} dice: {dice_text(prep.base)}")
-        for step in prep.steps:
-            lines.append(f"  {step}")
-        if prep.steps and prep.sizes:
-            lines.append(f"  rolls {dice_text(prep.sizes)}")
+            ("damage", dmg, 0, program.attack, True),
+            ("soak", soak, 1, program.defence, options["favored_on_soak"])):
+        steps += _side_steps(name, prep)
         if not prep.sizes:
-            records[name] = PoolRecord((), 0)
-            lines.append(f"  no {name.lower()} dice to roll")
+            records[name] = PoolRecord((), 0), []
+            steps.append(S.Rolled(name, (), (), (), read="J23"))
             continue
-        records[name] = _roll_side(tray, pool, prep.sizes, name.lower(), stream,
-                                   prep.favored and offer and not options["favored_auto"],
-                                   lines, limits)
+        hands = TrayHands(tray, name, stream)
+        record = sample(R.score(pool), hands, limits)
+        records[name] = record, hands.ids
+        steps.append(_rolled(name, record, hands.ids, prep.sizes, pool, "J23",
+                             prep.favored and offer and not options["favored_auto"]))
     result: dict[str, Any]
     if not dmg.sizes:  # J-A12: no pairs; the Soak Botch only by the house rule
         botch = bool(R.soak_botch_without_damage(options["soak_botch_with_no_damage_dice"])
-                     and soak.sizes and R.soak_botch(records["Soak"].value))
+                     and soak.sizes and R.soak_botch(records["soak"][0].value))
         hits = 1 if botch else 0
-        lines.append("No damage dice: no pairs (J-A12)" + (
-            "; the Soak Botch still gives +1 hit (soak_botch_with_no_damage_dice=true, J28)"
-            if botch else ""))
+        steps.append(S.Count("", "soak_botch", hits, "J-A12"))
         result = {"hits": hits, "pairs": [], "soak_botch": botch}
     else:
-        read = paired(program, records["Damage"], records["Soak"])
-        for d, s, h in read.pairs:
-            vs = "an imaginary 1" if s is None else str(s)
-            why = " (a 1 never hits)" if R.never_scores(d) else ""
-            lines.append(f"  {d} vs {vs}: {h} hit{'s' if h != 1 else ''}{why}")
+        read = paired(program, records["damage"][0], records["soak"][0])
+        steps += _pairs(read, records["damage"][1], records["soak"][1], program.filler, kind)
         if read.bonus:
-            lines.append("  Soak Botch (every soak die shows 1): +1 hit (J28)")
+            steps.append(S.Count("", "soak_botch", read.bonus, "J28"))
         hits = read.value
         result = {"hits": hits, "pairs": [list(p) for p in read.pairs],  # None: imaginary 1
                   "soak_botch": bool(read.bonus)}
     outcome = "nothing" if hits == 0 else "hit"
-    lines.append(f"{hits} hit{'s' if hits != 1 else ''}" if hits else "No hits: nothing")
-    if spec.resolve is not None and not R.resolve_tested(hits):
-        lines.append("No Wound, so no Resolve test (J35: a Damage Roll that scores a Wound "
-                     "becomes a Simple Roll in a Resolve Test)")
-        result["resolve"] = {"tested": False}
-    elif spec.resolve is not None:
-        res = prepare(spec.resolve, options, damage=False)
-        lines.append("Resolve test against the damage faces (J35):")
-        if not dmg.sizes:
-            raise InputError("a Resolve test needs damage faces, but no damage dice were rolled")
-        b = records["Damage"].value  # the damage faces' Score (J4)
-        a = _roll_simple_side(tray, res, "Resolve", 2, options, lines, limits)
-        r_out = R.contest_outcome(a, b, res.quality, None, options)
-        lines.append(verdict_line(a, b, res.quality, None, r_out))
-        result["resolve"] = {"tested": True, "score": a, "damage_score": b, "outcome": r_out}
+    steps.append(S.Verdict("", outcome, (hits,), "J34"))
+    if spec.resolve is not None:
+        tested = R.resolve_tested(hits)
+        if not tested:
+            steps.append(S.Check("J35", False, (("hits", hits),)))
+            result["resolve"] = {"tested": False}
+        else:
+            res = prepare(spec.resolve, options, damage=False)
+            steps.append(S.Check("J35", True, (("hits", hits),)))
+            if not dmg.sizes:
+                raise InputError("a Resolve test needs damage faces, but no damage dice were "
+                                 "rolled")
+            b = records["damage"][0].value  # the damage faces' Score (J4)
+            steps.append(S.Count("damage", "score", b, "J35"))
+            a = _roll_simple_side(tray, res, "resolve", 2, options, limits, steps)
+            verdict = _contest(a, b, res.quality, None, options)
+            steps.append(verdict)
+            result["resolve"] = {"tested": True, "score": a, "damage_score": b,
+                                 "outcome": verdict.outcome}
     tray.source.finish()
-    return Roll("jadeclaw", text, outcome, result, tray.freeze(), tuple(lines), spec)
+    return _done(text, outcome, result, tray, spec, steps)
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,12 +10,18 @@ functions over what they get: the roller over one roll's values, the odds over t
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..._errors import InputError
+from ..._records import Record
 from ...dice import STEP_SIZES
 from ...dice.algebra import Favored, Highest, Mixed
+from ...dice.steps import Adjust
 from ...rulebook import rule
 from ...switches import Switch
+
+if TYPE_CHECKING:
+    from .notation import Pool
 
 GAME = "jadeclaw"
 
@@ -351,3 +357,65 @@ def resolve_tested(hits: int) -> bool:
     """J35: "A Damage Roll that scores a Wound becomes a Simple Roll to be defeated in a Resolve
     Test": the test follows an injury, so a roll without a hit has none."""
     return hits > 0
+
+
+# --------------------------------------------------------------------------------------------
+# A pool prepared for its roll (J41, J42 steps 1–5)
+
+
+def quality_in_force(quality: str | None, bands: str) -> str | None:
+    """J8, J-A6: a Quality by name, or a Skill Level (``q=7``) read with the bands in force."""
+    if quality is not None and quality.isdigit():
+        return quality_of_level(int(quality), bands)
+    return quality
+
+
+class Prepared(Record):
+    """A pool after J41/J42 steps 1–5: the dice to roll, how each step changed them (``Adjust``
+    steps, their side left blank), net modifiers."""
+
+    sizes: tuple[int, ...]
+    steps: tuple[Adjust, ...]
+    penalties: int  # net Simple-roll Penalties (re-rolls); 0 for damage pools
+    favored: bool
+    quality: str | None
+    base: tuple[int, ...] = ()
+
+
+def prepare(pool: Pool, options: Mapping[str, Any], damage: bool) -> Prepared:
+    """J41 (Simple) / J42 (Damage) steps 1–5 in order."""
+    sizes = pool.base
+    steps: list[Adjust] = []
+    if pool.include:  # 1. Include (J36)
+        sizes = sizes + pool.include
+        steps.append(Adjust("", "include", "J36", (("dice", pool.include), ("sizes", sizes))))
+    for what in pool.remove:  # 2. Remove (J37)
+        after = remove_die(sizes, what)
+        if after is None:
+            from ...render.jadeclaw import dice_text
+
+            raise InputError(f"cannot remove {what}: the pool ({dice_text(sizes)}) has no such die")
+        steps.append(Adjust("", "remove", "J37", (("die", what), ("sizes", after))))
+        sizes = after
+    if pool.limit is not None:  # 3. Limit (J38)
+        sizes = apply_limit(sizes, pool.limit)
+        steps.append(Adjust("", "limit", "J38", (("limit", pool.limit), ("sizes", sizes))))
+    b, p = net(pool.bonuses, pool.penalties)
+    if pool.bonuses and pool.penalties:
+        steps.append(Adjust("", "net", "J12", (("bonuses", pool.bonuses),
+                                               ("penalties", pool.penalties),
+                                               ("net_bonuses", b), ("net_penalties", p))))
+    if b:  # 4. Bonuses (J13–J17; J29 for damage)
+        k = max(1, len(sizes))  # J17: no dice count as one
+        sizes = apply_bonuses(sizes, b, options["bonus_distribution"])
+        steps.append(Adjust("", "bonus", "J29" if damage else "J13",
+                            (("bonuses", b), ("dice", k), ("sizes", sizes))))
+        if pool.limit is not None and not options["limit_before_bonus"]:
+            sizes = apply_limit(sizes, pool.limit)
+            steps.append(Adjust("", "limit", "J-A9", (("limit", pool.limit), ("sizes", sizes))))
+    if damage and p:  # 5. Damage Penalty: remove the smallest die per Penalty (J30)
+        sizes = damage_penalty(sizes, p)
+        steps.append(Adjust("", "penalty", "J30", (("penalties", p), ("sizes", sizes))))
+        p = 0
+    return Prepared(sizes, tuple(steps), p, pool.favored,
+                    quality_in_force(pool.quality, options["quality_bands"]), pool.base)

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._cells import number, percent
+from ...render.jadeclaw import dice_text
 from ...switches import resolve
 from . import rules as R
 from .odds import contest_distribution, final_score_pmf
 from .program import Prepared, damage_hits_distribution
-from .words import dice_text
 
 __all__ = ["TABLES", "contest_table", "damage_table", "level_vs_level", "levels_table"]
 
