@@ -22,7 +22,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from astragal import LimitError, Limits, SeededSource
-from astragal.dice.algebra import Chain, Drop, Marked, Pool, Reroll, Top, sample, top
+from astragal.dice.algebra import Chain, Drop, Keep, Marked, Pool, Reroll, Top, sample, top
 from astragal.odds import maths
 from astragal.odds.algebra import law, marked_law, top_law
 from tests.stats import assert_matches
@@ -95,7 +95,7 @@ class Probe:
         return self.shown[die]
 
 
-def enumerate_program(program: Pool | Drop | Chain | Reroll | Marked, size: int,
+def enumerate_program(program: Pool | Drop | Keep | Chain | Reroll | Marked, size: int,
                       depth: int) -> tuple[dict[Hashable, Fraction], Fraction]:
     """P(value) (or P(value, mark)) over every face sequence of at most ``depth`` faces."""
     out: dict[Hashable, Fraction] = defaultdict(Fraction)
@@ -285,6 +285,40 @@ def test_dropping_the_highest_or_lowest_die_equals_enumeration(
     brute, unknown = enumerate_program(program, size, count)
     assert unknown == 0
     _compare(_as_dict(law(program).pmf), brute, unknown)
+
+
+class _Halved:
+    """A read of a kept value (a success count's, say): half of it, rounded down, less one."""
+
+    def __call__(self, v: int) -> int:
+        return v // 2 - 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(chains(), st.integers(1, 3), st.integers(0, 4), st.booleans(), st.booleans())
+def test_keeping_the_highest_or_lowest_dice_equals_enumeration(
+        chain: Chain, count: int, keep: int, highest: bool, halved: bool) -> None:
+    program = Keep(Pool(count, chain), keep, highest, _Halved() if halved else None)
+    depth = {1: 9, 2: 8, 3: 7}[count] if chain.size <= 3 else {1: 7, 2: 5, 3: 4}[count]
+    brute, unknown = enumerate_program(program, chain.size, depth)
+    exact = law(program)
+    assert abs(sum(exact.pmf) + exact.truncated - 1.0) < 1e-12
+    _compare(_as_dict(exact.pmf, exact.low), brute, unknown)
+
+
+def test_kept_keeps_the_earlier_of_equal_dice_and_reads_only_the_kept() -> None:
+    d6 = Chain(6, Goes(frozenset(), frozenset()), Faces(*((1, 2, 3, 4, 5, 6),) * 2))
+    rec = sample(Keep(Pool(4, d6), 3), Probe((3, 6, 2, 3)))  # 4d6kh3: the second 3 goes
+    assert (rec.value, rec.dropped) == (12, (2,))
+    rec = sample(Keep(Pool(4, d6), 2, highest=False), Probe((3, 6, 2, 3)))
+    assert (rec.value, rec.dropped) == (5, (1, 3))
+    rec = sample(Keep(Pool(3, d6), 2, read=_Halved()), Probe((6, 5, 1)))
+    assert (rec.value, rec.dropped) == (2 + 1, (2,))
+    big = law(Keep(Pool(10, d6), 3))  # against icepool: 10d6, the highest 3 kept
+    ice = icepool.d6.pool(10).highest(3).sum()
+    got = _as_dict(big.pmf, big.low)
+    assert set(got) == set(ice.outcomes())
+    assert all(abs(got[k] - ice.probability(k)) < 1e-12 for k in ice.outcomes())
 
 
 def test_dropped_marks_the_first_of_the_highest_dice() -> None:

@@ -32,6 +32,9 @@ Primitives:
 - ``Drop(pool, highest=True)``: the pool without its highest (or lowest) die: the value is the
   sum of the others (the D6 System's Wild Die complication removes the highest die). ``dropped``
   applies it to a pool already rolled.
+- ``Keep(pool, keep, highest=True, read=None)``: the ``keep`` highest (lowest) values of the
+  pool's dice, each read by ``read``, summed; the earlier die is kept among equal values (the
+  general notation's ``4d6kh3``). ``kept`` applies it to a pool already rolled.
 - ``Top(pool)``: the highest value of a pool and how many dice show it (the d6 attack table reads
   its column from them); ``top`` reads it from a pool already rolled.
 - ``Pool(dice, unit)``: ``dice`` independent units, rolled first faces first, then each die's
@@ -62,10 +65,11 @@ from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 from .._records import Record
 
-__all__ = ["Chain", "DieRecord", "Drop", "Favored", "Hands", "Highest", "Least", "LeastRecord",
-           "Marked", "Mixed", "Paired", "PairedRecord", "Pool", "PoolRecord", "Program", "Reading",
-           "Reroll", "Top", "Unit", "die", "dropped", "face", "favored", "highest", "least",
-           "never", "paired", "sample", "sample_chain", "sample_die", "top"]
+__all__ = ["Chain", "DieRecord", "Drop", "Favored", "Hands", "Highest", "Keep", "Least",
+           "LeastRecord", "Marked", "Mixed", "Paired", "PairedRecord", "Pool", "PoolRecord",
+           "Program", "Reading", "Reroll", "Top", "Unit", "die", "dropped", "face", "favored",
+           "highest", "kept", "least", "never", "paired", "sample", "sample_chain", "sample_die",
+           "top"]
 
 
 class Hands(Protocol):
@@ -158,6 +162,16 @@ class Drop(Record):
 
     pool: Pool
     highest: bool = True
+
+
+class Keep(Record):
+    """The ``keep`` highest (``highest=False``: lowest) values among ``pool``'s dice, each read by
+    ``read`` (None: its value), summed; among equal values the earlier die is kept."""
+
+    pool: Pool
+    keep: int
+    highest: bool = True
+    read: Callable[[int], int] | None = None
 
 
 class Top(Record):
@@ -388,6 +402,18 @@ def dropped(record: PoolRecord, highest: bool = True) -> PoolRecord:
     return PoolRecord(record.dice, record.value - values[pick], record.dropped + (pick,))
 
 
+def kept(record: PoolRecord, keep: int, highest: bool = True,
+         read: Callable[[int], int] | None = None) -> PoolRecord:
+    """``record`` read by ``Keep``: the dice not kept are dropped (in rolling order), the value
+    is the kept dice's, each read by ``read``."""
+    values = [d.value for d in record.dice]
+    # Python's sort is stable in reverse too: among equal values the earlier die comes first
+    order = sorted(range(len(values)), key=values.__getitem__, reverse=highest)
+    out = set(order[max(0, keep):])
+    value = sum(v if read is None else read(v) for i, v in enumerate(values) if i not in out)
+    return PoolRecord(record.dice, value, tuple(sorted(out)))
+
+
 def top(*records: PoolRecord) -> tuple[int, int]:
     """The highest value over the dice of ``records`` and how many show it ((0, 0): no dice)."""
     values = [d.value for r in records for d in r.dice]
@@ -473,7 +499,7 @@ def paired(program: Paired, attack: PoolRecord, defence: PoolRecord) -> PairedRe
     return PairedRecord(attack, defence, tuple(pairs), bonus, total + bonus)
 
 
-Program = Pool | Drop | Unit | Mixed | Favored | Highest | Least | Paired
+Program = Pool | Drop | Keep | Unit | Mixed | Favored | Highest | Least | Paired
 
 
 @overload
@@ -485,7 +511,7 @@ def sample(program: Paired, hands: Hands, limits: Limits = ...) -> PairedRecord:
 
 
 @overload
-def sample(program: Pool | Drop | Unit | Mixed | Favored | Highest, hands: Hands,
+def sample(program: Pool | Drop | Keep | Unit | Mixed | Favored | Highest, hands: Hands,
            limits: Limits = ...) -> PoolRecord: ...
 
 
@@ -506,6 +532,9 @@ def sample(program: Program, hands: Hands,
         return paired(program, attack, _side(program.defence, hands, limits))
     if isinstance(program, Drop):
         return dropped(sample(program.pool, hands, limits), program.highest)
+    if isinstance(program, Keep):
+        return kept(sample(program.pool, hands, limits), program.keep, program.highest,
+                    program.read)
     if isinstance(program, Pool):
         chain, reroll, marked = _parts(program.unit)
         ids = [hands.new(chain.size) for _ in range(program.dice)]

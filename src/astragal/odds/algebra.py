@@ -44,6 +44,7 @@ from ..dice.algebra import (
     Drop,
     Favored,
     Highest,
+    Keep,
     Least,
     Marked,
     Mixed,
@@ -53,6 +54,7 @@ from ..dice.algebra import (
     Reroll,
     Top,
     Unit,
+    never,
 )
 from . import maths
 from .forms import (
@@ -67,9 +69,10 @@ from .forms import (
     spread,
     trim,
 )
+from .keep import keep_cost, keep_law
 
-__all__ = ["Law", "MarkedLaw", "law", "law_length", "marked_law", "pool_law", "pool_shape",
-           "top_law", "work"]
+__all__ = ["Law", "MarkedLaw", "keep_pool_law", "keep_shape", "law", "law_length", "marked_law",
+           "pool_law", "pool_shape", "top_law", "work"]
 
 DEFAULT_EPS = 1e-18
 
@@ -122,6 +125,11 @@ def work(program: Program | Top) -> int:
     if isinstance(program, Top):
         chain = _chain(program.pool.unit)
         return 64 + chain.size * (program.pool.dice + 1) * 5
+    if isinstance(program, Keep):
+        one = _unit_work(program)
+        if one > _READ_TO_COUNT:  # too much to read the die's law only to count the rest
+            return one
+        return one + _keep_shape(program)[0]
     capped = _capped_work(_chain(program.unit if isinstance(program, Pool) else program))
     if isinstance(program, Marked):
         return _marked_work(program) + capped
@@ -287,13 +295,79 @@ def _drop_law(program: Drop) -> Law:
     return Law(tuple([0.0] * lo + maths.exact_floats(counts, chain.size, n)))
 
 
-def law(program: Pool | Drop | Chain | Reroll | Highest | Least | Paired,
+_READ_TO_COUNT = 1_000_000  # a Keep's work is counted on its die's law, read if it costs less
+
+
+def _classes(program: Keep) -> tuple[list[tuple[int, dict[int, float]]], float]:
+    """A Keep's pool as one class of i.i.d. dice (how many, the law of one), and what was cut
+    from the law of one: the class's law is read given that no die ran past the cut."""
+    unit, n = program.pool.unit, program.pool.dice
+    if _once(unit):  # each face alike, worth its score (no generating function needed)
+        assert isinstance(unit, Chain)
+        law_of: dict[int, float] = {}
+        for f in range(1, unit.size + 1):
+            v = unit.score(0, f)
+            law_of[v] = law_of.get(v, 0.0) + 1.0 / unit.size
+        return [(n, law_of)], 0.0
+    one = _pool_law(Pool(1, unit), DEFAULT_EPS / max(1, n))
+    whole = 1.0 - one.truncated
+    return [(n, {one.low + k: p / whole for k, p in enumerate(one.pmf) if p})], one.truncated
+
+
+def _once(unit: Unit) -> bool:
+    """A plain die: rolled once, no re-roll in place."""
+    return isinstance(unit, Chain) and unit.again is never and unit.reroll is None
+
+
+def _unit_work(program: Keep) -> int:
+    unit = program.pool.unit
+    return 4 * _chain(unit).size if _once(unit) else work(Pool(1, unit))
+
+
+def _keep_shape(program: Keep) -> tuple[int, int]:
+    """(steps, peak bytes) of a Keep's order statistics, once its die's law is known."""
+    return keep_cost(_classes(program)[0], program.highest, _kept(program),
+                     program.read or _value)
+
+
+def _kept(program: Keep) -> int:
+    """How many dice are kept: all of them when more are asked for."""
+    return max(0, min(program.keep, program.pool.dice))
+
+
+def _value(v: int) -> int:
+    return v
+
+
+def keep_shape(program: Keep) -> tuple[int, int]:
+    """(steps, peak bytes) of ``law(program)`` for a caller that counts its own work."""
+    one = _unit_work(program)
+    if one > _READ_TO_COUNT:
+        return one, 0
+    steps, memory = _keep_shape(program)
+    return one + steps, memory
+
+
+def keep_pool_law(program: Keep) -> Law:
+    """The law of a Keep whose work the caller has counted (``keep_shape``)."""
+    classes, cut = _classes(program)
+    whole = (1.0 - cut) ** program.pool.dice  # no die ran past the cut
+    low, pmf = keep_law(classes, program.highest, _kept(program), program.read or _value)
+    return Law(tuple(p * whole for p in pmf), 1.0 - whole, low)
+
+
+def law(program: Pool | Drop | Keep | Chain | Reroll | Highest | Least | Paired,
         eps: float = DEFAULT_EPS, limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:
     """The exact law of ``program``'s value (a pool's sum, one die's value, a highest...)."""
     if isinstance(program, Highest | Least | Paired):
         from . import pools
 
         return pools.law(program, limits, text)
+    if isinstance(program, Keep):
+        steps, memory = keep_shape(program)
+        limits.check_work(steps, "this pool", text)
+        limits.check_memory(memory, "this pool", text)
+        return keep_pool_law(program)
     limits.check_work(work(program), "this pool", text)
     if isinstance(program, Drop):
         return _drop_law(program)

@@ -10,8 +10,8 @@ from fractions import Fraction
 from typing import Any
 
 from ..._limits import Limits
-from ...dice.algebra import Pool
-from ...odds.algebra import law, pool_law, pool_shape, work
+from ...dice.algebra import Keep, Pool
+from ...odds.algebra import keep_pool_law, keep_shape, law, pool_law, pool_shape, work
 from ...odds.keep import keep_cost, keep_law
 from ...odds.maths import binomial
 from .lexicon import TAIL
@@ -84,6 +84,20 @@ def kept(classes: Classes, highest: bool, k: int, w: Callable[[int], int], budge
     budget.spend(steps, what, span, memory)
     low, pmf = keep_law(classes, highest, k, w)
     return Pmf(low, pmf)
+
+
+def _keep_pmf(d: Dice, w: Callable[[int], int] | None, budget: Budget) -> Pmf:
+    """The kept dice of a term whose dice add no dice: the algebra's ``Keep`` of its pool, each
+    kept die read by ``w`` (with ``mi``/``ma``: on its clamped value; ranking by the raw value
+    keeps the same clamped values, since a clamp never reverses two values)."""
+    assert d.keep is not None
+    _readable(d, budget)
+    highest, k = keep_count(d.keep, d.count)
+    program = Keep(Pool(d.count, die_chain(d)), k, highest, w)
+    steps, memory = keep_shape(program)
+    budget.spend(steps, d, d.span, memory)
+    one = keep_pool_law(program)
+    return Pmf(one.low, list(one.pmf), lost=one.truncated)
 
 
 def _identity(v: int) -> int:
@@ -242,6 +256,8 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
             _clamped_kept(d, weight if weight is not None else (lambda v: v)))
     if d.keep is None or by_value:
         return _sum_pmf(d, None if w is _identity else w, limits, budget)
+    if d.explode is None or d.explode == "compound":  # dice that add no dice: one class
+        return _keep_pmf(d, None if w is _identity else w, budget)
     budget.spend(20 * d.count, what, d.span, memory=LIST_BYTES * d.count)  # the mixture's law
     if d.explode is not None and d.explode != "compound":  # refuse at once a huge mixture:
         # about 40 standard deviations of the number of explosions, each part a keep DP
