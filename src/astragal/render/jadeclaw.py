@@ -15,14 +15,22 @@ OUTCOME_WORDS = {"botch": "Botch", "overwhelming_failure": "Overwhelming Failure
                  "overwhelming_success": "Overwhelming Success"}
 
 
+_SAID: dict[tuple[int, ...], str] = {}  # a pool's words, by its sizes (every roll says some)
+
+
 def dice_text(sizes: Sequence[int]) -> str:
     """``2d12 & d4`` (largest first), ``no dice`` for an empty pool."""
-    if not sizes:
-        return "no dice"
-    counts: dict[int, int] = {}
-    for s in sorted(sizes, reverse=True):
-        counts[s] = counts.get(s, 0) + 1
-    return " & ".join(f"{k if k > 1 else ''}d{s}" for s, k in counts.items())
+    key = tuple(sizes)
+    said = _SAID.get(key)
+    if said is None:
+        if len(_SAID) > 4096:
+            _SAID.clear()
+        counts: dict[int, int] = {}
+        for s in sorted(key, reverse=True):
+            counts[s] = counts.get(s, 0) + 1
+        said = _SAID[key] = " & ".join(f"{k if k > 1 else ''}d{s}" if key else ""
+                                       for s, k in counts.items()) or "no dice"
+    return said
 
 
 def n(count: int, one: str, many: str) -> str:
@@ -171,12 +179,13 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
     sides = _Sides()
     damage = False
     for step in steps:
-        if isinstance(step, Begin):
+        kind = type(step)  # one step class each: compared by identity, not isinstance
+        if kind is Begin:
             damage = step.kind == "damage"
             lines.append(f"Jadeclaw {'Damage' if damage else 'Simple'} Roll: {step.text[4:]}")
-        elif isinstance(step, Check):
+        elif kind is Check:
             lines.append(_check_line(step))
-        elif isinstance(step, Side):
+        elif kind is Side:
             facts = sides.facts[step.side] = dict(step.facts)
             sides.side, sides.round = step.side, 0
             sides.scores[step.side] = []
@@ -187,19 +196,19 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
                 lines.append(f"{step.side.capitalize()} dice: {dice_text(facts['base'])}")
             else:
                 sides.pending[step.side] = []
-        elif isinstance(step, Adjust):
+        elif kind is Adjust:
             sides.adjusted[step.side] = sides.adjusted.get(step.side, 0) + 1
             if step.side in sides.pending:
                 sides.pending[step.side].append(f"  {adjust_text(step)}")
             else:
                 lines.append(f"  {adjust_text(step)}")
-        elif isinstance(step, Round):
+        elif kind is Round:
             sides.shown(sides.side, lines)
             sides.round = step.n
-        elif isinstance(step, Rolled):
+        elif kind is Rolled:
             sides.shown(step.side, lines)
             lines += _rolled_lines(step, sides, damage and step.side != "resolve")
-        elif isinstance(step, Count):
+        elif kind is Count:
             if step.what == "soak_botch" and step.rule == "J28":
                 lines.append("  Soak Botch (every soak die shows 1): +1 hit (J28)")
             elif step.what == "soak_botch":  # J-A12: no damage dice
@@ -210,9 +219,9 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
                 sides.scores[step.side].append(step.value)
                 if sides.round:
                     lines.append(f"    Score {step.value}")
-        elif isinstance(step, Pair):
+        elif kind is Pair:
             lines.append(_pair_line(step))
-        elif isinstance(step, Verdict):
+        elif kind is Verdict:
             line = _verdict_line(step, sides, damage)
             if line is not None:
                 lines.append(line)
