@@ -112,6 +112,21 @@ class _Fields(type):
                 ns["__new__"] = _maker(name, fields, defaults)
         return super().__new__(mcs, name, bases, ns)
 
+    @property
+    def __signature__(cls) -> Any:
+        """The fields as parameters, for ``help()``, editors and Hypothesis's ``builds`` (made
+        when asked for: ``inspect`` is not imported otherwise)."""
+        import inspect
+
+        fields: tuple[str, ...] = cls._fields  # type: ignore[attr-defined]
+        defaults: dict[str, Any] = getattr(cls, "_field_defaults", {})
+        hints = getattr(cls, "__annotations__", {})
+        return inspect.Signature([
+            inspect.Parameter(f, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                              default=defaults.get(f, inspect.Parameter.empty),
+                              annotation=hints.get(f, inspect.Parameter.empty))
+            for f in fields])
+
 
 def _maker(name: str, fields: tuple[str, ...], defaults: dict[str, Any]) -> Any:
     n, make = len(fields), tuple.__new__

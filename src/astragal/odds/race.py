@@ -15,18 +15,17 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .._errors import OptionError
 from .._limits import DEFAULT_LIMITS, Limits
+from .._records import Record
 from . import maths
 
 __all__ = ["Race", "memory", "race", "work"]
 
 
-@dataclass(frozen=True, slots=True)
-class Race:
+class Race(Record):
     """A race's law: P(decided at roll r) by who wins, and the lost mass."""
 
     win: tuple[float, ...]

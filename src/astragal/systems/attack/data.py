@@ -8,12 +8,12 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from ..._errors import OptionError
+from ..._records import Record
 from ...switches import Switch, resolve
 
 # --------------------------------------------------------------------------------------------
@@ -53,8 +53,7 @@ STANCES = (NORMAL, BERSERK, DEFENSIVE)
 # The attack table as data (A-A1..A-A3: the reconstruction is the default)
 
 
-@dataclass(frozen=True, slots=True)
-class Column:
+class Column(Record):
     """One hit column of the attack table: damage, stun, 6s to block, Critical Strike or not."""
 
     name: str
@@ -68,8 +67,7 @@ class Column:
         return count if self.block == MATCH else self.block  # type: ignore[return-value]
 
 
-@dataclass(frozen=True, slots=True)
-class AttackTable:
+class AttackTable(Record):
     """The attack table's hit columns (the Whiff column has no entries: A6)."""
 
     columns: tuple[Column, ...]
@@ -87,8 +85,7 @@ class AttackTable:
         return any(c.name == name for c in self.columns)
 
 
-@dataclass(frozen=True, slots=True)
-class CriticalRow:
+class CriticalRow(Record):
     """One row of the GM's Critical Damage Table (A14)."""
 
     low: int
@@ -106,8 +103,7 @@ class CriticalRow:
         return str(self.low) if self.high == self.low else f"{self.low}–{self.high}"
 
 
-@dataclass(frozen=True, slots=True)
-class CriticalTable:
+class CriticalTable(Record):
     """The Critical Damage Table (A14): not in the seed, so empty unless the GM gives one."""
 
     rows: tuple[CriticalRow, ...] = ()
@@ -285,8 +281,7 @@ CHOICES: dict[str, tuple[str, ...]] = {s.name: s.choices for s in SWITCHES if s.
 FILE_OPTIONS = tuple(s.name for s in SWITCHES if s.file)
 
 
-@dataclass(frozen=True, slots=True)
-class Rules:
+class Rules(Record):
     """Everything an exchange needs besides the dice: the tables and the switches' values."""
 
     table: AttackTable

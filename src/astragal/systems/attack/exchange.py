@@ -14,11 +14,11 @@ cannot be blocked is not rolled against.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from ..._limits import Limits
+from ..._records import Record
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice import steps as S
@@ -143,7 +143,7 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
     entry = reading.entry
     need = reading.sixes_to_block
     steps.append(S.Lookup(words.ATTACK_TABLE, "", reading.column,
-                          (reading.highest, reading.count), "A7",
+                          (reading.highest, reading.showing), "A7",
                           () if entry is None else (("damage", entry.damage),
                                                     ("stun", entry.stun),
                                                     ("critical", entry.critical),
@@ -151,7 +151,7 @@ def roll(spec: Exchange, source: Source, rules: Rules, limits: Limits, text: str
     result: dict[str, Any] = {
         "attack_dice": a.ordinary, "luck_dice": a.luck, "dice": a.total,
         "faces": faces, "luck_faces": luck_faces, "highest": reading.highest,
-        "count": reading.count, "sixes": reading.sixes, "column": reading.column,
+        "count": reading.showing, "sixes": reading.sixes, "column": reading.column,
         "whiff": reading.whiff, "hit": False, "blocked": False, "damage": 0, "stun": False,
         "critical": bool(entry and entry.critical),
         "sixes_to_block": need, "defence": None,
@@ -236,8 +236,7 @@ def column_chances(n: int, rules: Rules) -> dict[str, float]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class ExchangeOdds:
+class ExchangeOdds(Record):
     """The exact laws of one exchange (every probability unconditional unless named 'given')."""
 
     outcomes: dict[str, float]

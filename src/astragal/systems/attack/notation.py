@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import LimitError, NotationError
 from ..._limits import Limits
+from ..._records import Record
 from ...notation import Token, Tokens, tokenize
 from .rules import (
     ALL_POOLS,
@@ -52,8 +52,7 @@ from .rules import (
 POOL_FIELDS = {"ARMOR": "armor", "SHIELD": "shield", "PARRY/DODGE": "parry"}
 
 
-@dataclass(frozen=True, slots=True)
-class Attacker:
+class Attacker(Record):
     """What the attacker declares: dice (or ATTACK and WEAPON), weapon, stance, throw, Luck."""
 
     dice: int | None = None         # Nd6 written directly, instead of ATTACK and WEAPON
@@ -99,8 +98,7 @@ class Attacker:
         return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Defender:
+class Defender(Record):
     """The defender: DEFENSE dice (Nd6, or ARMOR + SHIELD + PARRY/DODGE) and last turn's state."""
 
     dice: int | None = None
@@ -135,8 +133,7 @@ class Defender:
         return " ".join(parts + list(self.states))
 
 
-@dataclass(frozen=True, slots=True)
-class Exchange:
+class Exchange(Record):
     """One attack, optionally against a defender, with any house-rule switches written inline."""
 
     attacker: Attacker

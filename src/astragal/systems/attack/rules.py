@@ -6,8 +6,8 @@ the Critical Damage Table, the switches) is ``data.py``, re-exported here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from ..._records import Record
 from ...rulebook import rule
 from .data import (
     ALL_POOLS,
@@ -140,12 +140,11 @@ def sixes(faces: Sequence[int]) -> int:
     return sum(1 for f in faces if f == DIE)
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(Record):
     """The attack table read from the attack dice's highest face and its count (A5–A11)."""
 
     highest: int
-    count: int
+    showing: int  # how many dice show the highest face
     sixes: int
     column: str
     entry: Column | None  # None for a Whiff
@@ -156,7 +155,7 @@ class Reading:
 
     @property
     def sixes_to_block(self) -> int | None:
-        return None if self.entry is None else self.entry.sixes_to_block(self.count)
+        return None if self.entry is None else self.entry.sixes_to_block(self.showing)
 
 
 def read_column(highest: int, count: int, rules: Rules) -> Reading:

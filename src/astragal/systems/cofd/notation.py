@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import LimitError, NotationError, OptionError
 from ..._limits import Limits
+from ..._records import Record
 from .rules import AGAIN_RULES, DEFAULTS, SWITCHES
 
 __all__ = ["MAX_TARGET_PER_DIE", "Action", "Side", "Term", "parse"]
@@ -23,8 +23,7 @@ MAX_TARGET_PER_DIE = 10    # a target beyond 10 × the dice limit is refused as 
 _SWITCH = {s.name: s for s in SWITCHES}
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(Record):
     """One number of a pool: a trait's rating or a plain modifier, added or subtracted (C1, C8)."""
 
     value: int
@@ -37,8 +36,7 @@ class Term:
         return f"{self.name} {self.value}" if self.name else str(self.value)
 
 
-@dataclass(frozen=True, slots=True)
-class Side:
+class Side(Record):
     """One side's pool as written: its terms and the permutations it rolls with."""
 
     terms: tuple[Term, ...] = ()
@@ -65,8 +63,7 @@ class Side:
         return " ".join(parts)
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(Record):
     """An instant, contested or extended action (C3, C9–C11): a pool, maybe a rival and a target."""
 
     actor: Side
@@ -106,8 +103,7 @@ _KEYWORDS = {"vs": "vs", "versus": "vs", "v": "vs", "target": "target", "rolls":
 _MAX_DIGITS = 6
 
 
-@dataclass(frozen=True, slots=True)
-class _Tok:
+class _Tok(Record):
     kind: str
     text: str
     start: int

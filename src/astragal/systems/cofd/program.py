@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from ..._errors import LimitError, OptionError
 from ..._limits import Limits
+from ..._records import Record
 from ..._rng import Source
 from ...dice import Die, Roll, Tray, TrayHands
 from ...dice import steps as S
-from ...dice.algebra import Chain, Hands, Marked, Pool, PoolRecord, Reroll, sample
+from ...dice.algebra import Chain, Hands, Marked, Pool, PoolRecord, Reading, Reroll, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
 from ...odds.race import Race, race
@@ -35,8 +35,7 @@ TAIL_BUDGET = 1e-15        # the most probability a cut tail may lose, over the 
 _DIE_EPS = 1e-18           # where one pool's re-roll tail is cut (well inside the budget)
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(Record):
     """A side's pool after C1, C8, C12, C-X1, C-X6: what is rolled and with which rules."""
 
     pool: int                 # the sum as written (may be 0 or less)
@@ -73,51 +72,49 @@ def prepare(side: Side, rules: Rules, contested: bool = False) -> Prepared:
 # The program: the rules read at each face
 
 
-@dataclass(frozen=True, slots=True)
-class _Again:
-    """C5, C6, C-X1: whether a face is rolled again, at a position of the chain."""
+class _Again(Reading):
+    """C5, C6, C-X1: whether a face is rolled again, at a position of the chain. Settings: the
+    N-again (None: none), a chance die, the chance die's re-roll switch."""
 
-    again: int | None
-    chance: bool
-    chance_reroll: str
+    __slots__ = ()
 
     def __call__(self, position: int, face: int) -> bool:
-        return R.rerolls(face, self.again, self._chance(position))
+        return R.rerolls(face, self.settings[0], self.chance(position))
 
-    def _chance(self, position: int) -> bool:
+    def chance(self, position: int) -> bool:
         # C-X1: a chance die's first face is read as a chance die; its re-rolls per the switch
-        return self.chance and (position == 0 or self.chance_reroll == "as_chance_die")
+        _, chance, chance_reroll = self.settings
+        return bool(chance) and (position == 0 or chance_reroll == "as_chance_die")
 
 
-@dataclass(frozen=True, slots=True)
-class _Score:
-    """C2, C7: each face of the chain that succeeds adds one success."""
+class _Score(Reading):
+    """C2, C7: each face of the chain that succeeds adds one success. Setting: the ``_Again``."""
 
-    reading: _Again
+    __slots__ = ()
 
     def __call__(self, position: int, face: int) -> int:
-        return int(R.is_success(face, self.reading._chance(position)))
+        again: _Again = self.settings[0]
+        return int(R.is_success(face, again.chance(position)))
 
 
-@dataclass(frozen=True, slots=True)
-class _Rote:
-    """C-X3: a rote action rolls once more a die whose first face failed."""
+class _Rote(Reading):
+    """C-X3: a rote action rolls once more a die whose first face failed. Settings: a chance
+    die, a 1 on it is a dramatic failure."""
 
-    chance: bool
-    dramatic_on_one: bool
+    __slots__ = ()
 
     def __call__(self, first: int) -> bool:
-        return R.rote_rerolls(first, self.chance, self.dramatic_on_one)
+        return R.rote_rerolls(first, *self.settings)
 
 
-@dataclass(frozen=True, slots=True)
-class _Dramatic:
-    """C-X1: the mark of a chance die: its standing first face is a dramatic failure."""
+class _Dramatic(Reading):
+    """C-X1: the mark of a chance die: its standing first face is a dramatic failure. Setting:
+    a 1 is a dramatic failure."""
 
-    dramatic_on_one: bool
+    __slots__ = ()
 
     def __call__(self, first: int, checked: int | None = None) -> bool:
-        return R.dramatic_failure(first, True, self.dramatic_on_one)
+        return R.dramatic_failure(first, True, self.settings[0])
 
 
 def program(prep: Prepared, rules: Rules) -> Pool | Marked:
@@ -138,8 +135,7 @@ def program(prep: Prepared, rules: Rules) -> Pool | Marked:
 # Rolling
 
 
-@dataclass(frozen=True, slots=True)
-class SideRoll:
+class SideRoll(Record):
     """One side's dice as they landed, its successes and whether it is a dramatic failure."""
 
     record: PoolRecord
@@ -333,8 +329,7 @@ def _roll_extended(spec: Action, actor: Prepared, opp: Prepared | None, source: 
 # Exact odds: the same program, its law, the same verdicts
 
 
-@dataclass(frozen=True, slots=True)
-class SideLaw:
+class SideLaw(Record):
     """The exact law of one side's roll: P(successes = k), P(dramatic failure), lost tail mass.
 
     ``pmf[k]`` includes the dramatic failures (they have no success).

@@ -8,11 +8,11 @@ functions over what they get: the roller over one roll's values, the odds over t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from ..._errors import OptionError
+from ..._records import Record
 from ...rulebook import rule
 from ...switches import Switch, resolve
 
@@ -70,8 +70,7 @@ def again_key(value: object) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
-class Rules:
+class Rules(Record):
     """The house-rule switches in force for one request (RULES.md §6), checked and normalised."""
 
     pool_below_one: str = "chance_die"

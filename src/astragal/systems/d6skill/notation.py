@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import OptionError
 from ..._limits import Limits
+from ..._records import Record
 from ...notation import Token, Tokens, tokenize
 from .rules import KIND_TITLES, KIND_WORDS, SWITCHES, make_rules
 
@@ -22,8 +22,7 @@ _MAX_DIGITS = 6
 _SWITCHES = {s.name: s for s in SWITCHES}
 
 
-@dataclass(frozen=True, slots=True)
-class Side:
+class Side(Record):
     """One roll as written: its kind and the modifiers added to the d6 (``skill d6+6-2``)."""
 
     kind: str = "skill"
@@ -39,8 +38,7 @@ class Side:
         return ("" if self.kind == "skill" else f"{self.kind} ") + f"d6{mods}"
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
+class Check(Record):
     """A d6 + skill request: a roll, alone, against # or an opposed roll, with optional DMG."""
 
     actor: Side

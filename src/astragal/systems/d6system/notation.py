@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ..._errors import LimitError, OptionError
 from ..._limits import Limits
+from ..._records import Record
 from ...notation import Token, Tokens, tokenize
 from . import rules as R
 from .rules import (
@@ -30,8 +30,7 @@ __all__ = ["DieCode", "Difficulty", "Side", "Spec", "Term", "parse"]
 _SWITCHES = {s.name: s for s in SWITCHES}
 
 
-@dataclass(frozen=True, slots=True)
-class DieCode:
+class DieCode(Record):
     """A die code ``ND+p``: N six-sided dice summed, plus p pips (D1)."""
 
     dice: int
@@ -43,8 +42,7 @@ class DieCode:
         return f"{self.dice}D{self.pips:+d}"
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(Record):
     """One thing added to a die code: ``dice`` (+1D, +1D+2), ``pips`` (+2 pips), ``number`` (+2,
     D3) or a ``modifier`` by its situation name (D5)."""
 
@@ -63,8 +61,7 @@ class Term:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
-class Side:
+class Side(Record):
     """One side's roll as written: its die code and what is added to it, in order."""
 
     code: DieCode
@@ -74,8 +71,7 @@ class Side:
         return " ".join([str(self.code), *map(str, self.terms)])
 
 
-@dataclass(frozen=True, slots=True)
-class Difficulty:
+class Difficulty(Record):
     """A difficulty: a standard level by name (D6), a number, or a level with a chosen number."""
 
     level: str | None
@@ -100,8 +96,7 @@ class Difficulty:
         return word
 
 
-@dataclass(frozen=True, slots=True)
-class Spec:
+class Spec(Record):
     """A D6 System roll: the actor's die code, alone, against a difficulty, or opposed."""
 
     actor: Side
