@@ -24,7 +24,13 @@ in play) ride in ``facts``, plain values only, so that every step has a JSON for
 - ``Pair``: a die of one side met a die of the other by rank (or a stand-in face when the other
   side had no die left), and what the pair scored;
 - ``Check``: a rule read on the request or on the roll so far that decides whether (or how) the
-  roll goes on (a task that needs no roll; a follow-up test that is not made).
+  roll goes on (a task that needs no roll; a follow-up test that is not made);
+- ``Changed``: dice whose value a rule changed after they landed (raised to a floor, cut to a
+  cap), from what to what;
+- ``Worked``: a number worked out from others (a sum, an expression with each part's value in
+  place) and what it came to;
+- ``Items``: a side whose pool is values that are not dice (a group's items), which of them
+  count and what they come to.
 
 They are ``Record``s (``astragal._records``): cheap to define, which a game's first roll pays for.
 """
@@ -35,8 +41,8 @@ from typing import Any
 
 from .._records import Record
 
-__all__ = ["Adjust", "Begin", "Check", "Count", "Lookup", "Pair", "Rolled", "Round", "Side",
-           "Step", "Tie", "Verdict", "to_json"]
+__all__ = ["Adjust", "Begin", "Changed", "Check", "Count", "Items", "Lookup", "Pair",
+           "Rolled", "Round", "Side", "Step", "Tie", "Verdict", "Worked", "to_json"]
 
 Facts = tuple[tuple[str, Any], ...]
 
@@ -187,4 +193,45 @@ class Check(Record):
     facts: Facts = ()
 
 
-Step = Begin | Side | Adjust | Rolled | Count | Verdict | Tie | Round | Lookup | Pair | Check
+class Changed(Record):
+    """Dice of ``side`` whose value the rule ``rule`` changed after they landed (raised to a
+    floor, cut to a cap): ``dice`` (indices into ``Roll.dice``) counted ``before`` and count
+    ``after``; the ``Rolled`` step before it holds the values after."""
+
+    side: str
+    dice: tuple[int, ...]
+    before: tuple[int, ...]
+    after: tuple[int, ...]
+    rule: str
+
+
+class Worked(Record):
+    """A number worked out for ``side`` (``""``: the whole roll): ``what`` it is (``"total"``,
+    ``"item 2"``...), its ``working`` (the parts it was worked out from, each by its value, as
+    written: ``7 + 3``, ``max(4, 2) * 2``), its ``value`` and the rule that worked it out
+    (``""``: adding up)."""
+
+    side: str
+    what: str
+    working: str
+    value: float
+    rule: str = ""
+
+
+class Items(Record):
+    """A side whose pool is values that are not dice (a group's items, each worked out in the
+    steps before it): ``values`` in order, what they come to (``value``) by the rule ``rule``
+    (``""``: adding up), each one's mark (``"success"``...; ``()`` when none has one) and the
+    positions (from 0) of the values ``dropped`` by the rule ``drop`` (their dice count nothing)."""
+
+    side: str
+    values: tuple[float, ...]
+    value: float
+    rule: str = ""
+    marks: tuple[str, ...] = ()
+    dropped: tuple[int, ...] = ()
+    drop: str = ""
+
+
+Step = (Begin | Side | Adjust | Rolled | Count | Verdict | Tie | Round | Lookup | Pair | Check
+        | Changed | Worked | Items)

@@ -8,8 +8,10 @@ from typing import Any
 from ..dice.steps import (
     Adjust,
     Begin,
+    Changed,
     Check,
     Count,
+    Items,
     Lookup,
     Pair,
     Rolled,
@@ -18,6 +20,7 @@ from ..dice.steps import (
     Step,
     Tie,
     Verdict,
+    Worked,
 )
 
 
@@ -50,7 +53,7 @@ def step_line(step: Step) -> str:
         return f"rolled {step.side}: {dice}{marks}" + (f"; {', '.join(rules)}" if rules else "")
     if isinstance(step, Count):
         whose = f" of {step.side}" if step.side else ""
-        return f"{step.what}{whose}: {step.value} ({step.rule})"
+        return f"{step.what}{whose}: {step.value}" + (f" ({step.rule})" if step.rule else "")
     if isinstance(step, Verdict):
         who = step.side or "the roll"
         setting = f", {step.setting}" if step.setting else ""
@@ -74,4 +77,23 @@ def step_line(step: Step) -> str:
     if isinstance(step, Check):
         facts = f"; {_facts(step.facts)}" if step.facts else ""
         return f"check {step.rule}: {'holds' if step.holds else 'does not hold'}{facts}"
+    if isinstance(step, Changed):
+        dice = ", ".join(f"die #{i} {a} → {b}" for i, a, b in zip(step.dice, step.before,
+                                                                  step.after))
+        return f"changed {step.side}: {dice} ({step.rule})"
+    if isinstance(step, Worked):
+        whose = f" of {step.side}" if step.side else ""
+        rule = f" ({step.rule})" if step.rule else ""
+        return f"{step.what}{whose}: {step.working} → {_number(step.value)}{rule}"
+    if isinstance(step, Items):
+        values = ", ".join(_number(v) for v in step.values) or "no items"
+        marks = f"; marked {', '.join(m for m in step.marks if m)}" if any(step.marks) else ""
+        if step.dropped:
+            marks += f"; dropped {', '.join(f'#{i}' for i in step.dropped)} ({step.drop})"
+        rule = f" ({step.rule})" if step.rule else ""
+        return f"items {step.side}: {values}{marks} → {_number(step.value)}{rule}"
     raise TypeError(f"not a step: {step!r}")
+
+
+def _number(v: float) -> str:
+    return str(v) if isinstance(v, int) else f"{v:.6f}".rstrip("0")

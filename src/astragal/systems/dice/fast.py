@@ -1,10 +1,11 @@
 """Rolling the common plain shapes (``1d20+5``, ``4d6kh3+2``, ``3d6-1``) from a plan made once.
 
-A plan is made per parsed expression (parsed trees are cached and immutable): the texts of its
-lines, its dice terms' names, the crit and fumble marks of each face and the ``Die`` records
+A plan is made per parsed expression (parsed trees are cached and immutable): its dice terms'
+names and ``Side`` steps, the crit and fumble marks of each face and the ``Die`` records
 (immutable, so each (face, kept) record is made once). Rolling it draws the faces, applies the
-same rule functions as the general roller (``kept_flags``, ``term_value``) and writes the same
-``Roll``: ``tests/systems/dice/test_fast.py`` holds the two to the same output over random
+same rule functions as the general roller (``kept_flags``, ``term_value``), records the same
+steps, puts them into words with ``render.dice`` (both remembered per faces: they are a pure
+function of them) and returns the same ``Roll``: ``tests/systems/dice/test_fast.py`` holds the two to the same output over random
 expressions and faces. Anything else (explosions, re-rolls, success counting, labels, groups,
 repeats, comparisons...) goes to the general roller.
 """
@@ -12,18 +13,44 @@ repeats, comparisons...) goes to the general roller.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._errors import LimitError
 from ..._limits import Limits
 from ..._rng import Source, SystemSource, system_faces
 from ...dice import Die, Roll
-from .nodes import FUDGE, PREFIX, Dice, Expression, Num, Rolls, Sum, said_twice, sum_text
+from .nodes import FUDGE, PREFIX, Dice, Expression, Num, Rolls, Sum
+from .pool import keep_fact
 from .rules import arith, critical, kept_flags, term_value
 
-__all__ = ["plan"]
+if TYPE_CHECKING:
+    from ...dice.steps import Step
+
+__all__ = ["PlainRoll", "plan"]
 
 Plan = Callable[[Source, Limits, str], Roll]
+
+
+class PlainRoll(Roll):
+    """A roll of a plain shape. Its steps are made when they are asked for (its transcript is
+    worded without them): the steps the general roller records on the same faces."""
+
+    __slots__ = ()
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        from .roller import plain_steps
+
+        return plain_steps(self.spec, [d.faces[0] for d in self.dice], self.input)
+
+    def __eq__(self, other: object) -> bool:  # as a Roll is (its steps, its spec not compared)
+        return isinstance(other, Roll) and self[:-2] == other[:-2]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(("Roll", self[:-2]))
 
 
 def _plain(node: Any) -> bool:
@@ -39,35 +66,42 @@ def _number(node: Any) -> bool:
     return isinstance(node, Num) and type(node.value) is int and node.value >= 0
 
 
-class _Term:
-    """One plain dice term: what its line and its records need, worked out once."""
+class _PerFace(dict[int, Any]):
+    """A value per face, made the first time that face is asked for."""
 
-    __slots__ = ("_d", "count", "dice", "group", "keep", "marks", "prefix", "sides", "term",
-                 "words")
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[int], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, face: int) -> Any:
+        value = self[face] = self.make(face)
+        return value
+
+
+class _Term:
+    """One plain dice term: what its steps and its records need, worked out once (per face:
+    its mark and its ``Die`` records, kept or dropped)."""
+
+    __slots__ = ("_d", "count", "dropped", "keep", "keep_fact", "kept", "marks", "sides", "term")
 
     def __init__(self, d: Dice, text: str) -> None:
         self.count, self.sides, self.keep = d.count, d.sides, d.keep
         self.term = text
-        self.group = text
-        self.prefix = f"  {text}: "
-        self.words = f" → {d.keep.words()}" if d.keep is not None else ""
-        self.marks: dict[int, tuple[bool, bool]] = {}
-        self.dice: dict[tuple[int, bool], Die] = {}
+        self.keep_fact = keep_fact(d.keep) if d.keep is not None else None
         self._d = d
+        self.marks = _PerFace(self.mark)
+        self.kept = _PerFace(lambda face: self.die(face, True))
+        self.dropped = _PerFace(lambda face: self.die(face, False))
 
-    def mark(self, face: int) -> tuple[bool, bool]:
-        hit = self.marks.get(face)
-        if hit is None:
-            hit = self.marks[face] = critical(self._d, face)
-        return hit
+    def mark(self, face: int) -> str:
+        crit, fumble = critical(self._d, face)
+        return "+".join(["critical"] * crit + ["fumble"] * fumble)
 
     def die(self, face: int, kept: bool) -> Die:
-        hit = self.dice.get((face, kept))
-        if hit is None:
-            crit, fumble = self.mark(face)
-            hit = self.dice[face, kept] = Die(self.sides, (face,), self.group,
-                                              "" if kept else "dropped", kept, crit, fumble)
-        return hit
+        crit, fumble = critical(self._d, face)
+        return Die(self.sides, (face,), self.term, "" if kept else "dropped", kept, crit, fumble)
 
 
 def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
@@ -83,19 +117,21 @@ def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
         items = list(body.terms)
     else:
         return None
+    from ...render.dice import plain_line, plain_transcript
+
     parts: list[tuple[str, _Term | int]] = [
         (op, _Term(t, text_of(t)) if isinstance(t, Dice) else t.value) for op, t in items]
     head = notation(expr)
     total_dice = sum(p.count for _, p in parts if isinstance(p, _Term))
-    single = len(parts) == 1
 
     terms_of = [part for _, part in parts if isinstance(part, _Term)]
     names = [t.term for t in terms_of]
 
     def render(faces_by_term: list[list[int]]) -> tuple[tuple[str, ...], tuple[Die, ...], int,
                                                          list[int]]:
-        """The lines, records, total and term values of these faces (a pure function of them)."""
-        lines = [head]
+        """The lines, records, total and term values of these faces (a pure function of them;
+        the lines are what ``render.dice`` makes of the steps the general roller records)."""
+        lines: list[str] = []
         dice: list[Die] = []
         values: list[int] = []
         total = 0
@@ -104,35 +140,28 @@ def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
         for op, part in parts:
             if type(part) is int:
                 value = part
-                piece = str(part)
             else:
                 assert isinstance(part, _Term)
                 faces = faces_by_term[at]
                 at += 1
-                kept = kept_flags(faces, part.keep) if part.keep is not None else None
-                value = int(term_value(part._d, faces, kept)) if kept is not None else sum(faces)
-                marked = []
-                for i, face in enumerate(faces):
-                    crit, fumble = part.mark(face)
-                    dice.append(part.die(face, kept[i] if kept is not None else True))
-                    marked.append(f"{face} (critical)" if crit else
-                                  f"{face} (fumble)" if fumble else str(face))
-                listed = ", ".join(marked)
-                chosen = faces if kept is None else [f for f, k in zip(faces, kept) if k]
-                verdict = part.words + (f": {sum_text(chosen)} = {value}" if len(chosen) > 1
-                                        else f" → {value}")
-                lines.append(part.prefix + listed + ("" if said_twice(verdict, listed, faces)
-                                                     else verdict))
+                kept = None
+                if part.keep is not None:
+                    kept = kept_flags(faces, part.keep)
+                    value = int(term_value(part._d, faces, kept))
+                    dice += [part.kept[f] if k else part.dropped[f] for f, k in zip(faces, kept)]
+                else:
+                    value = sum(faces)
+                    dice += map(part.kept.__getitem__, faces)
+                marks = list(map(part.marks.__getitem__, faces))
+                lines.append(plain_line(part.term, faces, marks if any(marks) else (), kept,
+                                        part.keep_fact, value))
                 values.append(value)
-                piece = str(value)
             if shown:
                 total = int(arith(op, total, value))
-                shown += f" {op} {piece}"
+                shown += f" {op} {value}"
             else:
-                total, shown = value, piece
-        line = f"Total: {total}" if single or shown == str(total) else f"{shown} = {total}"
-        lines.append("  " + line)
-        return tuple(lines), tuple(dice), total, values
+                total, shown = value, str(value)
+        return plain_transcript(head, lines, shown, total), tuple(dice), total, values
 
     memo: dict[tuple[int, ...], Any] = {}
     sizes = [(t.sides, t.count) for t in terms_of]
@@ -160,7 +189,7 @@ def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
         lines, dice, total, values = hit
         if not system:
             source.finish()
-        return Roll(PREFIX, text, "total", {"total": total, "terms": [
+        return PlainRoll(PREFIX, text, "total", {"total": total, "terms": [
             {"term": name, "label": "", "value": v} for name, v in zip(names, values)]},
             dice, lines, expr)
 

@@ -7,7 +7,7 @@ text parses back to an equal tree under any options.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from fractions import Fraction
 
 from ..._records import Record, typed
@@ -67,23 +67,6 @@ class Lazy:
         return format(self.words(), spec)
 
 
-def sum_text(values: Sequence[Value]) -> str:
-    """``3 + 6``, ``4 - 1``: the values of a term's dice, added up in words."""
-    if all(type(v) is int and v >= 0 for v in values):
-        return " + ".join(map(str, values))
-    out = format_value(values[0])
-    for v in values[1:]:
-        out += f" - {format_value(-v)}" if v < 0 else f" + {format_value(v)}"
-    return out
-
-
-def said_twice(verdict: str, listed: str, values: Sequence[Value]) -> bool:
-    """A term line's `` → total`` says nothing new: the faces listed are it, or its one die is
-    worth its face (``d20: 20 (critical)``, not ``… → 20``)."""
-    return verdict == f" → {listed}" or (len(values) == 1 and
-                                           verdict == f" → {format_value(values[0])}")
-
-
 def _literal(v: Value) -> str:
     """A number literal exactly as written (decimal literals have finite expansions)."""
     if isinstance(v, int) or v.denominator == 1:
@@ -125,11 +108,10 @@ class Compare(Record):
         return f"{self.op}{self.value}"
 
     def words(self) -> str:
-        """``8 or more``, ``exactly 1``."""
-        return {"=": f"exactly {self.value}", "!=": f"not {self.value}",
-                "<": f"under {self.value}",
-                "<=": f"{self.value} or less", ">": f"over {self.value}",
-                ">=": f"{self.value} or more"}[self.op]
+        """``8 or more``, ``exactly 1`` (in ``render.dice``'s words)."""
+        from ...render.dice import compare_words
+
+        return compare_words(self.op, self.value)
 
 
 class Keep(Record):
@@ -149,12 +131,6 @@ class Keep(Record):
     def by_value(self) -> bool:
         """True for ``k>3``-style keeps: each die is kept or dropped on its own value."""
         return self.cond is not None
-
-    def words(self) -> str:
-        if self.cond is not None:
-            return ("keep" if self.how == "k" else "drop") + f" dice {self.cond.words()}"
-        return {"kh": "keep highest", "kl": "keep lowest", "dh": "drop highest",
-                "dl": "drop lowest"}[self.how] + f" {self.n}"
 
 
 EXPLODE_TEXT = {"explode": "!", "compound": "!!", "penetrate": "!p", "once": "xo", "add": "ra"}

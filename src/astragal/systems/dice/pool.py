@@ -1,0 +1,280 @@
+"""Rolling one dice term with a ``Tray``: every face in rolling order, recorded as steps.
+
+A term's dice are rolled die by die from its program (``program.die_chain``: rules N1 and N2),
+then ``mi``/``ma`` (N3), keep/drop (N4, N5) and the count (N6) are read; the steps it records
+(``Side``, ``Rolled``, ``Changed``, ``Count``) are put into words by ``render.dice``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..._errors import LimitError
+from ..._limits import Limits
+from ..._records import remembered
+from ...dice import Tray
+from ...dice import steps as S
+from ...dice.algebra import Chain, sample_chain
+from .nodes import FUDGE, Compare, Dice, Group, Keep
+from .program import die_chain
+from .rules import clamp, critical, explodes, face_value, kept_flags, matches, term_value
+
+__all__ = ["RUNS", "group_items", "keep_fact", "roll_term", "side_step"]
+
+_EACH_ROLL_A_DIE = ("explode", "penetrate", "once")  # explosions add dice; ``!!`` adds to one
+_PROGRAMS: dict[int, tuple[Dice, Chain]] = {}
+_SIDES: dict[tuple[int, str], tuple[Dice | Group, S.Side]] = {}
+
+
+def forget() -> None:
+    """Forget the programs made per term (tests that swap a rule call this)."""
+    _PROGRAMS.clear()
+
+
+def _program_of(d: Dice) -> Chain:
+    """``die_chain(d)``, remembered per parsed term (parsed trees are cached and immutable)."""
+    return remembered(_PROGRAMS, d, lambda: die_chain(d))
+
+
+def _compare(c: Compare) -> tuple[str, int]:
+    return c.op, c.value
+
+
+def keep_fact(keep: Keep) -> tuple[Any, ...]:
+    """A keep as a ``Side`` fact: ``("kh", 3)``, or ``("k", ">", 3)`` for a keep by value."""
+    return (keep.how, keep.n) if keep.cond is None else (keep.how, *_compare(keep.cond))
+
+
+def side_step(term: Dice | Group, name: str, label: str) -> S.Side:
+    """The ``Side`` step of a term or group: its settings as facts (remembered per term)."""
+    key = (id(term), label)
+    hit = _SIDES.get(key)
+    if hit is not None and hit[0] is term:
+        return hit[1]
+    facts: list[tuple[str, Any]] = [("label", label)] if label else []
+    if isinstance(term, Group):
+        facts.append(("items", len(term.items)))
+    else:
+        facts += [(k, v) for k, v in (("explode", term.explode), ("min", term.minimum),
+                                      ("max", term.maximum)) if v is not None]
+    if term.keep is not None:
+        facts.append(("keep", keep_fact(term.keep)))
+    facts += [(k, _compare(c)) for k, c in (("success", term.success), ("failure", term.failure),
+                                            ("double", term.double)) if c is not None]
+    if isinstance(term, Dice) and term.match:
+        facts += [("match", term.match)] + ([("match_count", True)] if term.match_count else [])
+    if term.sort:
+        facts.append(("sort", term.sort))
+    step = S.Side(name, term.count if isinstance(term, Dice) else 0, tuple(facts))
+    if len(_SIDES) > 4096:
+        _SIDES.clear()
+    _SIDES[key] = (term, step)
+    return step
+
+
+class _Runs(dict[int, tuple[tuple[int, ...], ...]]):
+    """A plain die's runs (its one face), made once per face."""
+
+    def __missing__(self, face: int) -> tuple[tuple[int, ...], ...]:
+        runs = self[face] = ((face,),)
+        return runs
+
+
+RUNS = _Runs()
+
+
+class _Die:
+    """One die of a term as it stands: its tray index, its faces as shown (in runs: a re-roll
+    starts one), its value and its marks."""
+
+    __slots__ = ("index", "marks", "runs", "value")
+
+    def __init__(self, index: int, runs: tuple[tuple[int, ...], ...], value: int,
+                 marks: list[str] | None = None) -> None:
+        self.index, self.runs, self.value = index, runs, value
+        self.marks = marks if marks is not None else []
+
+
+class _TermHands:
+    """The dice algebra's hands for one die of a term: each roll (the first, each explosion)
+    is a die of the tray (``!!``: the same die rolled again), a re-roll in place rolls that die
+    again with the note ``re-rolled <face>``; ``rolls`` keeps each roll's die and every face it
+    showed, in order."""
+
+    __slots__ = ("d", "each", "group", "rolls", "tray")
+
+    def __init__(self, tray: Tray, d: Dice, group: str, each_roll_a_die: bool) -> None:
+        self.tray, self.d, self.group, self.each = tray, d, group, each_roll_a_die
+        self.rolls: list[tuple[int, list[int]]] = []
+
+    def new(self, size: int, note: str = "") -> int:
+        die = self.tray.roll(size, self.group, 0, note)
+        self.rolls.append((die, [self.tray.face(die)]))
+        return die
+
+    def again(self, die: int, note: str) -> int:
+        if self.each:
+            return self.tray.face(self.new(self.tray.size(die), note))
+        face = self.tray.reroll(die, 0, note)
+        self.rolls.append((die, [face]))
+        return face
+
+    def redo(self, die: int, note: str) -> int:
+        index, seen = self.rolls[-1]
+        face = self.tray.reroll(index, 0, f"re-rolled {face_value(self.d, seen[-1])}")
+        seen.append(face)
+        return face
+
+    def face(self, die: int) -> int:
+        return self.tray.face(die)
+
+
+def _chain(d: Dice, program: Chain, hands: _TermHands, limits: Limits, text: str,
+           out: list[_Die], note: str = "") -> None:
+    """Rules 1 and 2: one die, its re-rolls and everything its explosions add, rolled by the
+    dice algebra's program for it (``program.die_chain``), die by die."""
+    hands.rolls = []
+    first = hands.new(program.size, note)
+    try:
+        faces, total = sample_chain(program, hands, first, limits)
+    except LimitError as exc:
+        what = "exploded" if "exploded" in exc.message else "was re-rolled"
+        raise LimitError(f"a {d.die_text()} {what} more than {limits.max_explosions} times "
+                         "(the limit)", text, d.span) from None
+    rolls = hands.rolls
+    plain = not d.custom and d.sides != FUDGE  # the tray's face is the die's
+    if len(rolls) == 1:  # no explosion: the face that stands
+        seen = rolls[0][1]
+        if len(seen) == 1:
+            out.append(_Die(first, RUNS[seen[0] if plain else face_value(d, seen[0])], total))
+        else:
+            out.append(_Die(first, tuple([(f if plain else face_value(d, f),) for f in seen]),
+                            total))
+        return
+    shown = [seen if plain else [face_value(d, f) for f in seen] for _, seen in rolls]
+    if d.explode == "compound":  # one die: a re-roll starts a run, a roll again adds to it
+        runs = [[shown[0][0]]]
+        for j, seen in enumerate(shown):
+            for k, f in enumerate(seen):
+                if k:
+                    runs.append([f])
+                elif j:
+                    runs[-1].append(f)
+        out.append(_Die(first, tuple(map(tuple, runs)), total))
+        return
+    penetrates = d.explode == "penetrate"
+    for i, ((index, _), seen, raw) in enumerate(zip(rolls, shown, faces)):
+        value = program.score(i, raw) if penetrates else seen[-1]  # what the roll adds
+        out.append(_Die(index, tuple((f,) for f in seen), value, ["explosion"] if i else None))
+
+
+def _success_marks(term: Dice | Group, values: Sequence[Any], kept: Sequence[bool],
+                   marks: Sequence[list[str]]) -> None:
+    """N6 read on each kept die or item: ``success``, ``double``, ``failure``."""
+    success, double, failure = term.success, term.double, term.failure
+    assert success is not None
+    for v, k, m in zip(values, kept, marks):
+        if k:
+            if success(v):
+                m.append("success")
+                if double is not None and double(v):
+                    m.append("double")
+            if failure is not None and failure(v):
+                m.append("failure")
+
+
+def _pool(tray: Tray, limits: Limits, text: str, d: Dice, name: str) -> list[_Die]:
+    """Rules 1 and 2 (and ``ra``) for each die of a term that explodes or re-rolls, or whose
+    faces are not its tray faces."""
+    pool: list[_Die] = []
+    program = _program_of(d)
+    hands = _TermHands(tray, d, name, d.explode in _EACH_ROLL_A_DIE)
+    for _ in range(d.count):
+        _chain(d, program, hands, limits, text, pool)
+    if d.explode == "add":
+        # ra: the first die that matches is rolled again, and the new die is added
+        first = next((x for x in pool if explodes(d, x.value)), None)
+        if first is not None:
+            first.marks.append("ra")
+            _chain(d, program, hands, limits, text, pool, "re-roll and add")
+            pool[-1].marks.append("added")
+    return pool
+
+
+def roll_term(tray: Tray, limits: Limits, text: str, d: Dice, name: str,
+              steps: list[S.Step]) -> int:
+    """Roll the dice term ``d`` into the tray's group ``name``, recording its steps after its
+    ``Side``; returns what it comes to."""
+    marks: list[list[str]] | None = None
+    if d.explode is None and not d.reroll and d.sides != FUDGE and not d.custom:
+        size, new, face = d.sides, tray.roll, tray.face  # plain: one face each
+        indices = [new(size, name) for _ in range(d.count)]
+        values = [face(i) for i in indices]
+        runs = tuple(map(RUNS.__getitem__, values))
+    else:
+        pool = _pool(tray, limits, text, d, name)
+        indices = [x.index for x in pool]
+        values = [x.value for x in pool]
+        runs = tuple(x.runs for x in pool)
+        marks = [x.marks for x in pool]
+    if d.crit is not None or d.fumble is not None or (d.sides == 20 and not d.custom):
+        for k, i in enumerate(indices):  # crits and fumbles: marked on each die's natural face
+            crit, fumble = critical(d, face_value(d, tray.face(i)))
+            if crit or fumble:
+                tray.mark(i, crit, fumble)
+                if marks is None:
+                    marks = [[] for _ in indices]
+                marks[k] += ["critical"] * crit + ["fumble"] * fumble
+    changed = None
+    if d.minimum is not None or d.maximum is not None:
+        after = [int(clamp(d, v)) for v in values]
+        moved = [k for k, (v, c) in enumerate(zip(values, after)) if v != c]
+        if moved:
+            changed = S.Changed(name, tuple(indices[k] for k in moved),
+                                tuple(values[k] for k in moved), tuple(after[k] for k in moved),
+                                "N3")
+        values = after
+    kept = kept_flags(values, d.keep)
+    dropped: tuple[int, ...] = ()
+    if d.keep is not None:
+        dropped = tuple([i for i, k in zip(indices, kept) if not k])
+        for i in dropped:
+            tray.drop(i, "dropped")
+    total = term_value(d, values, kept)
+    what, rule = "total", ""
+    if d.success is not None or d.match:
+        if marks is None:
+            marks = [[] for _ in indices]
+        if d.success is not None:
+            _success_marks(d, values, kept, marks)
+            what, rule = "successes", "N6"
+        if d.match:
+            sets = matches(values, d.match)
+            for _, where in sets:
+                for k in where:
+                    marks[k].append("match")
+            if d.match_count:
+                total, what = len(sets), "matches"
+    steps.append(S.Rolled(name, tuple(indices), runs, tuple(values),
+                          tuple(["+".join(m) for m in marks]) if marks and any(marks) else (),
+                          "N3" if changed is not None else "N0" if d.custom or d.sides == FUDGE
+                          else "", "N2" if d.explode else "", "N1" if d.reroll else "", dropped,
+                          ("N5" if d.keep.by_value else "N4") if dropped and d.keep else ""))
+    if changed is not None:
+        steps.append(changed)
+    steps.append(S.Count(name, what, int(total), rule))
+    return int(total)
+
+
+def group_items(g: Group, name: str, values: Sequence[Any], kept: Sequence[bool], total: Any,
+                json: Any) -> S.Items:
+    """The ``Items`` step of a group whose items came to ``values``."""
+    marks: list[list[str]] = [[] for _ in values]
+    if g.success is not None:
+        _success_marks(g, values, kept, marks)
+    dropped = tuple(k for k, keep in enumerate(kept) if not keep)
+    return S.Items(name, tuple(json(v) for v in values), json(total),
+                   "N6" if g.success is not None else "",
+                   tuple("+".join(m) for m in marks) if any(marks) else (), dropped,
+                   ("N5" if g.keep is not None and g.keep.by_value else "N4") if dropped else "")
