@@ -17,9 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from ..dice.steps import Begin, Changed, Count, Items, Rolled, Round, Side, Step, Worked
+if TYPE_CHECKING:
+    from ..dice import steps as S
+    from ..dice.steps import Changed, Items, Rolled, Step
+else:
+    S = None  # imported by the first transcript: a plain roll's words need no steps
 
 __all__ = ["compare_words", "keep_words", "number", "plain_line", "plain_transcript", "sum_text",
            "term_line", "total_line", "transcript"]
@@ -125,21 +130,44 @@ def die_text(runs: Sequence[Sequence[int]], value: int, before: int, marks: Sequ
     return text
 
 
+_QUIET = frozenset({"success", "double", "failure", "match", "added"})  # not on the die's text
+
+
 def _shown(facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
            marks: list[tuple[str, ...]] | None) -> list[str]:
     """Each die of a term as its line shows it, in rolling order."""
-    runs_of, values = rolled.runs, rolled.values
-    if marks is None and changed is None and facts.get("explode") != "compound":
-        if not rolled.reroll:  # each die one face, its value
-            return list(map(str, values))
-        return ["→".join([str(r[0]) for r in runs]) for runs in runs_of]
-    before = dict(zip(changed.dice, changed.before)) if changed is not None else {}
-    marks = marks or [()] * len(values)
-    compound = facts.get("explode") == "compound"
-    last = len(marks) - 1
-    return [die_text(runs, v, before.get(i, v), m, compound,
-                     k < last and "explosion" in marks[k + 1])
-            for k, (i, runs, v, m) in enumerate(zip(rolled.dice, runs_of, values, marks))]
+    runs_of, values, dice = rolled.runs, rolled.values, rolled.dice
+    if facts.get("explode") == "compound":
+        before = dict(zip(changed.dice, changed.before)) if changed is not None else {}
+        return [die_text(runs, v, before.get(i, v), m, True, False)
+                for i, runs, v, m in zip(dice, runs_of, values, marks or [()] * len(values))]
+    if rolled.reroll:
+        shown = ["→".join([str(r[0]) for r in runs]) for runs in runs_of]
+    elif changed is None and marks is None:
+        return list(map(str, values))
+    else:
+        shown = [str(runs[0][0]) for runs in runs_of]
+    marked: dict[int, int] = {}  # the dice whose text a mark changes (or goes on), by position
+    if marks is not None:
+        for k, m in enumerate(marks):
+            if m and not _QUIET.issuperset(m):
+                marked[k] = values[k]
+                if "explosion" in m and k:
+                    marked[k - 1] = values[k - 1]
+    if changed is not None:
+        at = {i: k for k, i in enumerate(dice)}
+        for i, was, after in zip(changed.dice, changed.before, changed.after):
+            if at[i] in marked:
+                marked[at[i]] = was
+            else:
+                shown[at[i]] += f" (as {after})"
+    if marked:
+        assert marks is not None
+        last = len(values) - 1
+        for k, was in marked.items():
+            shown[k] = die_text(runs_of[k], values[k], was, marks[k], False,
+                                k < last and "explosion" in marks[k + 1])
+    return shown
 
 
 _MARKED = {"": "", "critical": " (critical)", "fumble": " (fumble)",
@@ -172,9 +200,27 @@ def plain_transcript(text: str, lines: Iterable[str], working: str, total: int) 
     return (text, *["  " + line for line in lines], "  " + total_line(working, str(total)))
 
 
+_LINES: dict[tuple[Any, ...], str] = {}
+
+
 def term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
               total: int) -> str:
-    """A dice term's line: ``4d6kh3: 6, 4, 1, 3 → keep highest 3: 6 + 4 + 3 = 13``."""
+    """A dice term's line: ``4d6kh3: 6, 4, 1, 3 → keep highest 3: 6 + 4 + 3 = 13``; a few dice's
+    line is remembered (a pure function of its steps: its name, the term as written, says its
+    facts; a few dice show few different faces)."""
+    if len(rolled.dice) > 5:
+        return _term_line(name, facts, rolled, changed, total)
+    key = (name, rolled, changed, total)
+    line = _LINES.get(key)
+    if line is None:
+        if len(_LINES) > 4096:
+            _LINES.clear()
+        line = _LINES[key] = _term_line(name, facts, rolled, changed, total)
+    return line
+
+
+def _term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
+               total: int) -> str:
     kept: list[bool] | None = None
     if rolled.dropped:
         dropped = set(rolled.dropped)
@@ -238,9 +284,16 @@ def _facts(facts: tuple[tuple[str, Any], ...]) -> Mapping[str, Any]:
     return out
 
 
+_NO_FACTS: Mapping[str, Any] = {}
+
+
 def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
     """A general-notation roll's steps in words: the notation, a line per dice term (a group's
     items indented under it), the total; ``Roll n:`` before each roll of a repeated roll."""
+    global S
+    if S is None:
+        S = import_module("..dice.steps", __package__)
+    Side, Rolled, Count, Worked = S.Side, S.Rolled, S.Count, S.Worked
     lines: list[str] = []
     facts: dict[str, Mapping[str, Any]] = {}
     base = indent = "  "
@@ -248,45 +301,47 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
     texts: Sequence[str] = ()
     heads: list[str] = []  # what each roll came to, for the inline rolls in a line of text
     totals: list[float] = []
-    rolled: Rolled | None = None
-    changed: Changed | None = None
+    rolled: Any = None
+    changed: Any = None
+    step: Any
     for step in steps:
-        if type(step) is Side:
-            facts[step.side] = f = _facts(step.facts)
+        kind = type(step)
+        if kind is Side:
+            f = facts[step.side] = _facts(step.facts) if step.facts else _NO_FACTS
             if "items" in f:  # a group: its items' lines go one level in
                 lines.append(f"{indent}{step.side}:")
                 depth += 1
                 indent = base + "  " * depth
-        elif type(step) is Rolled:
+        elif kind is Rolled:
             rolled, changed = step, None
-        elif type(step) is Count:
+        elif kind is Count:
             if step.side:
-                assert rolled is not None
                 lines.append(indent + term_line(step.side, facts[step.side], rolled, changed,
                                                 step.value))
             else:  # how many rolls of a repeated comparison held
                 heads[-1] = f"{step.value} of {times} succeed"
                 lines.append(f"{base[2:]}{heads[-1]}")
-        elif type(step) is Worked:
+        elif kind is Worked:
             v = step.value
             value = str(v) if type(v) is int else number(v)
-            if step.what == "total" and not step.side:
+            what = step.what
+            if what == "total" and not step.side:
                 lines.append(indent + total_line(step.working, value))
                 if times > 1:
                     totals.append(v)
                 if texts:
                     heads[-1] = headline(v)
-            elif step.what == "comparison":
+            elif what == "comparison":
                 heads[-1] = "success" if v else "failure"
                 lines.append(f"{indent}{step.working}: {heads[-1]}")
-            elif step.what == "sum":
+            elif what == "sum":
                 heads[-1] = headline(v)
                 lines.append(f"{base[2:]}Totals: {', '.join(number(t) for t in totals)}")
-            elif step.what.startswith("item "):
-                lines.append(f"{indent}{step.what}: {step.working} = {value}"
-                             if step.working != value else f"{indent}{step.what}: {value}")
-        elif type(step) is Begin:
-            f = _facts(step.facts)
+            elif what.startswith("item "):
+                lines.append(f"{indent}{what}: {step.working} = {value}"
+                             if step.working != value else f"{indent}{what}: {value}")
+        elif kind is S.Begin:
+            f = _facts(step.facts) if step.facts else _NO_FACTS
             times, totals = f.get("times", 1), []
             if step.kind == "part":
                 lines.append(f"Roll {f['part']}: {step.text}")
@@ -296,13 +351,13 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
                 texts = f.get("texts", ())
             if step.kind != "rolls":
                 heads.append("")
-        elif type(step) is Changed:
-            changed = step
-        elif type(step) is Items:
+        elif kind is S.Items:
             depth -= 1
             indent = base + "  " * depth
             lines.append(indent + group_line(step.side, facts[step.side], step))
-        elif type(step) is Round:
+        elif kind is S.Changed:
+            changed = step
+        elif kind is S.Round:
             lines.append(f"{base[2:]}Roll {step.n}:")
     if texts:
         line = texts[0]

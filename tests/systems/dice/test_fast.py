@@ -10,19 +10,19 @@ from typing import Any
 import pytest
 
 import astragal
-from astragal.systems.dice import roller
+from astragal.systems.dice import fast
 
 
 def _general(text: str, faces: list[int] | None, **kw: Any) -> Any:
     """The roll through the general roller (no plan)."""
-    saved = roller.plan
-    roller._PLANS.clear()
-    roller.plan = lambda *a: None  # type: ignore[assignment]
+    saved = fast.plan
+    fast.forget()
+    fast.plan = lambda *a: None  # type: ignore[assignment]
     try:
         return _outcome(text, faces, **kw)
     finally:
-        roller.plan = saved  # type: ignore[assignment]
-        roller._PLANS.clear()
+        fast.plan = saved  # type: ignore[assignment]
+        fast.forget()
 
 
 def _outcome(text: str, faces: list[int] | None, **kw: Any) -> Any:

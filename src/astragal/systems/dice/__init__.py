@@ -61,14 +61,19 @@ def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
 def roll(spec: Expression | Rolls, source: Source, options: Mapping[str, Any] | None = None,
          limits: Limits = DEFAULT_LIMITS, text: str = "") -> Roll:
     """Roll a parsed expression with faces from ``source``."""
-    global _roller
-    if _roller is None:
-        from .roller import roll as _roller
-    result: Roll = _roller(spec, source, limits, text or str(spec))
+    global _plain, _roller
+    if _plain is None:
+        from .fast import plain_roll as _plain
+    result: Roll | None = _plain(spec, source, limits, text or str(spec))
+    if result is None:  # not a plain shape: the general roller, imported on its first roll
+        if _roller is None:
+            from .roller import general as _roller
+        result = _roller(spec, source, limits, text or str(spec))
     return result
 
 
-_roller: Any = None  # the roller, imported on the first roll
+_plain: Any = None  # the plain shapes' roller (fast.py), imported on the first roll
+_roller: Any = None
 
 
 def odds(spec: Expression | Rolls, options: Mapping[str, Any] | None = None,

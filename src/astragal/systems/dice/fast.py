@@ -19,14 +19,13 @@ from ..._errors import LimitError
 from ..._limits import Limits
 from ..._rng import Source, SystemSource, system_faces
 from ...dice import Die, Roll
-from .nodes import FUDGE, PREFIX, Dice, Expression, Num, Rolls, Sum
-from .pool import keep_fact
+from .nodes import FUDGE, PREFIX, Dice, Expression, Num, Rolls, Sum, notation_of, text_of
 from .rules import arith, critical, kept_flags, term_value
 
 if TYPE_CHECKING:
     from ...dice.steps import Step
 
-__all__ = ["PlainRoll", "plan"]
+__all__ = ["PlainRoll", "forget", "plain_roll", "plan"]
 
 Plan = Callable[[Source, Limits, str], Roll]
 
@@ -89,7 +88,7 @@ class _Term:
     def __init__(self, d: Dice, text: str) -> None:
         self.count, self.sides, self.keep = d.count, d.sides, d.keep
         self.term = text
-        self.keep_fact = keep_fact(d.keep) if d.keep is not None else None
+        self.keep_fact = (d.keep.how, d.keep.n) if d.keep is not None else None  # as a fact
         self._d = d
         self.marks = _PerFace(self.mark)
         self.kept = _PerFace(lambda face: self.die(face, True))
@@ -104,8 +103,27 @@ class _Term:
         return Die(self.sides, (face,), self.term, "" if kept else "dropped", kept, crit, fumble)
 
 
-def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
-         notation: Callable[[Expression], str]) -> Plan | None:
+_PLANS: dict[int, tuple[object, Plan | None]] = {}
+
+
+def forget() -> None:
+    """Forget the plans (tests that swap a rule call this)."""
+    _PLANS.clear()
+
+
+def plain_roll(expr: Expression | Rolls, source: Source, limits: Limits,
+               text: str) -> Roll | None:
+    """The roll of a plain expression from its plan (made once per parsed expression), or None
+    when the expression is not a plain shape (the general roller takes it)."""
+    known = _PLANS.get(id(expr))
+    if known is None or known[0] is not expr:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        known = _PLANS[id(expr)] = (expr, plan(expr))
+    return None if known[1] is None else known[1](source, limits, text)
+
+
+def plan(expr: Expression | Rolls) -> Plan | None:
     """The plan of a plain expression, or None (the general roller takes it)."""
     if not isinstance(expr, Expression) or expr.repeat != 1:
         return None
@@ -121,7 +139,7 @@ def plan(expr: Expression | Rolls, text_of: Callable[[Any], str],
 
     parts: list[tuple[str, _Term | int]] = [
         (op, _Term(t, text_of(t)) if isinstance(t, Dice) else t.value) for op, t in items]
-    head = notation(expr)
+    head = notation_of(expr)
     total_dice = sum(p.count for _, p in parts if isinstance(p, _Term))
 
     terms_of = [part for _, part in parts if isinstance(part, _Term)]

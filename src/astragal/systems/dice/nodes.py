@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from ..._records import Record, typed
+from ..._records import Record, remembered, typed
 
 __all__ = [
     "FUDGE",
@@ -433,3 +433,17 @@ class Rolls(Record):
 
     def __str__(self) -> str:
         return f"{PREFIX}: {self.notation()}"
+
+
+_TEXTS: dict[int, tuple[object, str]] = {}
+
+
+def text_of(node: Node) -> str:
+    """Canonical text of a node, remembered per node object (parsed trees are cached and
+    immutable; keyed by identity because hashing a whole term costs more than printing it)."""
+    return remembered(_TEXTS, node, node.__str__)
+
+
+def notation_of(expr: Expression) -> str:
+    """``expr.notation()``, remembered per parsed expression."""
+    return remembered(_TEXTS, expr, expr.notation)

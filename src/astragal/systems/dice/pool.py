@@ -270,11 +270,12 @@ def roll_term(tray: Tray, limits: Limits, text: str, d: Dice, name: str,
 def group_items(g: Group, name: str, values: Sequence[Any], kept: Sequence[bool], total: Any,
                 json: Any) -> S.Items:
     """The ``Items`` step of a group whose items came to ``values``."""
-    marks: list[list[str]] = [[] for _ in values]
+    marked: tuple[str, ...] = ()
     if g.success is not None:
+        marks: list[list[str]] = [[] for _ in values]
         _success_marks(g, values, kept, marks)
-    dropped = tuple(k for k, keep in enumerate(kept) if not keep)
-    return S.Items(name, tuple(json(v) for v in values), json(total),
-                   "N6" if g.success is not None else "",
-                   tuple("+".join(m) for m in marks) if any(marks) else (), dropped,
+        marked = tuple(["+".join(m) for m in marks]) if any(marks) else ()
+    dropped = tuple([k for k, keep in enumerate(kept) if not keep]) if g.keep is not None else ()
+    return S.Items(name, tuple(map(json, values)), json(total),
+                   "N6" if g.success is not None else "", marked, dropped,
                    ("N5" if g.keep is not None and g.keep.by_value else "N4") if dropped else "")

@@ -14,7 +14,8 @@ from ...dice import Roll, Tray
 from ...dice import steps as S
 from ...render import dice as words
 from .checks import check
-from .fast import plan
+from .fast import forget as _forget_plans
+from .fast import plain_roll
 from .lexicon import MAX_SIDES
 from .nodes import (
     PREFIX,
@@ -34,35 +35,24 @@ from .nodes import (
     Sum,
     Value,
     format_value,
+    notation_of,
     precedence,
+    text_of,
 )
 from .pool import forget as _forget_programs
 from .pool import group_items, roll_term, side_step
 from .rules import BadPower, ZeroDivisor, arith, call, compare, kept_flags, term_value
 
-__all__ = ["json_value", "roll"]
-
-
-_TEXTS: dict[int, tuple[object, str]] = {}
-
-
-def _text_of(node: Node) -> str:
-    """Canonical text of a node, remembered per node object (parsed trees are cached and
-    immutable; keyed by identity because hashing a whole term costs more than printing it)."""
-    return remembered(_TEXTS, node, node.__str__)
-
-
-def _notation(expr: Expression) -> str:
-    return remembered(_TEXTS, expr, expr.notation)
+__all__ = ["general", "json_value", "plain_steps", "roll"]
 
 
 _CHECKED: dict[int, tuple[object, Limits]] = {}  # parsed trees already within the dice limit
-_PLANS: dict[int, tuple[object, Any]] = {}
 
 
 def forget() -> None:
-    """Forget the plans of plain shapes (tests that swap a rule call this)."""
-    _PLANS.clear()
+    """Forget the plans of plain shapes and the terms' programs (tests that swap a rule call
+    this)."""
+    _forget_plans()
     _forget_programs()
 
 
@@ -87,10 +77,11 @@ class _Roller:
     # --- terms -----------------------------------------------------------------------------
 
     def dice(self, d: Dice, label: str) -> Value:
-        name = _text_of(d) + (f" [{label}]" if label else "")
+        term = text_of(d)
+        name = f"{term} [{label}]" if label else term
         self.steps.append(side_step(d, name, label))
         total = roll_term(self.tray, self.limits, self.text, d, name, self.steps)
-        self.terms.append({"term": _text_of(d), "label": label, "value": total})
+        self.terms.append({"term": term, "label": label, "value": total})
         return total
 
     def rolled_number(self, node: Node, label: str, what: str, least: int,
@@ -106,7 +97,7 @@ class _Roller:
         return int(v)
 
     def group(self, g: Group, label: str) -> Value:
-        name = _text_of(g) + (f" [{label}]" if label else "")
+        name = text_of(g) + (f" [{label}]" if label else "")
         self.steps.append(side_step(g, name, label))
         values: list[Value] = []
         dice_of: list[range] = []  # the tray's dice each item rolled, to strike a dropped item's
@@ -126,7 +117,7 @@ class _Roller:
                         self.tray.drop(index, "dropped")
         total = term_value(g, values, kept)
         self.steps.append(group_items(g, name, values, kept, total, json_value))
-        self.terms.append({"term": _text_of(g), "label": label, "value": json_value(total)})
+        self.terms.append({"term": text_of(g), "label": label, "value": json_value(total)})
         return total
 
     # --- the expression --------------------------------------------------------------------
@@ -144,7 +135,7 @@ class _Roller:
                 return v, format_value(v)
             case Label(node=inner, text=text):
                 v, shown = self.value(inner, text)
-                self.labels.append({"label": text, "term": _text_of(inner),
+                self.labels.append({"label": text, "term": text_of(inner),
                                     "value": json_value(v)})
                 self.steps.append(S.Worked(text, "label", shown, json_value(v), _rule_of(inner)))
                 return v, f"{_paren(shown, inner, 6)} [{text}]"
@@ -191,7 +182,7 @@ class _Roller:
                                      f"{self.limits.max_dice} dice", self.text, span)
                 rolled = (("count", n),) * (count is not None) + (("sides", sides_n),) * (
                     sides is not None)
-                self.steps.append(S.Adjust(_text_of(concrete) + (f" [{label}]" if label else ""),
+                self.steps.append(S.Adjust(text_of(concrete) + (f" [{label}]" if label else ""),
                                            "rolled", "", rolled))
                 v = self.dice(concrete, label)
                 return v, format_value(v)
@@ -271,7 +262,7 @@ def _begin(expr: Expression, part: int = 0) -> S.Begin:
     times = (("times", expr.repeat),) if expr.repeat > 1 else ()
     if part:
         return S.Begin(expr.notation(), "part", (("part", part),) + times)
-    return S.Begin(_notation(expr), "repeated" if times else "", times)
+    return S.Begin(notation_of(expr), "repeated" if times else "", times)
 
 
 _BEGINS: dict[int, tuple[object, S.Begin]] = {}
@@ -290,15 +281,15 @@ def plain_steps(expr: Expression, faces: list[int], text: str) -> tuple[S.Step, 
 
 
 def roll(expr: Expression | Rolls, source: Source, limits: Limits, text: str) -> Roll:
+    """Roll the expression: a plain shape from its plan (``fast.py``), any other by
+    ``general``."""
+    plain = plain_roll(expr, source, limits, text)
+    return general(expr, source, limits, text) if plain is None else plain
+
+
+def general(expr: Expression | Rolls, source: Source, limits: Limits, text: str) -> Roll:
     """Roll the expression: every die through the Tray, its steps recorded and put into words
     (``render.dice``)."""
-    known = _PLANS.get(id(expr))
-    if known is None or known[0] is not expr:  # plain shapes roll from a plan (fast.py)
-        if len(_PLANS) > 4096:
-            _PLANS.clear()
-        known = _PLANS[id(expr)] = (expr, plan(expr, _text_of, _notation))
-    if known[1] is not None:
-        return known[1](source, limits, text)
     seen = _CHECKED.get(id(expr))
     if seen is None or seen[0] is not expr or seen[1] != limits:
         check(expr, text, limits)
