@@ -205,28 +205,28 @@ _LINES: dict[tuple[Any, ...], str] = {}
 
 def term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
               total: int) -> str:
-    """A dice term's line: ``4d6kh3: 6, 4, 1, 3 → keep highest 3: 6 + 4 + 3 = 13``; a few dice's
-    line is remembered (a pure function of its steps: its name, the term as written, says its
-    facts; a few dice show few different faces)."""
-    if len(rolled.dice) > 5:
-        return _term_line(name, facts, rolled, changed, total)
-    key = (name, rolled, changed, total)
-    line = _LINES.get(key)
-    if line is None:
-        if len(_LINES) > 4096:
-            _LINES.clear()
-        line = _LINES[key] = _term_line(name, facts, rolled, changed, total)
-    return line
-
-
-def _term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
-               total: int) -> str:
+    """A dice term's line: ``4d6kh3: 6, 4, 1, 3 → keep highest 3: 6 + 4 + 3 = 13``; the line of
+    a few dice that are more than plain is remembered (a pure function of its steps: its name,
+    the term as written, says its facts; a few dice show few different faces)."""
     kept: list[bool] | None = None
     if rolled.dropped:
         dropped = set(rolled.dropped)
         kept = [i not in dropped for i in rolled.dice]
     if not (rolled.again or rolled.reroll or changed) and _PLAIN.issuperset(facts):
         return plain_line(name, rolled.values, rolled.marks, kept, facts.get("keep"), total)
+    if len(rolled.dice) > 5:
+        return _term_line(name, facts, rolled, changed, kept, total)
+    key = (name, tuple(rolled), None if changed is None else tuple(changed), total)
+    line = _LINES.get(key)
+    if line is None:
+        if len(_LINES) > 4096:
+            _LINES.clear()
+        line = _LINES[key] = _term_line(name, facts, rolled, changed, kept, total)
+    return line
+
+
+def _term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
+               kept: list[bool] | None, total: int) -> str:
     marks = [tuple(m.split("+")) if m else () for m in rolled.marks] if rolled.marks else None
     shown = _shown(facts, rolled, changed, marks)
     values: Sequence[int] = rolled.values
