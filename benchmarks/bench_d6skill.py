@@ -21,7 +21,6 @@ from typing import Any
 import icepool
 
 import astragal
-from astragal.systems import d6skill as S
 
 DEPTH = 21  # astragal keeps Critical chains of up to 21 sixes (the tail beyond is < 1e-17)
 
@@ -93,7 +92,8 @@ def clear_caches() -> None:
     from astragal.systems.d6skill import program, rules
 
     algebra.clear_caches()
-    for module in (program, rules):
+    laws = sys.modules["astragal.systems.d6skill.odds"]  # the package's ``odds`` is a function
+    for module in (program, rules, laws):
         for value in vars(module).values():
             if callable(getattr(value, "cache_clear", None)):
                 value.cache_clear()

@@ -11,19 +11,15 @@ from __future__ import annotations
 
 from .. import Game
 from .notation import Action, Side, Term, parse
+from .odds import SideLaw, odds, pool_pmf, side_law, single_outcomes
 from .program import (
     Prepared,
-    SideLaw,
     SideRoll,
     effective_rules,
-    odds,
-    pool_pmf,
     prepare,
     program,
     roll,
     roll_side,
-    side_law,
-    single_outcomes,
 )
 from .rules import (
     AGAIN_RULES,

@@ -9,7 +9,8 @@ from typing import Any
 from ..._cells import number, percent
 from . import rules as R
 from .notation import Side, Term
-from .program import prepare, side_law, single_outcomes
+from .odds import side_law, single_outcomes
+from .program import prepare
 
 
 def pools_table(options: Mapping[str, Any] | None = None, max_pool: int = 20) -> list[list[str]]:

@@ -18,19 +18,8 @@ from __future__ import annotations
 
 from .. import Game
 from .notation import Check, Side, Spec, parse
-from .program import (
-    D6Roll,
-    DieLaw,
-    RoundLaw,
-    d6_law,
-    damage_law,
-    die_program,
-    odds,
-    opposed_law,
-    read_d6,
-    result_law,
-    roll,
-)
+from .odds import DieLaw, RoundLaw, d6_law, damage_law, odds, opposed_law, result_law
+from .program import D6Roll, die_program, read_d6, roll
 from .rules import (
     BOTCH_KINDS,
     BOTCH_ORDERS,

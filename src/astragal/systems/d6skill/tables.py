@@ -7,7 +7,7 @@ from typing import Any
 
 from ..._cells import percent
 from . import rules as R
-from .program import d6_law, opposed_law
+from .odds import d6_law, opposed_law
 from .rules import DEFAULTS
 
 
