@@ -22,7 +22,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from astragal import LimitError, Limits, SeededSource
-from astragal.dice.algebra import Chain, Drop, Keep, Marked, Pool, Reroll, Top, sample, top
+from astragal.dice.algebra import Chain, Drop, Keep, Marked, Pool, Reroll, Top
+from astragal.dice.sampler import sample, top
 from astragal.odds import maths
 from astragal.odds.algebra import law, marked_law, top_law
 from tests.stats import assert_matches
@@ -371,3 +372,13 @@ def test_negative_scores_keep_their_lowest_value() -> None:
     # a face that goes on after the first may not score below 0: the value would have no floor
     with pytest.raises(LimitError, match="no lowest"):
         law(Chain(3, Goes(frozenset({1}), frozenset({1})), Faces((-1, 0, 1), (-1, 0, 1))))
+
+
+def test_a_game_written_before_the_sampler_moved_still_finds_it() -> None:
+    # an installed game (an ``astragal.systems`` entry point) may import the sampler's names from
+    # ``dice.algebra``, where they were before ``dice/sampler.py``
+    from astragal.dice import algebra, sampler
+
+    assert algebra.sample is sampler.sample and algebra.PoolRecord is sampler.PoolRecord
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        algebra.nonsense  # noqa: B018

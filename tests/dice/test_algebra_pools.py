@@ -12,16 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from astragal import LimitError, Limits
-from astragal.dice.algebra import (
-    Favored,
-    Highest,
-    Least,
-    Mixed,
-    Paired,
-    Reading,
-    die,
-    sample,
-)
+from astragal.dice.algebra import Favored, Highest, Least, Mixed, Paired, Reading, die
+from astragal.dice.sampler import sample
 from astragal.odds.algebra import law
 from astragal.odds.pools import outcomes, paired_law, paired_work
 

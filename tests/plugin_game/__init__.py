@@ -15,7 +15,8 @@ from typing import Any
 
 from astragal import Limits, NotationError, Roll, Source
 from astragal.dice import Tray
-from astragal.dice.algebra import Chain, Pool, sample
+from astragal.dice.algebra import Chain, Pool
+from astragal.dice.sampler import sample
 from astragal.odds import Distribution, Odds
 from astragal.odds import algebra as exact
 from astragal.rulebook import rule

@@ -445,7 +445,7 @@ def top_law(program: Top) -> dict[tuple[int, int], float]:
 
 def clear_caches() -> None:
     """Forget every cached law (tests that swap a rule call this)."""
-    from ..dice.algebra import _table
+    from ..dice.sampler import _table
     from . import pairing, pools
 
     for f in (chain_form, reroll_form, _pool_law, _marked_law, _drop_law, top_law, _table):

@@ -24,7 +24,8 @@ from typing import Any
 from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 from .._records import Record
-from ..dice.algebra import Chain, Favored, Highest, Least, Mixed, Paired, Program, sample
+from ..dice.algebra import Chain, Favored, Highest, Least, Mixed, Paired, Program
+from ..dice.sampler import sample
 from .algebra import Law
 from .algebra import law as _law
 

@@ -22,7 +22,8 @@ from ..._records import Record
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice import steps as S
-from ...dice.algebra import Chain, Pool, Reading, Top, sample, top
+from ...dice.algebra import Chain, Pool, Reading, Top
+from ...dice.sampler import sample, top
 from ...odds import Distribution, maths
 from ...odds import algebra as exact
 from ...render import attack as words

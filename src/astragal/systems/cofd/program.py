@@ -18,7 +18,8 @@ from ..._records import Record
 from ..._rng import Source
 from ...dice import Die, Roll, Tray, TrayHands
 from ...dice import steps as S
-from ...dice.algebra import Chain, Hands, Marked, Pool, PoolRecord, Reading, Reroll, sample
+from ...dice.algebra import Chain, Marked, Pool, Reading, Reroll
+from ...dice.sampler import Hands, PoolRecord, sample
 from ...render import cofd as words
 from . import rules as R
 from .notation import Action, Side

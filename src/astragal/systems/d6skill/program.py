@@ -19,7 +19,8 @@ from ..._records import Record
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice import steps as S
-from ...dice.algebra import Chain, Marked, Reading, sample
+from ...dice.algebra import Chain, Marked, Reading
+from ...dice.sampler import sample
 from ...render import d6skill as words
 from . import rules as R
 from .notation import Check, Side

@@ -19,7 +19,8 @@ from ..._records import Record
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice import steps as S
-from ...dice.algebra import Chain, Drop, Marked, Pool, PoolRecord, Reading, dropped, sample
+from ...dice.algebra import Chain, Drop, Marked, Pool, Reading
+from ...dice.sampler import PoolRecord, dropped, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
 from ...render import d6system as words

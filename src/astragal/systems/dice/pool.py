@@ -15,7 +15,8 @@ from ..._limits import Limits
 from ..._records import remembered
 from ...dice import Tray
 from ...dice import steps as S
-from ...dice.algebra import Chain, sample_chain
+from ...dice.algebra import Chain
+from ...dice.sampler import sample_chain
 from .nodes import FUDGE, Compare, Dice, Group, Keep
 from .program import die_chain
 from .rules import clamp, critical, explodes, face_value, kept_flags, matches, term_value

@@ -20,22 +20,8 @@ from ..._limits import Limits
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice import steps as S
-from ...dice.algebra import (
-    DieRecord,
-    Favored,
-    Highest,
-    Least,
-    Mixed,
-    Paired,
-    PairedRecord,
-    PoolRecord,
-    Reading,
-    die,
-    favored,
-    least,
-    paired,
-    sample,
-)
+from ...dice.algebra import Favored, Highest, Least, Mixed, Paired, Reading, die
+from ...dice.sampler import DieRecord, PairedRecord, PoolRecord, favored, least, paired, sample
 from ...odds import pools
 from ...render import jadeclaw as words
 from . import rules as R
