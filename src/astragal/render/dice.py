@@ -207,7 +207,23 @@ def term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Chan
               total: int) -> str:
     """A dice term's line: ``4d6kh3: 6, 4, 1, 3 → keep highest 3: 6 + 4 + 3 = 13``; the line of
     a few dice that are more than plain is remembered (a pure function of its steps: its name,
-    the term as written, says its facts; a few dice show few different faces)."""
+    the term as written, says its facts; a few dice show few different faces), and so is the
+    line of the last ``Rolled`` step met again (the same record: the roller remembered it)."""
+    seen = _SEEN.get(id(rolled))  # a roller that remembers a term's reading gives it again
+    if seen is not None and seen[0] is rolled and seen[1] is changed and seen[2] == total:
+        return seen[3]
+    line = _line(name, facts, rolled, changed, total)
+    if len(_SEEN) > 4096:
+        _SEEN.clear()
+    _SEEN[id(rolled)] = (rolled, changed, total, line)
+    return line
+
+
+_SEEN: dict[int, tuple[Rolled, Changed | None, int, str]] = {}
+
+
+def _line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
+          total: int) -> str:
     kept: list[bool] | None = None
     if rolled.dropped:
         dropped = set(rolled.dropped)
@@ -254,7 +270,21 @@ def _term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Cha
 
 
 def group_line(name: str, facts: Mapping[str, Any], items: Items) -> str:
-    """A group's closing line: ``{d12,d8}kh1: 4, 7 → keep highest 1 → 7``."""
+    """A group's closing line: ``{d12,d8}kh1: 4, 7 → keep highest 1 → 7`` (remembered: a pure
+    function of its step, whose side, the group as written, says its facts)."""
+    key = tuple(items)
+    line = _GROUPS.get(key)
+    if line is None:
+        if len(_GROUPS) > 4096:
+            _GROUPS.clear()
+        line = _GROUPS[key] = _group_line(name, facts, items)
+    return line
+
+
+_GROUPS: dict[tuple[Any, ...], str] = {}
+
+
+def _group_line(name: str, facts: Mapping[str, Any], items: Items) -> str:
     dropped = set(items.dropped)
     kept = [k not in dropped for k in range(len(items.values))]
     words = verdict(facts, items.values, kept, _marks(items), items.value)

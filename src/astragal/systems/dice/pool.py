@@ -24,18 +24,29 @@ from .rules import clamp, critical, explodes, face_value, kept_flags, matches, t
 __all__ = ["RUNS", "group_items", "keep_fact", "roll_term", "side_step"]
 
 _EACH_ROLL_A_DIE = ("explode", "penetrate", "once")  # explosions add dice; ``!!`` adds to one
-_PROGRAMS: dict[int, tuple[Dice, Chain]] = {}
+_PROGRAMS: dict[int, tuple[Dice, tuple[Chain, tuple[int | None, ...] | None]]] = {}
 _SIDES: dict[tuple[int, str], tuple[Dice | Group, S.Side]] = {}
 
 
 def forget() -> None:
-    """Forget the programs made per term (tests that swap a rule call this)."""
+    """Forget the programs made per term and what terms read from their faces (tests that swap
+    a rule call this)."""
     _PROGRAMS.clear()
+    _ONE_FACE.clear()
 
 
-def _program_of(d: Dice) -> Chain:
-    """``die_chain(d)``, remembered per parsed term (parsed trees are cached and immutable)."""
-    return remembered(_PROGRAMS, d, lambda: die_chain(d))
+def _program_of(d: Dice) -> tuple[Chain, tuple[int | None, ...] | None]:
+    """``die_chain(d)``, remembered per parsed term (parsed trees are cached and immutable),
+    with what each first face of a small die is worth when its chain stops there (``None``:
+    it goes on, or is re-rolled in place): the chain read once per face, not at every die."""
+    def make() -> tuple[Chain, tuple[int | None, ...] | None]:
+        chain = die_chain(d)
+        if chain.size > 64 or chain.reroll is not None:
+            return chain, None
+        again, score = chain.again, chain.score
+        return chain, (None, *[None if again(0, f) else score(0, f)
+                              for f in range(1, chain.size + 1)])
+    return remembered(_PROGRAMS, d, make)
 
 
 def _compare(c: Compare) -> tuple[str, int]:
@@ -132,11 +143,11 @@ class _TermHands:
 
 
 def _chain(d: Dice, program: Chain, hands: _TermHands, limits: Limits, text: str,
-           out: list[_Die], note: str = "") -> None:
-    """Rules 1 and 2: one die, its re-rolls and everything its explosions add, rolled by the
-    dice algebra's program for it (``program.die_chain``), die by die."""
-    hands.rolls = []
-    first = hands.new(program.size, note)
+           out: list[_Die], first: int) -> None:
+    """Rules 1 and 2: one die (rolled: the tray's die ``first``), its re-rolls and everything
+    its explosions add, rolled by the dice algebra's program for it (``program.die_chain``),
+    die by die."""
+    hands.rolls = [(first, [hands.tray.face(first)])]
     try:
         faces, total = sample_chain(program, hands, first, limits)
     except LimitError as exc:
@@ -189,16 +200,25 @@ def _pool(tray: Tray, limits: Limits, text: str, d: Dice, name: str) -> list[_Di
     """Rules 1 and 2 (and ``ra``) for each die of a term that explodes or re-rolls, or whose
     faces are not its tray faces."""
     pool: list[_Die] = []
-    program = _program_of(d)
+    program, stops = _program_of(d)
     hands = _TermHands(tray, d, name, d.explode in _EACH_ROLL_A_DIE)
+    roll, face, size = tray.roll, tray.face, program.size
+    plain = not d.custom and d.sides != FUDGE  # the tray's face is the die's
     for _ in range(d.count):
-        _chain(d, program, hands, limits, text, pool)
+        first = roll(size, name)
+        if stops is not None:
+            f = face(first)
+            value = stops[f]
+            if value is not None:  # the face stands: no explosion, no re-roll
+                pool.append(_Die(first, RUNS[f if plain else face_value(d, f)], value))
+                continue
+        _chain(d, program, hands, limits, text, pool, first)
     if d.explode == "add":
         # ra: the first die that matches is rolled again, and the new die is added
-        first = next((x for x in pool if explodes(d, x.value)), None)
-        if first is not None:
-            first.marks.append("ra")
-            _chain(d, program, hands, limits, text, pool, "re-roll and add")
+        matching = next((x for x in pool if explodes(d, x.value)), None)
+        if matching is not None:
+            matching.marks.append("ra")
+            _chain(d, program, hands, limits, text, pool, roll(size, name, 0, "re-roll and add"))
             pool[-1].marks.append("added")
     return pool
 
@@ -207,23 +227,83 @@ def roll_term(tray: Tray, limits: Limits, text: str, d: Dice, name: str,
               steps: list[S.Step]) -> int:
     """Roll the dice term ``d`` into the tray's group ``name``, recording its steps after its
     ``Side``; returns what it comes to."""
-    marks: list[list[str]] | None = None
     if d.explode is None and not d.reroll and d.sides != FUDGE and not d.custom:
-        size, new, face = d.sides, tray.roll, tray.face  # plain: one face each
-        indices = [new(size, name) for _ in range(d.count)]
-        values = [face(i) for i in indices]
-        runs = tuple(map(RUNS.__getitem__, values))
-    else:
-        pool = _pool(tray, limits, text, d, name)
-        indices = [x.index for x in pool]
-        values = [x.value for x in pool]
-        runs = tuple(x.runs for x in pool)
-        marks = [x.marks for x in pool]
+        return _one_face(d, name).roll(tray, steps)
+    pool = _pool(tray, limits, text, d, name)
+    indices = tuple([x.index for x in pool])
+    read = _read(d, name, indices, [x.value for x in pool], tuple([x.runs for x in pool]),
+                 [x.marks for x in pool], [face_value(d, tray.face(i)) for i in indices])
+    return _apply(read, tray, steps)
+
+
+_Read = tuple[tuple[S.Step, ...], int, tuple[tuple[int, bool, bool], ...], tuple[int, ...]]
+
+
+def _apply(read: _Read, tray: Tray, steps: list[S.Step]) -> int:
+    """A term's reading on the tray (its crits and fumbles marked, its dropped dice struck) and
+    in the steps; returns what it comes to."""
+    new_steps, total, crits, dropped = read
+    for i, crit, fumble in crits:
+        tray.mark(i, crit, fumble)
+    for i in dropped:
+        tray.drop(i, "dropped")
+    steps += new_steps
+    return total
+
+
+class _OneFace:
+    """A term whose dice show one face each and count it (no explosion or re-roll: ``4d6kh3``,
+    ``2d20kh1``, ``4d6mi2``, ``8d10>=8``): what it reads from its faces (its steps, marks and
+    drops: a pure function of them) is remembered per faces and the term's place in the tray."""
+
+    __slots__ = ("count", "d", "memo", "name", "sides")
+
+    def __init__(self, d: Dice, name: str) -> None:
+        self.d, self.name, self.count, self.sides = d, name, d.count, d.sides
+        self.memo: dict[tuple[int, tuple[int, ...]], _Read] = {}
+
+    def roll(self, tray: Tray, steps: list[S.Step]) -> int:
+        new, face, size, name = tray.roll, tray.face, self.sides, self.name
+        first = len(tray)
+        faces = tuple([face(new(size, name)) for _ in range(self.count)])
+        key = (first, faces)
+        read = self.memo.get(key)
+        if read is None:
+            indices = tuple(range(first, first + len(faces)))
+            read = _read(self.d, name, indices, list(faces), tuple(map(RUNS.__getitem__, faces)),
+                         None, faces)
+            if len(self.memo) < 4096:
+                self.memo[key] = read
+        return _apply(read, tray, steps)
+
+
+_ONE_FACE: dict[tuple[int, str], tuple[Dice, _OneFace]] = {}
+
+
+def _one_face(d: Dice, name: str) -> _OneFace:
+    key = (id(d), name)
+    hit = _ONE_FACE.get(key)
+    if hit is not None and hit[0] is d:
+        return hit[1]
+    if len(_ONE_FACE) > 1024:
+        _ONE_FACE.clear()
+    made = _OneFace(d, name)
+    _ONE_FACE[key] = (d, made)
+    return made
+
+
+def _read(d: Dice, name: str, indices: tuple[int, ...], values: list[int],
+          runs: tuple[tuple[tuple[int, ...], ...], ...], marks: list[list[str]] | None,
+          naturals: Sequence[int]) -> _Read:
+    """What a term's dice come to: crits and fumbles on each die's natural face, ``mi``/``ma``
+    (N3), keep/drop (N4, N5), successes (N6) and matches; its steps, the dice to mark (index,
+    critical, fumble) and the dice dropped."""
+    crits: list[tuple[int, bool, bool]] = []
     if d.crit is not None or d.fumble is not None or (d.sides == 20 and not d.custom):
-        for k, i in enumerate(indices):  # crits and fumbles: marked on each die's natural face
-            crit, fumble = critical(d, face_value(d, tray.face(i)))
+        for k, (i, natural) in enumerate(zip(indices, naturals)):
+            crit, fumble = critical(d, natural)
             if crit or fumble:
-                tray.mark(i, crit, fumble)
+                crits.append((i, crit, fumble))
                 if marks is None:
                     marks = [[] for _ in indices]
                 marks[k] += ["critical"] * crit + ["fumble"] * fumble
@@ -240,8 +320,6 @@ def roll_term(tray: Tray, limits: Limits, text: str, d: Dice, name: str,
     dropped: tuple[int, ...] = ()
     if d.keep is not None:
         dropped = tuple([i for i, k in zip(indices, kept) if not k])
-        for i in dropped:
-            tray.drop(i, "dropped")
     total = term_value(d, values, kept)
     what, rule = "total", ""
     if d.success is not None or d.match:
@@ -257,15 +335,16 @@ def roll_term(tray: Tray, limits: Limits, text: str, d: Dice, name: str,
                     marks[k].append("match")
             if d.match_count:
                 total, what = len(sets), "matches"
-    steps.append(S.Rolled(name, tuple(indices), runs, tuple(values),
-                          tuple(["+".join(m) for m in marks]) if marks and any(marks) else (),
-                          "N3" if changed is not None else "N0" if d.custom or d.sides == FUDGE
-                          else "", "N2" if d.explode else "", "N1" if d.reroll else "", dropped,
-                          ("N5" if d.keep.by_value else "N4") if dropped and d.keep else ""))
+    steps: list[S.Step] = [S.Rolled(
+        name, indices, runs, tuple(values),
+        tuple(["+".join(m) for m in marks]) if marks and any(marks) else (),
+        "N3" if changed is not None else "N0" if d.custom or d.sides == FUDGE else "",
+        "N2" if d.explode else "", "N1" if d.reroll else "", dropped,
+        ("N5" if d.keep.by_value else "N4") if dropped and d.keep else "")]
     if changed is not None:
         steps.append(changed)
     steps.append(S.Count(name, what, int(total), rule))
-    return int(total)
+    return tuple(steps), int(total), tuple(crits), dropped
 
 
 def group_items(g: Group, name: str, values: Sequence[Any], kept: Sequence[bool], total: Any,

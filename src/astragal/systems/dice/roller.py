@@ -3,6 +3,7 @@ dice term (``pool.py``), group and total, which ``render.dice`` puts into words.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -54,10 +55,13 @@ def forget() -> None:
     this)."""
     _forget_plans()
     _forget_programs()
+    _COMPILED.clear()
 
 
 def json_value(v: Value) -> int | float:
     """A value for JSON: whole numbers stay ints."""
+    if type(v) is int:
+        return v
     if isinstance(v, Fraction):
         return int(v) if v.denominator == 1 else float(v)
     return v
@@ -96,19 +100,20 @@ class _Roller:
                              self.text, span)
         return int(v)
 
-    def group(self, g: Group, label: str) -> Value:
+    def group(self, g: Group, label: str, items: list[tuple[Worker, str | None]]) -> Value:
+        """A group whose items are worked out by ``items``: each one's worker, and the rule
+        of its ``Worked`` step (``None``: a dice term, whose own steps say what it is worth)."""
         name = text_of(g) + (f" [{label}]" if label else "")
         self.steps.append(side_step(g, name, label))
         values: list[Value] = []
         dice_of: list[range] = []  # the tray's dice each item rolled, to strike a dropped item's
-        for i, item in enumerate(g.items):
+        for i, (work, rule) in enumerate(items):
             first = len(self.tray)
-            v, shown = self.value(item, label)
+            v, shown = work(self, label)
             dice_of.append(range(first, len(self.tray)))
             values.append(v)
-            if not isinstance(item, Dice):  # a dice term's own steps say what it is worth
-                self.steps.append(S.Worked(name, f"item {i + 1}", shown, json_value(v),
-                                           _rule_of(item)))
+            if rule is not None:
+                self.steps.append(S.Worked(name, f"item {i + 1}", shown, json_value(v), rule))
         kept = kept_flags(values, g.keep)
         if g.keep is not None:
             for dice, k in zip(dice_of, kept):
@@ -124,15 +129,11 @@ class _Roller:
 
     def value(self, node: Node, label: str = "") -> tuple[Value, str]:
         """The node's value and how the arithmetic reads with the dice replaced by their totals."""
+        return _compiled(node)(self, label)
+
+    def worked(self, node: Node, label: str) -> tuple[Value, str]:
+        """``value`` of the nodes that ``_compile`` leaves to it."""
         match node:
-            case Num(value=v):
-                return v, format_value(v)
-            case Dice():
-                v = self.dice(node, label)
-                return v, format_value(v)
-            case Group():
-                v = self.group(node, label)
-                return v, format_value(v)
             case Label(node=inner, text=text):
                 v, shown = self.value(inner, text)
                 self.labels.append({"label": text, "term": text_of(inner),
@@ -142,14 +143,6 @@ class _Roller:
             case Neg(operand=o):
                 v, shown = self.value(o, label)
                 return -v, f"-{_paren(shown, o)}"
-            case Sum(terms=terms):
-                total, shown = self.value(terms[0][1], label)
-                shown = _paren(shown, terms[0][1], 2)
-                for op, t in terms[1:]:
-                    v, s = self.value(t, label)
-                    total = arith(op, total, v)
-                    shown += f" {op} {_paren(s, t, 3)}"
-                return total, shown
             case Product(factors=factors, spans=spans):
                 total, shown = self.value(factors[0][1], label)
                 shown = _paren(shown, factors[0][1], 4)
@@ -193,11 +186,65 @@ class _Roller:
                 except (ZeroDivisor, BadPower) as exc:
                     raise NotationError(f"{exc}", self.text, span) from None
                 return v, f"{name}({', '.join(shows)})"
-            case Comparison(op=op, left=lhs, right=rhs):
-                a, sa = self.value(lhs, label)
-                b, sb = self.value(rhs, label)
-                return compare(op, a, b), f"{_paren(sa, lhs, 2)} {op} {_paren(sb, rhs, 2)}"
         raise TypeError(node)  # pragma: no cover
+
+
+Worker = Callable[[_Roller, str], tuple[Value, str]]
+_COMPILED: dict[int, tuple[Node, Worker]] = {}
+
+
+def _compiled(node: Node) -> Worker:
+    """``_compile(node)``, remembered per parsed node."""
+    return remembered(_COMPILED, node, lambda: _compile(node))
+
+
+def _compile(node: Node) -> Worker:
+    """A function of the roller and the label giving ``_Roller.value`` of ``node``: the
+    common nodes' shapes (a sum's operators, where its parts need brackets) read once per
+    parsed tree, not at every roll; the others are worked out by ``_Roller.worked``."""
+    if isinstance(node, Num):
+        out = (node.value, format_value(node.value))
+        return lambda r, label: out
+    if isinstance(node, Dice):
+        def dice(r: _Roller, label: str) -> tuple[Value, str]:
+            v = r.dice(node, label)
+            return v, str(v)
+        return dice
+    if isinstance(node, Group):
+        items = [(_compiled(item), None if isinstance(item, Dice) else _rule_of(item))
+                 for item in node.items]
+
+        def group(r: _Roller, label: str) -> tuple[Value, str]:
+            v = r.group(node, label, items)
+            return v, format_value(v)
+        return group
+    if isinstance(node, Sum):
+        head, parts = node.terms[0][1], node.terms[1:]
+        first, bracket = _compiled(head), precedence(head) < 2
+        rest = [(op, _compiled(t), " " + op + (" (" if precedence(t) < 3 else " "),
+                 ")" if precedence(t) < 3 else "") for op, t in parts]
+
+        def add(r: _Roller, label: str) -> tuple[Value, str]:
+            total, shown = first(r, label)
+            if bracket:
+                shown = f"({shown})"
+            for op, part, before, after in rest:
+                v, s = part(r, label)
+                total = arith(op, total, v)
+                shown += before + s + after
+            return total, shown
+        return add
+    if isinstance(node, Comparison):
+        op, lhs, rhs = node.op, _compiled(node.left), _compiled(node.right)
+        left_b, right_b = precedence(node.left) < 2, precedence(node.right) < 2
+
+        def holds(r: _Roller, label: str) -> tuple[Value, str]:
+            a, sa = lhs(r, label)
+            b, sb = rhs(r, label)
+            return compare(op, a, b), (f"({sa})" if left_b else sa) + f" {op} " + (
+                f"({sb})" if right_b else sb)
+        return holds
+    return lambda r, label: r.worked(node, label)
 
 
 _RULES = {Sum: "N7", Product: "N7", Power: "N7", Neg: "N7", Call: "N8", Comparison: "N9"}
