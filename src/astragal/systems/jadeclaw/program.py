@@ -25,7 +25,7 @@ from ...dice.sampler import DieRecord, PairedRecord, PoolRecord, favored, least,
 from ...odds import pools
 from ...render import jadeclaw as words
 from . import rules as R
-from .notation import Damage, Spec
+from .notation import Damage, Simple, Spec
 from .rules import Prepared, prepare
 
 __all__ = [
@@ -164,28 +164,43 @@ def _side_steps(name: str, prep: Prepared, facts: S.Facts = ()) -> list[S.Step]:
             *(S.Adjust(name, *a[1:]) for a in prep.steps)]
 
 
-def _roll_simple_side(tray: Tray, prep: Prepared, name: str, stream: int,
+class _SidePlan:
+    """What a Simple Roll's side rolls, worked out once per request and options: its steps
+    before the dice (``Side``, ``Adjust``), and each roll's program, tray group and Score."""
+
+    __slots__ = ("count", "head", "offered", "prep", "rolls")
+
+    def __init__(self, prep: Prepared, name: str, options: Mapping[str, Any],
+                 difficulty: str | None) -> None:
+        sides = _rolls(prep, options)
+        self.prep, self.count = prep, len(sides)
+        self.head = tuple(_side_steps(name, prep, (
+            ("rolls", self.count), ("penalties", prep.penalties), ("quality", prep.quality))
+            + ((("difficulty", difficulty),) if difficulty else ())))
+        group = "difficulty" if difficulty else name
+        self.rolls = tuple((R.score(program), group if self.count == 1 else
+                            f"{group} roll {r + 1}", program) for r, program in enumerate(sides))
+        self.offered = prep.favored and not options["favored_auto"]
+
+
+def _roll_simple_side(tray: Tray, plan: _SidePlan, name: str, stream: int,
                       options: Mapping[str, Any], limits: Limits, steps: list[S.Step],
-                      which: str | None = None, difficulty: str | None = None) -> int:
+                      which: str | None = None) -> int:
     """A Simple Roll's pool: its Score, the worst of p+1 rolls under p Penalties (J21); a pool
     with no dice (``which`` names it) by J-X3."""
-    sides = _rolls(prep, options)
-    count = len(sides)
-    steps += _side_steps(name, prep, (("rolls", count), ("penalties", prep.penalties),
-                                      ("quality", prep.quality))
-                         + ((("difficulty", difficulty),) if difficulty else ()))
+    prep, count = plan.prep, plan.count
+    steps += plan.head
     got = empty_score(prep, which, options) if which is not None else None
     if got is not None:
         steps.append(S.Verdict(name, "botch" if R.is_botch(got) else "no_botch", (got,), "J-X3",
                                f"empty_pool={options['empty_pool']}"))
         return got
-    group = "difficulty" if difficulty else name
     rolled: list[tuple[PoolRecord, list[int], Mixed | Favored]] = []
-    for r, program in enumerate(sides):
-        hands = TrayHands(tray, group if count == 1 else f"{group} roll {r + 1}", stream)
-        rolled.append((sample(R.score(program), hands, limits), hands.ids, program))
+    for score, group, program in plan.rolls:
+        hands = TrayHands(tray, group, stream)
+        rolled.append((sample(score, hands, limits), hands.ids, program))
     worst = least(tuple(record for record, _, _ in rolled))  # J21, J-A10: its faces stand
-    offered = prep.favored and not options["favored_auto"]
+    offered = plan.offered
     for r, (record, ids, program) in enumerate(rolled):
         gone = ids if r != worst.stands else []  # the other rolls' dice are discarded
         for i in gone:
@@ -200,6 +215,57 @@ def _roll_simple_side(tray: Tray, prep: Prepared, name: str, stream: int,
     steps.append(S.Verdict(name, "botch" if R.is_botch(sc) else "no_botch", (sc,),
                            "J22" if count > 1 else "J9"))
     return sc
+
+
+class _Plan:
+    """A Simple Roll worked out once per request and options (tests that swap a rule call
+    ``forget``): the switches in force, each side's plan, the first steps."""
+
+    __slots__ = ("actor", "begin", "calm", "opp", "options")
+
+    def __init__(self, spec: Simple, options: Mapping[str, Any]) -> None:
+        self.options = options = effective_options(spec, options)
+        actor = prepare(spec.actor, options, damage=False)
+        self.begin = S.Begin(str(spec), "simple")
+        opp = prepare(spec.opposition, options, damage=False) if spec.opposition else None
+        self.calm: S.Check | None = None
+        if spec.calm and opp is not None:
+            calm = R.may_declare_success(actor.sizes, opp.sizes,
+                                         options["auto_success_dominance"], spec.actor.penalties)
+            self.calm = S.Check("J48", calm, (("actor", actor.sizes), ("difficulty", opp.sizes),
+                                              ("penalties", spec.actor.penalties)))
+        self.actor = _SidePlan(actor, "actor", options, None)
+        self.opp = None if opp is None or spec.opposition is None else _SidePlan(
+            opp, "opposition", options, spec.opposition.difficulty)
+
+
+_PLANS: dict[tuple[int, Any], tuple[Spec, _Plan | _DamagePlan]] = {}
+
+
+def forget() -> None:
+    """Forget the plans of Simple Rolls (tests that swap a rule call this)."""
+    _PLANS.clear()
+
+
+def _make(spec: Spec, options: Mapping[str, Any]) -> _Plan | _DamagePlan:
+    return _DamagePlan(spec, options) if isinstance(spec, Damage) else _Plan(spec, options)
+
+
+def _plan(spec: Spec, options: Mapping[str, Any]) -> _Plan | _DamagePlan:
+    """The plan of a roll, remembered per request (parsed specs are cached and immutable) and
+    the caller's options."""
+    try:
+        key = (id(spec), tuple(options.items()))
+        hit = _PLANS.get(key)
+    except TypeError:  # an unhashable option value
+        return _make(spec, options)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    if len(_PLANS) > 1024:
+        _PLANS.clear()
+    plan = _make(spec, options)
+    _PLANS[key] = (spec, plan)
+    return plan
 
 
 def _contest(a: int, b: int, qa: str | None, qb: str | None,
@@ -233,35 +299,32 @@ def roll(spec: Spec, source: Source, options: Mapping[str, Any], limits: Limits,
          text: str) -> Roll:
     """Roll a Jadeclaw spec with faces from ``source``; the verdict comes from the rule functions,
     the steps are put into words by ``render.jadeclaw``."""
-    options = effective_options(spec, options)
     tray = Tray(source, limits)
     if isinstance(spec, Damage):
         return _roll_damage(spec, tray, options, text, limits)
-    actor = prepare(spec.actor, options, damage=False)
-    steps: list[S.Step] = [S.Begin(str(spec), "simple")]
-    opp = prepare(spec.opposition, options, damage=False) if spec.opposition else None
-    if spec.calm and opp is not None:
-        calm = R.may_declare_success(actor.sizes, opp.sizes, options["auto_success_dominance"],
-                                     spec.actor.penalties)
-        steps.append(S.Check("J48", calm, (("actor", actor.sizes), ("difficulty", opp.sizes),
-                                           ("penalties", spec.actor.penalties))))
-        if calm:
+    plan = _plan(spec, options)
+    assert isinstance(plan, _Plan)
+    options = plan.options
+    steps: list[S.Step] = [plan.begin]
+    if plan.calm is not None:
+        steps.append(plan.calm)
+        if plan.calm.holds:
             steps.append(S.Verdict("", "success", (), "J48",
                                    f"auto_success_dominance={options['auto_success_dominance']}"))
             return _done(text, "success", {"auto_success": True, "actor_score": None,
                                            "opposition_score": None}, tray, spec, steps)
-    a = _roll_simple_side(tray, actor, "actor", 0, options, limits, steps, "the actor pool")
+    a = _roll_simple_side(tray, plan.actor, "actor", 0, options, limits, steps, "the actor pool")
     result: dict[str, Any] = {"actor_score": a, "botch": R.is_botch(a)}
-    if opp is None or spec.opposition is None:
+    opp = plan.opp
+    if opp is None:
         source.finish()
         mine = steps[-1]  # the actor's Score is the roll's (J9, J22, J-X3)
         assert isinstance(mine, S.Verdict)
         steps.append(S.Verdict("", *mine[1:]))
         return _done(text, mine.outcome, result, tray, spec, steps)
-    b = _roll_simple_side(tray, opp, "opposition", 1, options, limits, steps, "the opposing pool",
-                          spec.opposition.difficulty)
+    b = _roll_simple_side(tray, opp, "opposition", 1, options, limits, steps, "the opposing pool")
     source.finish()
-    verdict = _contest(a, b, actor.quality, opp.quality, options)
+    verdict = _contest(a, b, plan.actor.prep.quality, opp.prep.quality, options)
     margin = a - b
     result.update({"opposition_score": b, "margin": margin,
                    "overwhelming": R.overwhelms(abs(margin)),
@@ -290,26 +353,43 @@ def _pairs(read: PairedRecord, dmg_ids: Sequence[int], soak_ids: Sequence[int], 
     return out
 
 
+class _DamagePlan:
+    """A Damage Roll worked out once per request and options: the switches in force, its kind
+    (J33), both pools and the program, the first steps and each side's."""
+
+    __slots__ = ("dmg", "head", "kind", "options", "program", "sides", "soak")
+
+    def __init__(self, spec: Damage, options: Mapping[str, Any]) -> None:
+        self.options = options = effective_options(spec, options)
+        self.kind = kind = R.damage_kind(spec.slaying, spec.enervated)
+        self.dmg = dmg = prepare(spec.damage, options, damage=True)
+        self.soak = soak = prepare(spec.soak, options, damage=True)
+        self.program = program = damage_program(dmg, soak, kind, options)
+        self.head: tuple[S.Step, ...] = (S.Begin(str(spec), "damage"),) + (
+            (S.Check("J33", True, (("kind", kind),)),) if spec.slaying and spec.enervated else ())
+        self.sides = tuple(
+            (name, prep, stream, pool, R.score(pool), offer, tuple(_side_steps(name, prep)))
+            for name, prep, stream, pool, offer in (
+                ("damage", dmg, 0, program.attack, True),
+                ("soak", soak, 1, program.defence, options["favored_on_soak"])))
+
+
 def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str,
                  limits: Limits) -> Roll:
-    kind = R.damage_kind(spec.slaying, spec.enervated)
-    dmg = prepare(spec.damage, options, damage=True)
-    soak = prepare(spec.soak, options, damage=True)
-    program = damage_program(dmg, soak, kind, options)
-    steps: list[S.Step] = [S.Begin(str(spec), "damage")]
-    if spec.slaying and spec.enervated:
-        steps.append(S.Check("J33", True, (("kind", kind),)))
+    plan = _plan(spec, options)
+    assert isinstance(plan, _DamagePlan)
+    options, kind, program, dmg, soak = (plan.options, plan.kind, plan.program, plan.dmg,
+                                         plan.soak)
+    steps: list[S.Step] = list(plan.head)
     records: dict[str, tuple[PoolRecord, list[int]]] = {}
-    for name, prep, stream, pool, offer in (
-            ("damage", dmg, 0, program.attack, True),
-            ("soak", soak, 1, program.defence, options["favored_on_soak"])):
-        steps += _side_steps(name, prep)
+    for name, prep, stream, pool, score, offer, head in plan.sides:
+        steps += head
         if not prep.sizes:
             records[name] = PoolRecord((), 0), []
             steps.append(S.Rolled(name, (), (), (), read="J23"))
             continue
         hands = TrayHands(tray, name, stream)
-        record = sample(R.score(pool), hands, limits)
+        record = sample(score, hands, limits)
         records[name] = record, hands.ids
         steps.append(_rolled(name, record, hands.ids, prep.sizes, pool, "J23",
                              prep.favored and offer and not options["favored_auto"]))
@@ -343,7 +423,8 @@ def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str
                                  "rolled")
             b = records["damage"][0].value  # the damage faces' Score (J4)
             steps.append(S.Count("damage", "score", b, "J35"))
-            a = _roll_simple_side(tray, res, "resolve", 2, options, limits, steps)
+            a = _roll_simple_side(tray, _SidePlan(res, "resolve", options, None), "resolve", 2,
+                                  options, limits, steps)
             verdict = _contest(a, b, res.quality, None, options)
             steps.append(verdict)
             result["resolve"] = {"tested": True, "score": a, "damage_score": b,
