@@ -25,7 +25,7 @@ from astragal import LimitError, Limits, SeededSource
 from astragal.dice.algebra import Chain, Drop, Keep, Marked, Pool, Reroll, Top
 from astragal.dice.sampler import sample, top
 from astragal.odds import maths
-from astragal.odds.algebra import law, marked_law, top_law
+from astragal.odds.algebra import law, marked_law, top_law, work
 from tests.stats import assert_matches
 
 
@@ -305,6 +305,38 @@ def test_keeping_the_highest_or_lowest_dice_equals_enumeration(
     exact = law(program)
     assert abs(sum(exact.pmf) + exact.truncated - 1.0) < 1e-12
     _compare(_as_dict(exact.pmf, exact.low), brute, unknown)
+
+
+@settings(max_examples=80, deadline=None)
+@given(chains(), st.integers(1, 3), st.integers(0, 4), st.booleans(), st.booleans(),
+       st.booleans())
+def test_keeping_each_roll_as_a_die_of_its_own_equals_enumeration(
+        chain: Chain, count: int, keep: int, highest: bool, dropping: bool,
+        halved: bool) -> None:
+    # ``4d6!kh3``, ``4d6!pdl1``, ``6d6xokh3``: an explosion adds a die, kept or dropped alone
+    assume(chain.limit in (None, 0, 1))
+    program = Keep(Pool(count, chain), keep, highest, _Halved() if halved else None, dropping,
+                   each=True)
+    assume(work(program) < 2_000_000)  # long tails of re-rolls that go on: seconds a case
+    depth = {1: 9, 2: 8, 3: 7}[count] if chain.size <= 3 else {1: 7, 2: 5, 3: 4}[count]
+    brute, unknown = enumerate_program(program, chain.size, depth)
+    exact = law(program)
+    assert abs(sum(exact.pmf) + exact.truncated - 1.0) < 1e-12
+    _compare(_as_dict(exact.pmf, exact.low), brute, unknown)
+
+
+def test_each_roll_kept_alone_reads_a_re_roll_at_its_position() -> None:
+    # 3d6!p: a 6 goes on, a later roll is worth one less; dl1 drops the lowest of every roll
+    d6p = Chain(6, Goes(frozenset({6}), frozenset({6})), Faces((1, 2, 3, 4, 5, 6),
+                                                                 (0, 1, 2, 3, 4, 5)))
+    faces = (6, 2, 6, 6, 1, 3)  # the firsts; then die one's re-rolls 6, 1; die three's 3
+    # each die's rolls in turn, worth: 6, 6-1, 1-1 | 2 | 6, 3-1
+    rec = sample(Keep(Pool(3, d6p), 1, dropping=True, each=True), Probe(faces))
+    assert (rec.value, rec.dropped) == (6 + 5 + 2 + 6 + 2, (2,))
+    rec = sample(Keep(Pool(3, d6p), 2, each=True), Probe(faces))
+    assert (rec.value, rec.dropped) == (12, (1, 2, 3, 5))
+    with pytest.raises(ValueError, match="capped at one re-roll"):
+        law(Keep(Pool(2, d6p._replace(limit=2)), 1, each=True))
 
 
 def test_kept_keeps_the_earlier_of_equal_dice_and_reads_only_the_kept() -> None:

@@ -32,9 +32,12 @@ Primitives:
 - ``Drop(pool, highest=True)``: the pool without its highest (or lowest) die: the value is the
   sum of the others (the D6 System's Wild Die complication removes the highest die). ``dropped``
   applies it to a pool already rolled.
-- ``Keep(pool, keep, highest=True, read=None)``: the ``keep`` highest (lowest) values of the
-  pool's dice, each read by ``read``, summed; the earlier die is kept among equal values (the
-  general notation's ``4d6kh3``). ``kept`` applies it to a pool already rolled.
+- ``Keep(pool, keep, highest=True, read=None, dropping=False, each=False)``: the ``keep`` highest
+  (lowest) values of the pool's dice, each read by ``read``, summed; the earlier die is kept among
+  equal values (the general notation's ``4d6kh3``). ``dropping``: all but the ``keep`` values at
+  the other end (``4d6dl1``, however many dice the pool comes to). ``each``: every roll of a
+  die's chain is a die of its own, worth its own score (an explosion adds a die: ``4d6!kh3``).
+  ``kept`` applies it to a pool already rolled; ``keep_flags`` says which values it keeps.
 - ``Top(pool)``: the highest value of a pool and how many dice show it (the d6 attack table reads
   its column from them); ``top`` reads it from a pool already rolled.
 - ``Pool(dice, unit)``: ``dice`` independent units, rolled first faces first, then each die's
@@ -57,13 +60,14 @@ Primitives:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from .._records import Record
 
 __all__ = ["Chain", "Drop", "Favored", "Highest", "Keep", "Least", "Marked", "Mixed", "Paired",
-           "Pool", "Program", "Reading", "Reroll", "Side", "Top", "Unit", "die", "face", "never"]
+           "Pool", "Program", "Reading", "Reroll", "Side", "Top", "Unit", "die", "face",
+           "keep_flags", "kept_count", "never"]
 
 
 # The primitives are immutable records, equal (and hashed alike) only within their own type, so
@@ -143,12 +147,34 @@ class Drop(Record):
 
 class Keep(Record):
     """The ``keep`` highest (``highest=False``: lowest) values among ``pool``'s dice, each read by
-    ``read`` (None: its value), summed; among equal values the earlier die is kept."""
+    ``read`` (None: its value), summed; among equal values the earlier die is kept. ``dropping``:
+    all the dice but ``keep`` at the other end. ``each``: each roll of a die's chain (its first
+    face, each explosion) is a die of its own, worth its score at its position."""
 
     pool: Pool
     keep: int
     highest: bool = True
     read: Callable[[int], int] | None = None
+    dropping: bool = False
+    each: bool = False
+
+
+def kept_count(total: int, keep: int, dropping: bool = False) -> int:
+    """How many of ``total`` dice a ``Keep`` of ``keep`` keeps: all of them when more are asked
+    for; with ``dropping``, all but ``keep``."""
+    return max(0, total - keep) if dropping else max(0, min(keep, total))
+
+
+def keep_flags(values: Sequence[Any], keep: int, highest: bool = True,
+               dropping: bool = False) -> list[bool]:
+    """Which of ``values`` (in rolling order) a ``Keep`` keeps: the highest (lowest) ones, the
+    earlier of equal values first."""
+    # Python's sort is stable in reverse too: among equal values the earlier die comes first
+    order = sorted(range(len(values)), key=values.__getitem__, reverse=highest)
+    flags = [False] * len(values)
+    for i in order[:kept_count(len(values), keep, dropping)]:
+        flags[i] = True
+    return flags
 
 
 class Top(Record):

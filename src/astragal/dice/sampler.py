@@ -28,6 +28,7 @@ from .algebra import (
     Reroll,
     Unit,
     face,
+    keep_flags,
     never,
 )
 
@@ -197,16 +198,19 @@ def dropped(record: PoolRecord, highest: bool = True) -> PoolRecord:
     return PoolRecord(record.dice, record.value - values[pick], record.dropped + (pick,))
 
 
-def kept(record: PoolRecord, keep: int, highest: bool = True,
-         read: Callable[[int], int] | None = None) -> PoolRecord:
-    """``record`` read by ``Keep``: the dice not kept are dropped (in rolling order), the value
-    is the kept dice's, each read by ``read``."""
-    values = [d.value for d in record.dice]
-    # Python's sort is stable in reverse too: among equal values the earlier die comes first
-    order = sorted(range(len(values)), key=values.__getitem__, reverse=highest)
-    out = set(order[max(0, keep):])
-    value = sum(v if read is None else read(v) for i, v in enumerate(values) if i not in out)
-    return PoolRecord(record.dice, value, tuple(sorted(out)))
+def kept(program: Keep, record: PoolRecord) -> PoolRecord:
+    """``record`` (``program.pool`` rolled) read by ``program``: the values not kept are dropped,
+    the value is the kept ones', each read by ``program.read``. ``dropped`` numbers the values
+    in rolling order: one a die, or with ``each`` one a roll (each die's rolls in turn)."""
+    if program.each:
+        score = _parts(program.pool.unit)[0].score
+        values = [score(1 if j else 0, f) for d in record.dice for j, f in enumerate(d.standing)]
+    else:
+        values = [d.value for d in record.dice]
+    flags = keep_flags(values, program.keep, program.highest, program.dropping)
+    read = program.read
+    value = sum([v if read is None else read(v) for v, k in zip(values, flags) if k])
+    return PoolRecord(record.dice, value, tuple([i for i, k in enumerate(flags) if not k]))
 
 
 def top(*records: PoolRecord) -> tuple[int, int]:
@@ -327,8 +331,7 @@ def sample(program: Program, hands: Hands,
     if isinstance(program, Drop):
         return dropped(sample(program.pool, hands, limits), program.highest)
     if isinstance(program, Keep):
-        return kept(sample(program.pool, hands, limits), program.keep, program.highest,
-                    program.read)
+        return kept(program, sample(program.pool, hands, limits))
     if isinstance(program, Pool):
         chain, reroll, marked = _parts(program.unit)
         ids = [hands.new(chain.size) for _ in range(program.dice)]

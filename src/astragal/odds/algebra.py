@@ -1,6 +1,6 @@
 """The exact interpreter of the dice algebra (``astragal.dice.algebra``).
 
-``law(program)`` gives the exact law of what ``astragal.dice.algebra.sample`` rolls, calling the
+``law(program)`` gives the exact law of what ``astragal.dice.sampler.sample`` rolls, calling the
 same rule functions on every face instead of on the faces of one roll:
 
 - a ``Chain`` (an explosion chain) is a power series: a run that stops with S(z) and goes on with
@@ -54,9 +54,12 @@ from ..dice.algebra import (
     Reroll,
     Top,
     Unit,
+    kept_count,
     never,
 )
+from ..dice.algebra import face as _face
 from . import maths
+from .explode import each_law, each_shape, rough_parts
 from .forms import (
     Form,
     Poly,
@@ -72,7 +75,7 @@ from .forms import (
 from .keep import keep_cost, keep_law
 
 __all__ = ["Law", "MarkedLaw", "keep_pool_law", "keep_shape", "law", "law_length", "marked_law",
-           "pool_law", "pool_shape", "top_law", "work"]
+           "pool_law", "pool_shape", "roll_once", "stood", "top_law", "work"]
 
 DEFAULT_EPS = 1e-18
 
@@ -298,41 +301,61 @@ def _drop_law(program: Drop) -> Law:
 _READ_TO_COUNT = 1_000_000  # a Keep's work is counted on its die's law, read if it costs less
 
 
+@lru_cache(maxsize=256)
+def stood(chain: Chain) -> dict[int, float]:
+    """The law of the face that stands on one roll of ``chain``, after its re-roll in place
+    (every face alike without one)."""
+    if chain.reroll is None:
+        return dict.fromkeys(range(1, chain.size + 1), 1.0 / chain.size)
+    one = _pool_law(Pool(1, Chain(chain.size, never, _face, "re-roll", None, chain.reroll,
+                                  chain.reroll_once)), DEFAULT_EPS)
+    return {one.low + k: p for k, p in enumerate(one.pmf) if p > 0.0}
+
+
+def roll_once(chain: Chain, position: int = 0) -> dict[int, float]:
+    """The law of what one roll of ``chain`` scores at ``position`` (0: a first face, 1: a
+    re-roll), on the face that stands after its re-roll in place."""
+    out: dict[int, float] = {}
+    score = chain.score
+    for f, p in stood(chain).items():
+        v = score(position, f)
+        out[v] = out.get(v, 0.0) + p
+    return out
+
+
 def _classes(program: Keep) -> tuple[list[tuple[int, dict[int, float]]], float]:
     """A Keep's pool as one class of i.i.d. dice (how many, the law of one), and what was cut
     from the law of one: the class's law is read given that no die ran past the cut."""
     unit, n = program.pool.unit, program.pool.dice
-    if _once(unit):  # each face alike, worth its score (no generating function needed)
-        assert isinstance(unit, Chain)
-        law_of: dict[int, float] = {}
-        for f in range(1, unit.size + 1):
-            v = unit.score(0, f)
-            law_of[v] = law_of.get(v, 0.0) + 1.0 / unit.size
-        return [(n, law_of)], 0.0
+    if isinstance(unit, Chain) and unit.again is never:  # rolled once: no generating function
+        return [(n, roll_once(unit))], 0.0
     one = _pool_law(Pool(1, unit), DEFAULT_EPS / max(1, n))
     whole = 1.0 - one.truncated
     return [(n, {one.low + k: p / whole for k, p in enumerate(one.pmf) if p})], one.truncated
 
 
-def _once(unit: Unit) -> bool:
-    """A plain die: rolled once, no re-roll in place."""
-    return isinstance(unit, Chain) and unit.again is never and unit.reroll is None
-
-
 def _unit_work(program: Keep) -> int:
+    """The work of reading one die: its faces (each roll's face, when each roll is a die of its
+    own), or its law."""
     unit = program.pool.unit
-    return 4 * _chain(unit).size if _once(unit) else work(Pool(1, unit))
+    if isinstance(unit, Chain) and (unit.again is never or program.each):
+        return 4 * unit.size + (work(Pool(1, Chain(unit.size, never, _face, "re-roll", None,
+                                                   unit.reroll, unit.reroll_once)))
+                                if unit.reroll is not None else 0)
+    return work(Pool(1, unit))
 
 
 def _keep_shape(program: Keep) -> tuple[int, int]:
     """(steps, peak bytes) of a Keep's order statistics, once its die's law is known."""
+    if program.each:
+        return each_shape(program, DEFAULT_EPS)
     return keep_cost(_classes(program)[0], program.highest, _kept(program),
                      program.read or _value)
 
 
 def _kept(program: Keep) -> int:
-    """How many dice are kept: all of them when more are asked for."""
-    return max(0, min(program.keep, program.pool.dice))
+    """How many dice are kept."""
+    return kept_count(program.pool.dice, program.keep, program.dropping)
 
 
 def _value(v: int) -> int:
@@ -344,12 +367,22 @@ def keep_shape(program: Keep) -> tuple[int, int]:
     one = _unit_work(program)
     if one > _READ_TO_COUNT:
         return one, 0
+    if program.each:  # refused at once if the mixture is huge, before any part is made
+        chain = _chain(program.pool.unit)
+        rough = rough_parts(program) * keep_cost([(program.pool.dice, roll_once(chain))],
+                                                  program.highest, _kept(program),
+                                                  program.read or _value)[0]
+        if rough > _READ_TO_COUNT * 100:
+            return one + int(rough), 0
     steps, memory = _keep_shape(program)
     return one + steps, memory
 
 
 def keep_pool_law(program: Keep) -> Law:
     """The law of a Keep whose work the caller has counted (``keep_shape``)."""
+    if program.each:
+        low, pmf, lost = each_law(program, DEFAULT_EPS)
+        return Law(tuple(pmf), lost, low)
     classes, cut = _classes(program)
     whole = (1.0 - cut) ** program.pool.dice  # no die ran past the cut
     low, pmf = keep_law(classes, program.highest, _kept(program), program.read or _value)
@@ -446,10 +479,12 @@ def top_law(program: Top) -> dict[tuple[int, int], float]:
 def clear_caches() -> None:
     """Forget every cached law (tests that swap a rule call this)."""
     from ..dice.sampler import _table
-    from . import pairing, pools
+    from . import explode, pairing, pools
 
-    for f in (chain_form, reroll_form, _pool_law, _marked_law, _drop_law, top_law, _table):
+    for f in (chain_form, reroll_form, _pool_law, _marked_law, _drop_law, top_law, _table,
+              stood):
         f.cache_clear()
+    explode.clear()
     pools.clear_caches()
     pairing._distribution.cache_clear()
 

@@ -6,8 +6,8 @@ from independent parts: sums by convolution, other operators over all pairs of o
 A dice term without keep/drop is ``count`` independent *chains* (a die and what its explosions
 add), so its distribution is one chain's distribution convolved ``count`` times. With keep/drop
 the pool is split into classes of independent, identically distributed dice (an exploding pool
-is ``count`` dice that did not explode plus a negative-binomial number that did; see
-``_pool_classes``) and the kept sum comes from order statistics: a dynamic programme over values
+is ``count`` dice that did not explode plus a negative-binomial number that did: the algebra's
+``Keep`` of each roll, ``odds/explode.py``) and the kept sum comes from order statistics: a dynamic programme over values
 from high to low that tracks how many dice of each class are placed so far (``odds/keep.py``), the
 same idea as the Jadeclaw damage DP. Endless tails (explosions) are cut once the probability left
 is below ``1e-15``; what was cut is reported as ``truncated``.

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._limits import Limits
 from ...dice.algebra import Keep, Pool
-from ...odds.algebra import keep_pool_law, keep_shape, law, pool_law, pool_shape, work
+from ...odds.algebra import keep_pool_law, keep_shape, pool_law, pool_shape
 from ...odds.keep import keep_cost, keep_law
 from ...odds.maths import binomial
 from .lexicon import TAIL
@@ -22,7 +22,6 @@ from .nodes import (
     Value,
 )
 from .pmf import (
-    LIST_BYTES,
     ROW_BYTES,
     Budget,
     Pmf,
@@ -31,7 +30,6 @@ from .pmf import (
     lost_of,
     mapped,
     merge,
-    mix,
     power,
     power_cost,
 )
@@ -41,6 +39,7 @@ from .rules import (
     explodes,
     face_value,
     keep_count,
+    keep_spec,
     keeps_value,
     score,
 )
@@ -50,13 +49,6 @@ Classes = list[tuple[int, dict[int, float]]]  # dice of a pool as (count, law of
 
 # --------------------------------------------------------------------------------------------
 # Dice terms
-
-
-def _split(pmf: dict[int, float], d: Dice) -> tuple[dict[int, float], dict[int, float], float]:
-    """(faces that explode, faces that do not, chance to explode) of one roll."""
-    boom = {f: p for f, p in pmf.items() if explodes(d, f)}
-    calm = {f: p for f, p in pmf.items() if not explodes(d, f)}
-    return boom, calm, math.fsum(boom.values())
 
 
 _READ = 20  # steps (lines run) to read the rules on one face of a die: its again and score at
@@ -87,13 +79,15 @@ def kept(classes: Classes, highest: bool, k: int, w: Callable[[int], int], budge
 
 
 def _keep_pmf(d: Dice, w: Callable[[int], int] | None, budget: Budget) -> Pmf:
-    """The kept dice of a term whose dice add no dice: the algebra's ``Keep`` of its pool, each
-    kept die read by ``w`` (with ``mi``/``ma``: on its clamped value; ranking by the raw value
-    keeps the same clamped values, since a clamp never reverses two values)."""
+    """The kept dice of a term: the algebra's ``Keep`` of its pool (rule 3), each kept die read
+    by ``w`` (with ``mi``/``ma``: on its clamped value; ranking by the raw value keeps the same
+    clamped values, since a clamp never reverses two values). An explosion that adds a die
+    (``!``, ``!p``, ``xo``) makes each roll a die of its own (``Keep.each``)."""
     assert d.keep is not None
     _readable(d, budget)
-    highest, k = keep_count(d.keep, d.count)
-    program = Keep(Pool(d.count, die_chain(d)), k, highest, w)
+    n, highest, dropping = keep_spec(d.keep)
+    program = Keep(Pool(d.count, die_chain(d)), n, highest, w, dropping,
+                   d.explode in ("explode", "penetrate", "once"))
     steps, memory = keep_shape(program)
     budget.spend(steps, d, d.span, memory)
     one = keep_pool_law(program)
@@ -234,12 +228,16 @@ _CACHE: dict[tuple[Dice, int], Pmf] = {}
 
 
 def forget() -> None:
-    """Clear the remembered laws of dice terms."""
+    """Clear the remembered laws of dice terms, and the algebra's of their dice."""
+    from ...odds import explode
+    from ...odds.algebra import stood
+
     _CACHE.clear()
+    explode.clear()
+    stood.cache_clear()
 
 
 def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
-    what = d
     weight = _weight(d)
     w: Callable[[int], int] = weight if weight is not None else _identity
     if d.count == 0:
@@ -256,94 +254,7 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
             _clamped_kept(d, weight if weight is not None else (lambda v: v)))
     if d.keep is None or by_value:
         return _sum_pmf(d, None if w is _identity else w, limits, budget)
-    if d.explode is None or d.explode == "compound":  # dice that add no dice: one class
-        return _keep_pmf(d, None if w is _identity else w, budget)
-    budget.spend(20 * d.count, what, d.span, memory=LIST_BYTES * d.count)  # the mixture's law
-    if d.explode is not None and d.explode != "compound":  # refuse at once a huge mixture:
-        # about 40 standard deviations of the number of explosions, each part a keep DP
-        g = _faces(d, budget)
-        _, _, q = _split(g, d)
-        n_parts = min(d.count + 1, 40 * math.sqrt(d.count * q / max(1e-9, 1 - q) ** 2) + 1)
-        one = keep_cost([(d.count, g)], *keep_count(d.keep, d.count), w)
-        budget.check(n_parts * one[0], what, d.span, one[1])
-    mixture = _pool_classes(d, limits, budget)
-    if d.minimum is not None or d.maximum is not None:
-        mixture = [(wt, [(n, _clamped(d, pmf)) for n, pmf in classes])
-                   for wt, classes in mixture]
-        w = weight if weight is not None else (lambda v: v)
-    plans = []
-    steps = memory = 0
-    for weight_, classes in mixture:  # the work of every part, before any is done
-        total = sum(n for n, _ in classes)
-        highest, k = keep_count(d.keep, total)
-        cost = keep_cost(classes, highest, k, w)
-        steps, memory = steps + cost[0], max(memory, cost[1])
-        budget.check(steps, what, d.span, memory)
-        plans.append((weight_, classes, highest, k))
-    parts: list[tuple[float, Pmf]] = []
-    for weight_, classes, highest, k in plans:
-        parts.append((weight_, kept(classes, highest, k, w, budget, what, d.span)))
-    return mix(parts).with_lost(max(0.0, 1.0 - math.fsum(wt for wt, _ in parts)))
-
-
-def _norm(d: dict[int, float], shift: int = 0) -> dict[int, float]:
-    t = math.fsum(d.values())
-    return {f + shift: p / t for f, p in d.items()}
-
-
-def _negbin_upto(r: int, q: float, eps: float) -> list[float]:
-    """P(M = m), m = 0.. until the tail left is ≤ eps: explosions among r chains (rule 2).
-
-    The shared negative binomial (odds/maths.py) walks out from the mode in logarithms, so a
-    large pool (100d2!, 500d100!) neither overflows nor loses its tail to cancellation.
-    """
-    from ...odds.maths import negative_binomial
-
-    return negative_binomial(r, q, eps)[0]
-
-
-
-
-def _pool_classes(d: Dice, limits: Limits, budget: Budget) -> list[tuple[float, Classes]]:
-    """The pool of a dice term as a mixture of pools of i.i.d. classes: [(weight, [(n, pmf)])].
-
-    ``!``: every chain ends with one die that did not explode, and the number of dice that did
-    is negative binomial; given those counts, exploded faces and calm faces are independent.
-    ``!p`` splits first rolls from added rolls (worth one less); ``xo`` adds one die per
-    exploded first roll; ``!!`` is one class of compounded values.
-    """
-    g = _faces(d, budget)
-    n = d.count
-    eps = TAIL / 100
-    if d.explode is None:
-        return [(1.0, [(n, g)])]
-    boom, calm, q = _split(g, d)
-    if d.explode == "compound":  # one class: the compounded totals (the algebra's law)
-        one = Pool(1, die_chain(d))
-        budget.spend(work(one), d, d.span)
-        value = law(one, eps / max(1, n), limits)
-        lost = value.truncated
-        pmf = {value.low + k: p / (1 - lost) for k, p in enumerate(value.pmf) if p}
-        return [((1 - lost) ** n, [(n, pmf)])]
-    if not boom:
-        return [(1.0, [(n, g)])]
-    boom_n, calm_n = _norm(boom), _norm(calm) if calm else {}
-    out: list[tuple[float, Classes]] = []
-    if d.explode == "explode":
-        for m, pm in enumerate(_negbin_upto(n, q, eps)):
-            out.append((pm, [(n, calm_n), (m, boom_n)]))
-        return out
-    first = binomial(n, q)
-    for a, pa in enumerate(first):
-        if pa == 0:
-            continue
-        if d.explode == "once":
-            out.append((pa, [(a, boom_n), (n - a, calm_n), (a, g)]))
-            continue
-        for m, pm in enumerate(_negbin_upto(a, q, eps)):
-            out.append((pa * pm, [(a, boom_n), (n - a, calm_n), (a, _norm(calm, -1)),
-                                  (m, _norm(boom, -1))]))
-    return out
+    return _keep_pmf(d, None if w is _identity else w, budget)
 
 
 # --------------------------------------------------------------------------------------------

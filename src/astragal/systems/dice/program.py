@@ -70,15 +70,8 @@ def die_chain(d: Dice, w: Weight | None = None) -> Chain:
 
 
 def roll_law(d: Dice) -> dict[int, float]:
-    """The face that stands on one roll of the die after its re-roll rule (N1)."""
-    if not d.reroll:  # every face equally likely: N0 is the only rule to read
-        out: dict[int, float] = {}
-        for raw in range(1, d.size + 1):
-            v = face_value(d, raw)
-            out[v] = out.get(v, 0.0) + 1.0 / d.size
-        return out
-    from ...odds.algebra import law
+    """The value that stands on one roll of the die after its re-roll rule (N1)."""
+    from ...odds.algebra import roll_once
 
-    one = law(Chain(d.size, never, _Adds(d, None, False), "re-roll",
-                    None, _Rerolls(d) if d.reroll else None, d.reroll_once))
-    return {one.low + k: p for k, p in enumerate(one.pmf) if p > 0.0}
+    return roll_once(Chain(d.size, never, _Adds(d, None, False), "re-roll", None,
+                           _Rerolls(d) if d.reroll else None, d.reroll_once))

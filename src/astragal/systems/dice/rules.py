@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..._errors import OptionError
+from ...dice.algebra import keep_flags, kept_count
 from ...rulebook import rule
 from ...switches import Switch
 from .nodes import Compare, Dice, Group, Keep, Value
@@ -39,6 +40,7 @@ __all__ = [
     "explodes",
     "face_value",
     "keep_count",
+    "keep_spec",
     "keeps_value",
     "kept_flags",
     "matches",
@@ -155,17 +157,25 @@ def matches(values: Sequence[Value], size: int) -> list[tuple[Value, list[int]]]
 
 
 @rule(GAME, "N4", "keep/drop takes the highest or lowest dice by rank, ties to the earlier die")
-def keep_count(keep: Keep, total: int) -> tuple[bool, int]:
-    """(keep the highest?, how many) of a pool of ``total`` dice (not for a by-value keep)."""
+def keep_spec(keep: Keep) -> tuple[int, bool, bool]:
+    """Rule 3 as the dice algebra's ``Keep`` reads it: (how many, the highest?, dropping?) —
+    ``kh``/``kl`` keep so many highest/lowest, ``dh``/``dl`` drop so many (not for a by-value
+    keep)."""
     match keep.how:
         case "kh":
-            return True, min(keep.n, total)
+            return keep.n, True, False
         case "kl":
-            return False, min(keep.n, total)
+            return keep.n, False, False
         case "dh":
-            return False, max(0, total - keep.n)
+            return keep.n, False, True
         case _:
-            return True, max(0, total - keep.n)
+            return keep.n, True, True
+
+
+def keep_count(keep: Keep, total: int) -> tuple[bool, int]:
+    """(keep the highest?, how many) of a pool of ``total`` dice (not for a by-value keep)."""
+    n, highest, dropping = keep_spec(keep)
+    return highest, kept_count(total, n, dropping)
 
 
 @rule(GAME, "N5", "k>N / p<N keeps or drops each die on its own value")
@@ -176,16 +186,13 @@ def keeps_value(keep: Keep, v: Value) -> bool:
 
 
 def kept_flags(values: Sequence[Value], keep: Keep | None) -> list[bool]:
-    """Rule 3: which dice of a pool are kept. Ties go to the earlier die (stable sort)."""
+    """Rule 3: which dice of a pool are kept: the dice algebra's ``Keep`` (the earlier of equal
+    dice kept), or N5 on each die's own value."""
     if keep is None:
         return [True] * len(values)
     if keep.by_value:  # k>3, p<2: each die on its own value
         return [keeps_value(keep, v) for v in values]
-    highest, k = keep_count(keep, len(values))
-    # Python's sort is stable also in reverse, so equal values keep their rolling order
-    order = sorted(range(len(values)), key=values.__getitem__, reverse=highest)
-    chosen = set(order[:k])
-    return [i in chosen for i in range(len(values))]
+    return keep_flags(values, *keep_spec(keep))
 
 
 @rule(GAME, "N6", "a success condition counts each kept die that matches (dbl: 2, f: −1)")
