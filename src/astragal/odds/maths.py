@@ -22,6 +22,7 @@ __all__ = [
     "condition",
     "contest_chances",
     "convolve",
+    "convolve_cost",
     "convolve_work",
     "cumulative_below",
     "difference",
@@ -33,6 +34,7 @@ __all__ = [
     "mix",
     "negative_binomial",
     "power",
+    "power_cost",
     "power_work",
     "pushforward",
     "series_divide",
@@ -133,17 +135,25 @@ _NUMPY_WORTH = 200_000  # multiply-adds above which importing numpy pays for its
 _python_work = 0  # multiply-adds done without numpy so far in this process
 
 
-def convolve(a: Sequence[float], b: Sequence[float]) -> list[float]:
+FFT_FROM = 4_000_000  # with ``fft``: a product of more multiply-adds goes through the FFT
+
+
+def convolve(a: Sequence[float], b: Sequence[float], fft: bool = False) -> list[float]:
     """The law of the sum of two independent values (numpy only for large inputs).
 
     Importing numpy costs about as much as 200,000 multiply-adds in Python, so a process that has
     not loaded it does smaller products itself, until it has done ten times that much in all (a
     server, or a long script: then numpy pays for itself); a one-off command never loads it.
+    With ``fft``, a product of more than ``FFT_FROM`` multiply-adds (both parts 64 long or more)
+    goes through numpy's FFT, O(n log n), its rounding about 1e-16 of the largest term (the
+    general notation's sums of many dice).
     """
     global _python_work
     if not a or not b:
         return []
     size = len(a) * len(b)
+    if fft and size > FFT_FROM and min(len(a), len(b)) >= 64:
+        return _fft_convolve(a, b)
     if "numpy" not in sys.modules and size <= _NUMPY_WORTH and _python_work < 10 * _NUMPY_WORTH:
         _python_work += size
     elif size > 256:
@@ -159,17 +169,67 @@ def convolve(a: Sequence[float], b: Sequence[float]) -> list[float]:
     return out
 
 
-def power(unit: Sequence[float], n: int) -> list[float]:
+def _fft_convolve(a: Sequence[float], b: Sequence[float]) -> list[float]:
+    import numpy as np
+
+    n = len(a) + len(b) - 1
+    size = 1 << (n - 1).bit_length()
+    out = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
+    out[out < 1e-300] = 0.0  # rounding can leave tiny negatives where the answer is 0
+    result: list[float] = out.tolist()
+    return result
+
+
+def convolve_cost(la: int, lb: int, fft: bool = False) -> tuple[int, int]:
+    """(steps, peak bytes) of ``convolve`` on parts of these lengths, by the path it takes:
+    Python loops, numpy's direct loop (several hundred multiply-adds a step) or the FFT."""
+    direct, out = la * lb, la + lb - 1
+    if la == 1 or lb == 1:
+        return direct, LIST_BYTES * direct
+    if not fft or direct <= FFT_FROM or min(la, lb) < 64:
+        python = direct <= 256 or ("numpy" not in sys.modules and direct <= _NUMPY_WORTH
+                                   and _python_work < 10 * _NUMPY_WORTH)
+        if python:
+            return direct, LIST_BYTES * out
+        return direct // 200 + CALL + out, LIST_BYTES * out + 8 * 2 * (la + lb + out)
+    size = 1 << (out - 1).bit_length()
+    return size * max(1, size.bit_length()) // 4 + 4 * CALL + out, \
+        LIST_BYTES * out + 8 * 6 * size
+
+
+def power(unit: Sequence[float], n: int, fft: bool = False) -> list[float]:
     """The law of the sum of ``n`` independent copies of ``unit`` (squaring, O(log n) steps)."""
-    result: list[float] = [1.0]
+    if n == 0:
+        return [1.0]
+    result: list[float] | None = None
     base = list(unit)
+    while True:
+        if n & 1:
+            result = base if result is None else convolve(result, base, fft)
+        n >>= 1
+        if not n:
+            assert result is not None
+            return result
+        base = convolve(base, base, fft)
+
+
+def power_cost(length: int, n: int, fft: bool = False) -> tuple[int, int]:
+    """(steps, peak bytes) of ``power`` of a law of ``length`` terms to ``n``: the squarings and
+    products it will do, through the lengths they make, each by the path it takes."""
+    steps = peak = result = 0
+    base = length
     while n:
         if n & 1:
-            result = convolve(result, base)
+            if result:
+                s, m = convolve_cost(result, base, fft)
+                steps, peak, result = steps + s, max(peak, m), result + base - 1
+            else:
+                result = base
         n >>= 1
         if n:
-            base = convolve(base, base)
-    return result
+            s, m = convolve_cost(base, base, fft)
+            steps, peak, base = steps + s, max(peak, m), 2 * base - 1
+    return steps, peak
 
 
 def convolve_work(a: int, b: int) -> int:

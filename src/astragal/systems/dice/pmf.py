@@ -2,8 +2,8 @@
 
 A ``Pmf`` is a finite law over exact values: dense (whole numbers ``off .. off+len(p)-1`` as a
 plain list of floats) or sparse (a dict). Plain lists keep small odds in plain Python: numpy is
-imported only by a step large enough to pay for its import (``convolve`` through the shared
-``odds.maths.convolve``, the FFT above ``_FFT_FROM``; the keep DP in ``odds.keep``).
+imported only by a step large enough to pay for its import (``convolve`` and ``power`` are the
+shared ``odds.maths`` ones, the FFT above ``maths.FFT_FROM``; the keep DP in ``odds.keep``).
 
 Every step spends its work on a ``Budget`` before it is done; past ``Limits.max_odds_work`` the
 answer is a LimitError. A *step* is one multiply-add in a Python loop (about 30 ns); numpy does
@@ -14,7 +14,6 @@ budget measures time whichever kernel runs.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,9 +25,6 @@ from .nodes import Lazy, Value
 
 __all__ = ["CALL", "CELLS", "LIST_BYTES", "Budget", "Pmf", "add", "binop", "convolve", "mapped", "merge", "mix",
            "negate", "power"]
-
-_FFT_FROM = 4_000_000  # direct convolution above this many multiply-adds switches to the FFT
-
 
 ROW = 30  # steps per possible value of the answer (its row, the JSON, a chart's bar)
 ROW_BYTES = 150  # bytes per possible value of the answer (a (value, probability) row)
@@ -148,63 +144,19 @@ def lost_of(*parts: float) -> float:
     return 1.0 - keep if any(parts) else 0.0
 
 
-def convolve_cost(la: int, lb: int) -> tuple[int, int]:
-    """(steps, peak bytes) of ``convolve`` on parts of these lengths, by the path it takes."""
-    if la == 1 or lb == 1:
-        return la * lb, LIST_BYTES * la * lb
-    direct = la * lb
-    out = la + lb - 1
-    if direct <= _FFT_FROM or min(la, lb) < 64:
-        # maths.convolve runs Python loops below its numpy threshold, numpy's direct loop
-        # (several hundred multiply-adds a step) above it
-        python = direct <= 256 or ("numpy" not in sys.modules and direct <= maths._NUMPY_WORTH
-                                   and maths._python_work < 10 * maths._NUMPY_WORTH)
-        if python:
-            return direct, LIST_BYTES * out
-        return direct // 200 + CALL + out, LIST_BYTES * out + 8 * 2 * (la + lb + out)
-    size = 1 << (out - 1).bit_length()
-    return size * max(1, size.bit_length()) // 4 + 4 * CALL + out, \
-        LIST_BYTES * out + 8 * 6 * size
-
-
 def convolve(a: Sequence[float], b: Sequence[float], budget: Budget, what: object) -> list[float]:
-    """The distribution of a sum of two independent dense parts."""
-    la, lb = len(a), len(b)
-    steps, memory = convolve_cost(la, lb)
+    """The distribution of a sum of two independent dense parts (``odds.maths.convolve``, the
+    FFT for large parts), its work spent first."""
+    steps, memory = maths.convolve_cost(len(a), len(b), fft=True)
     budget.spend(steps, what, memory=memory)
-    if la == 1:
-        return [x * a[0] for x in b]
-    if lb == 1:
-        return [x * b[0] for x in a]
-    if la * lb <= _FFT_FROM or min(la, lb) < 64:
-        return maths.convolve(a, b)
-    import numpy as np
-
-    n = la + lb - 1
-    size = 1 << (n - 1).bit_length()
-    out = np.fft.irfft(np.fft.rfft(a, size) * np.fft.rfft(b, size), size)[:n]
-    out[out < 1e-300] = 0.0  # rounding can leave tiny negatives where the answer is 0
-    result: list[float] = out.tolist()
-    return result
+    return maths.convolve(a, b, fft=True)
 
 
 def power_cost(length: int, n: int) -> tuple[int, int]:
     """(steps, peak bytes) of ``power`` of a dense part of ``length`` values: the squarings and
     products it will do, and the rows of its answer."""
-    steps = peak = 0
-    result = 0
-    base, k = length, n
-    while k:
-        if k & 1:
-            if result:
-                s, m = convolve_cost(result, base)
-                steps, peak, result = steps + s, max(peak, m), result + base - 1
-            else:
-                result = base
-        k >>= 1
-        if k:
-            s, m = convolve_cost(base, base)
-            steps, peak, base = steps + s, max(peak, m), 2 * base - 1
+    steps, peak = maths.power_cost(length, n, fft=True)
+    result = (length - 1) * n + 1 if n else 1
     return steps + ROW * result, max(peak, ROW_BYTES * result)
 
 
@@ -257,35 +209,19 @@ def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: object) ->
 
 
 def power(a: Pmf, n: int, budget: Budget, what: object) -> Pmf:
-    """The sum of ``n`` independent copies (repeated squaring)."""
+    """The sum of ``n`` independent copies (``odds.maths.power``: repeated squaring)."""
     lost = -math.expm1(n * math.log1p(-a.lost)) if a.lost else 0.0
     if n == 0:
         return Pmf.point(0)
-    if a.p is not None:  # refuse at once what the squarings could not finish
-        steps, memory = power_cost(len(a.p), n)
-        values = (len(a.p) - 1) * n + 1
-        budget.check(steps, Lazy(lambda: f"{what} ({values:,} possible values)"),
-                     memory=memory)
     if a.p is None:
         out = a
         for _ in range(n - 1):
             out = add(out, a, budget, what)
         return out.with_lost(lost)
-    result: list[float] | None = None
-    base, off, k = a.p, 0, n
-    base_off = a.off
-    while True:
-        if k & 1:
-            if result is None:
-                result, off = base, base_off
-            else:
-                result, off = convolve(result, base, budget, what), off + base_off
-        k >>= 1
-        if not k:
-            break
-        base, base_off = convolve(base, base, budget, what), 2 * base_off
-    assert result is not None
-    return Pmf(off, result, lost=lost)
+    steps, memory = maths.power_cost(len(a.p), n, fft=True)
+    values = (len(a.p) - 1) * n + 1
+    budget.spend(steps, Lazy(lambda: f"{what} ({values:,} possible values)"), memory=memory)
+    return Pmf(a.off * n, maths.power(a.p, n, fft=True), lost=lost)
 
 
 def merge(a: Pmf, b: Pmf) -> Pmf:
