@@ -62,3 +62,19 @@ def test_geometric_rolls() -> None:
     rolls, cut = maths.geometric_rolls(0.25)
     assert abs(rolls[1] - 0.75) < 1e-15 and abs(rolls[2] - 0.1875) < 1e-15
     assert cut < 1e-16 and abs(math.fsum(rolls.values()) + cut - 1.0) < 1e-15
+
+
+def test_the_fft_path_gives_the_direct_products_law_and_is_costed_as_such() -> None:
+    # the general notation's large sums (1000d6) multiply through the FFT: the same law, to the
+    # rounding of the largest term, for far fewer steps than the direct product's
+    a = [1 / 3000] * 3000
+    b = [1 / 2000] * 2000
+    fast = maths.convolve(a, b, fft=True)
+    assert max(abs(x - y) for x, y in zip(fast, maths.convolve(a, b))) < 1e-16
+    assert min(fast) >= 0.0 and abs(math.fsum(fast) - 1.0) < 1e-12
+    steps, memory = maths.convolve_cost(3000, 2000, fft=True)
+    assert steps < 3000 * 2000 / 20 < maths.convolve_cost(3000, 2000)[0] * 20
+    assert memory >= 8 * (3000 + 2000 - 1)
+    # a small product stays direct, and a power by squaring is costed product by product
+    assert maths.convolve([0.5, 0.5], [0.5, 0.5], fft=True) == [0.25, 0.5, 0.25]
+    assert maths.power_cost(6, 3) == (36 + 66, maths.LIST_BYTES * 16)
