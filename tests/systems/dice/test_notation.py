@@ -10,10 +10,14 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import astragal
-from astragal import InputError, NotationError
+from astragal import InputError, Limits, NotationError
 from astragal.cli import main
+from astragal.systems.dice.grammar import _Parser, read_plain
+from astragal.systems.dice.rules import DEFAULTS, DIALECTS
 
 
 def roll(text: str, **kw: Any) -> astragal.Roll:
@@ -331,3 +335,35 @@ def test_reroll_and_add_odds_equal_the_enumerated_roller(text: str) -> None:
     assert cut == 0
     for k in set(got) | {int(v) for v in want}:
         assert abs(got.get(k, 0.0) - float(want.get(Fraction(k), 0))) <= 1e-12
+
+
+# --------------------------------------------------------------------------------------------
+# The plain shapes read without the parser: the same tree, spans included, in every dialect
+
+_PIECES = ["1d20", "d20", "4d6kh3", "4d6kl1", "5d6dh2", "4d6dl1", "2d6kh5", "3d6", "10d10",
+           "5", "05", "0", "12", "d6d2", "4d6kh0", "4d6dl4", "4d6kh", "4d6k3", "1d0", "0d6",
+           "1d020", "d1000000", "D6", "4d6kh3kh2", "d", "kh", "-", "+", " ", "  "]
+
+
+@given(st.lists(st.sampled_from(_PIECES + ["+", "-", " + ", " - "]), min_size=1, max_size=7),
+       st.sampled_from(sorted(DIALECTS)), st.sampled_from(["", " ", "dice: "]))
+def test_plain_shapes_are_read_as_the_parser_reads_them(pieces: list[str], dialect: str,
+                                                         before: str) -> None:
+    text = before + "".join(pieces)
+    start = len(before)
+    options = {**DEFAULTS, "dialect": dialect}
+    fast = read_plain(text, start)
+    try:
+        full: Any = _Parser(text, start, options, Limits()).request()
+    except InputError as exc:
+        full = exc
+    if fast is not None:
+        assert repr(fast) == repr(full)
+
+
+@pytest.mark.parametrize("text", ["1d20+5", "4d6kh3 + 2", " 3d6-1 ", "d20", "2d20kh1+1d4+3",
+                                  "8d6 - 2 + 1d8"])
+def test_the_common_shapes_are_read_without_the_parser(text: str) -> None:
+    fast = read_plain(text)
+    assert fast is not None
+    assert repr(fast) == repr(_Parser(text, 0, DEFAULTS, Limits()).request())

@@ -23,43 +23,35 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from fractions import Fraction
 from typing import Any
 
 from ..._errors import LimitError, NotationError
 from ..._limits import Limits
+from .atoms import Atoms
 from .lexicon import (
     _ADVANTAGE,
     _COMMAND,
     _COMPARE_WORDS,
-    _COMPUTED_SIDES,
     _DESCRIPTION,
-    _DICE,
     _DIE_WORD,
     _ENDS_DICE,
     _ENDS_NUMBER,
     _LOOSE_WORD,
     _MODIFIER_WORD,
     _NORMALISE,
-    _NUMBER,
     _REPEAT,
     _TOTAL_CMP,
     _WORD,
-    MAX_COUNT,
     MAX_DEPTH,
-    MAX_DIGITS,
     MAX_SIDES,
     TAIL,
 )
 from .nodes import (
-    FUDGE,
     FUNCTIONS,
-    Call,
     Comparison,
-    Computed,
     Dice,
     Expression,
-    Group,
+    Keep,
     Label,
     Neg,
     Node,
@@ -70,12 +62,12 @@ from .nodes import (
     Sum,
 )
 from .rules import CHOICES, DEFAULTS, SWITCHES, check_options, reading
-from .terms import DiceTerms, _advantage
+from .terms import _advantage
 
 __all__ = ["CHOICES", "DEFAULTS", "MAX_DEPTH", "MAX_SIDES", "SWITCHES", "TAIL", "parse"]
 
 
-class _Parser(DiceTerms):
+class _Parser(Atoms):
     def __init__(self, text: str, start: int, options: Mapping[str, Any], limits: Limits) -> None:
         self.source = text
         self.options = options
@@ -100,15 +92,6 @@ class _Parser(DiceTerms):
 
     def peek(self, n: int = 1) -> str:
         return self.text[self.pos:self.pos + n]
-
-    def enter(self, at: int) -> None:
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise LimitError(f"the expression nests more than {MAX_DEPTH} levels deep "
-                             "(parentheses, signs, groups, functions)", self.text, (at, at + 1))
-
-    def leave(self) -> None:
-        self.depth -= 1
 
     def describe_here(self) -> str:
         if self.pos >= self.end:
@@ -342,176 +325,6 @@ class _Parser(DiceTerms):
         self.pos = close + 1
         return inner
 
-    # --- atoms -----------------------------------------------------------------------------
-
-    def atom(self) -> Node:
-        self.ws()
-        start = self.pos
-        if start >= self.end:
-            raise self.error("the expression ends too early: expected a number, dice or '('",
-                             start)
-        c = self.text[start]
-        if c == "(":
-            self.enter(start)
-            self.pos += 1
-            inner = self.compare()
-            self.ws()
-            if self.peek() == ",":  # d20's sets: (1d20, 1d20)kh1 is the group {1d20, 1d20}kh1
-                return self.group(start, [inner], ")")
-            if self.peek() != ")":
-                raise self.error(f"expected ')' to close the '(' at {start + 1}, found "
-                                 f"{self.describe_here()}", self.pos)
-            self.pos += 1
-            self.leave()
-            after = _COMPUTED_SIDES.match(self.text, self.pos)
-            if after is not None and not after.group(1):  # (1d4)d6: a rolled count
-                return self.computed(inner, start)
-            return inner
-        if c == "{":
-            return self.group()
-        if (m := _COMPUTED_SIDES.match(self.text, start)) is not None and \
-                self.text[m.end() - 1] in "({":
-            count = Num(self.int_literal(m.group(1), start), (start, m.end(1))) \
-                if m.group(1) else None
-            return self.computed(count, start, at=m.start() + len(m.group(1)))
-        if (m := _DICE.match(self.text, start)) is not None:
-            return self.dice(m)
-        if "0" <= c <= "9":
-            m2 = _NUMBER.match(self.text, start)
-            assert m2 is not None
-            self.pos = m2.end()
-            if self.pos < self.end and self.text[self.pos] in "dD":
-                if "." in m2.group():
-                    raise self.error("a count of dice is a whole number", start, self.pos)
-                raise self.error("how many sides? write d6, d20, d% or dF", start, self.pos + 1)
-            if len(m2.group()) > MAX_DIGITS + 1:
-                raise LimitError(f"the number has more than {MAX_DIGITS} digits", self.text,
-                                 (start, self.pos))
-            if "." in m2.group():
-                return Num(Fraction(m2.group()), (start, self.pos))
-            return Num(int(m2.group()), (start, self.pos))
-        if (m3 := _WORD.match(self.text, start)) is not None:
-            return self.call(m3)
-        raise self.error(f"expected a number, dice such as 2d6, '(' or '{{', found "
-                         f"{self.describe_here()}", start)
-
-    def call(self, m: re.Match[str]) -> Node:
-        name = m.group().lower()
-        start = m.start()
-        if name not in FUNCTIONS:
-            if name in ("d",):
-                raise self.error("how many sides? write d6, d20, d% or dF", start, m.end())
-            raise self.error(f"unknown word '{m.group()}': functions are "
-                             f"{', '.join(FUNCTIONS)}; dice are written like 2d6", start, m.end())
-        self.pos = m.end()
-        self.ws()
-        if self.peek() != "(":
-            raise self.error(f"{name} needs its arguments in parentheses: {name}(...)",
-                             start, m.end())
-        self.enter(start)
-        self.pos += 1
-        args = [self.compare()]
-        self.ws()
-        while self.peek() == ",":
-            self.pos += 1
-            args.append(self.compare())
-            self.ws()
-        if self.peek() != ")":
-            raise self.error(f"expected ',' or ')' in {name}(...), found {self.describe_here()}",
-                             self.pos)
-        self.pos += 1
-        self.leave()
-        arity = FUNCTIONS[name]
-        if arity > 0 and len(args) != arity:
-            raise self.error(f"{name} takes {'one argument' if arity == 1 else f'{arity} arguments'}"
-                             f", not {len(args)}", start, self.pos)
-        if arity < 0 and len(args) < 2:
-            raise self.error(f"{name} takes two or more arguments", start, self.pos)
-        return Call(name, tuple(args), (start, self.pos))
-
-    def group(self, start: int | None = None, items: list[Node] | None = None,
-              close: str = "}") -> Node:
-        if start is None or items is None:
-            start = self.pos
-            self.enter(start)
-            self.pos += 1
-            self.ws()
-            if self.peek() == "}":
-                raise self.error("an empty group: write {2d6, 1d8}", start, self.pos + 1)
-            items = [self.compare()]
-            self.ws()
-        while self.peek() == ",":
-            self.pos += 1
-            self.ws()
-            if close == ")" and self.peek() == ")":
-                break  # d20's (1d20,): a trailing comma
-            items.append(self.compare())
-            self.ws()
-        if self.peek() != close:
-            raise self.error(f"expected ',' or '{close}' in the group, found "
-                             f"{self.describe_here()}", self.pos)
-        self.pos += 1
-        self.leave()
-        mods = self.modifiers(group=True, rng=None)
-        for kind in ("crit", "fumble", "match"):
-            if kind in mods:
-                a, b = mods["_spans"][kind]
-                raise self.error(f"'{self.source[a:b]}' applies to dice, not to a group", a, b)
-        self.check_keep(mods.get("keep"), len(items), "items", mods["_spans"], "", start)
-        return Group(tuple(items), mods.get("keep"), mods.get("success"), mods.get("failure"),
-                     mods.get("double"), mods.get("sort"), (start, self.pos))
-
-    def computed(self, count: Node | None, start: int, at: int | None = None) -> Node:
-        """After a count: ``d6``, ``d(…)`` or ``d{…}``; the count itself may be rolled
-        (``(1d4)d6``) and so may the sides (``(d6)d(d4+4)``), AnyDice's computed dice."""
-        self.pos = self.pos if at is None else at
-        self.pos += 1  # the d
-        c = self.peek()
-        sides_node: Node | None = None
-        custom: tuple[int, ...] = ()
-        sides = 1
-        if c == "(":
-            open_at = self.pos
-            self.enter(open_at)
-            self.pos += 1
-            sides_node = self.compare()
-            self.ws()
-            if self.peek() != ")":
-                raise self.error(f"expected ')' to close the '(' at {open_at + 1}, found "
-                                 f"{self.describe_here()}", self.pos)
-            self.pos += 1
-            self.leave()
-        elif c == "{":
-            custom = self.custom_faces()
-            sides = len(custom)
-        else:
-            m = re.compile(r"\d+|%|[fF]", re.ASCII).match(self.text, self.pos)
-            if m is None:
-                raise self.error("how many sides? write d6, d20, d% or dF", self.pos - 1,
-                                 self.pos)
-            sides = 100 if m.group() in ("%", "00") else (
-                FUDGE if m.group().lower() == "f" else self.int_literal(m.group(), m.start()))
-            if sides < 1 and m.group().lower() != "f":
-                raise self.error("a die needs at least one side", m.start(), m.end())
-            self.pos = m.end()
-        n = count.value if isinstance(count, Num) and isinstance(count.value, int) else 1
-        if isinstance(count, Num):
-            if n > MAX_COUNT:
-                raise LimitError(f"{n} dice is more than {MAX_COUNT:,}, the most one term may "
-                                 "hold", self.text, (start, self.pos))
-            count = None
-        if sides_node is not None:
-            if self.pos < self.end and (self.text[self.pos].isalpha() or
-                                        self.text[self.pos] in "!<>="):
-                raise self.error("modifiers on dice with a rolled number of sides are not "
-                                 "supported: roll the sides into a plain die first", self.pos,
-                                 self.pos + 1)
-            return Computed(count, sides_node, Dice(n, 1), (start, self.pos))
-        dice = self.finish_dice(n, sides, custom, start, check_keep=count is None)
-        if count is None:
-            return dice
-        return Computed(count, None, dice, (start, self.pos))
-
 
 def parse(text: str, start: int, options: Mapping[str, Any],
           limits: Limits) -> Expression | Rolls:
@@ -522,4 +335,81 @@ def parse(text: str, start: int, options: Mapping[str, Any],
     dice: 4d6kh3+2
     """
     check_options(options)
-    return _Parser(text, start, options, limits).request()
+    plain = read_plain(text, start)
+    return _Parser(text, start, options, limits).request() if plain is None else plain
+
+
+_PLAIN_CHARS = frozenset("0123456789dkhl+- ")
+_KEEPS = ("kh", "kl", "dh", "dl")
+
+
+def read_plain(text: str, start: int = 0) -> Expression | None:
+    """The common plain shapes, ``1d20+5``, ``4d6kh3 + 2``, ``3d6-1``: dice with at most a keep
+    or drop by rank, and whole numbers, added or taken away, read without the parser (whose
+    first call in a fresh process costs ~0.2 ms of code run once). The tree is the one
+    ``_Parser`` reads, spans included (``tests/systems/dice/test_notation.py`` holds them
+    equal); anything else, or anything the parser would refuse or warn about, gives None.
+    Nothing in such a term has a check to fail (``checks._check_dice``): no re-roll, explosion,
+    bound or compare point, and a keep that leaves dice."""
+    end = len(text)
+    if end - start > 60 or not _PLAIN_CHARS.issuperset(text[start:]):
+        return None
+    pos = start
+    while pos < end and text[pos] == " ":
+        pos += 1
+    first = pos
+    terms: list[tuple[str, Node]] = []
+    op, dice = "+", False
+    while True:
+        at = pos
+        while pos < end and "0" <= text[pos] <= "9":
+            pos += 1
+        digits = text[at:pos]
+        node: Node
+        if pos < end and text[pos] == "d":
+            pos += 1
+            from_ = pos
+            while pos < end and "0" <= text[pos] <= "9":
+                pos += 1
+            count = int(digits) if digits else 1
+            if len(digits) > 3 or not 0 < pos - from_ <= 6 or count < 1:
+                return None
+            sides = int(text[from_:pos])
+            keep = None
+            if text.startswith(_KEEPS, pos):
+                how = text[pos:pos + 2]
+                pos += 2
+                from_ = pos
+                while pos < end and "0" <= text[pos] <= "9":
+                    pos += 1
+                if not 0 < pos - from_ <= 3:
+                    return None
+                n = int(text[from_:pos])
+                if n == 0 if how[0] == "k" else n >= count:  # it leaves no dice: the parser says so
+                    return None
+                keep = Keep(how, n)
+            if sides < 1:
+                return None
+            node, dice = Dice(count, sides, (), False, None, None, keep, None, None, None, None,
+                              None, None, None, None, 0, False, (), (at, pos)), True
+        elif digits and len(digits) <= 9:
+            node = Num(int(digits), (at, pos))
+        else:
+            return None
+        terms.append((op, node))
+        if pos < end and text[pos] != " " and text[pos] not in "+-":
+            return None
+        while pos < end and text[pos] == " ":
+            pos += 1
+        if pos == end:
+            break
+        op = text[pos]
+        if op not in "+-":
+            return None
+        pos += 1
+        while pos < end and text[pos] == " ":
+            pos += 1
+    if not dice:
+        return None
+    body = terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, end))
+    return Expression(body, 1, "")
