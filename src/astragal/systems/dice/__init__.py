@@ -2,9 +2,9 @@
 
 The common core of Roll20, Foundry and the chat bots on one engine: every expression rolls with a
 full transcript (every face through the ``Tray``) and has exact odds. Modules: ``nodes`` (the
-parsed tree, canonical printing), ``grammar`` (the parser, with spans and limits; ``atoms`` and ``terms`` its atoms and dice terms), ``rules`` (the
-rules as pure functions), ``roller`` (rolling), ``exact`` (the exact odds; imports numpy, so it
-loads only when odds are asked for). The notation is documented in ``docs/notation.md``.
+parsed tree, canonical printing), ``grammar`` (the parser, with spans and limits; ``atoms`` and
+``terms`` read its atoms and dice terms), ``rules`` (the rules as pure functions), ``roller``
+(rolling), ``exact`` (the exact odds; imports numpy, so it loads only when odds are asked for). The notation is documented in ``docs/notation.md``.
 
 >>> import astragal
 >>> astragal.roll("dice: 4d6kh3+2", faces="6,4,1,3").result["total"]
