@@ -1,4 +1,5 @@
-"""The ``astragal`` command line. The only place (with the web app) that prints or exits.
+"""The ``astragal`` command line: its words read by argparse, each command run by
+``cli_commands``. The only place (with the web app) that prints or exits.
 
 argparse, not typer: the CLI must start faster than a script that imports the peer library, and
 the standard library's parser costs nothing to import.
@@ -10,13 +11,24 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from typing import Any
 
-from . import odds, roll
-from ._errors import AstragalError, InputError, OptionError
-from .render import odds_text, roll_text, table_text, to_json_text
+from ._errors import AstragalError, InputError
+from .cli_commands import (
+    DEMO,
+    cmd_demo,
+    cmd_fight,
+    cmd_luck,
+    cmd_odds,
+    cmd_roll,
+    cmd_rules,
+    cmd_serve,
+    cmd_systems,
+    cmd_table,
+    cmd_verify_log,
+    terminal_width,
+)
 
-DEMO = "jc: L7 +1b fav vs L8 q=expert:expert"
+__all__ = ["DEMO", "build_parser", "main", "terminal_width"]
 
 
 def _tables_help() -> str:
@@ -31,277 +43,6 @@ def _tables_help() -> str:
         if tables:
             out.append(f"{name}: {', '.join(tables)}")
     return "tables: " + "; ".join(out)
-
-
-def terminal_width() -> int | None:
-    """The terminal's width when printing to one (wide tables are cut into blocks of columns
-    to fit); None when the output goes to a file or a pipe, which get whole rows."""
-    import shutil
-
-    if not sys.stdout.isatty():
-        return None
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
-
-
-def _options(pairs: Sequence[str] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep:
-            raise OptionError(f"options are written key=value, not '{pair}'")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def _system_flag(name: str | None) -> str | None:
-    """``--system NAME``: an unknown name is an error about the flag, not about the notation."""
-    if name is None:
-        return None
-    from .systems import get_system
-
-    try:
-        return get_system(name).name
-    except InputError as exc:
-        raise InputError(f"--system {name}: {exc.message}", f"--system {name}",
-                         (9, 9 + len(name))) from None
-
-
-def _cmd_roll(args: argparse.Namespace) -> int:
-    result = roll(args.text, seed=args.seed, faces=args.faces, options=_options(args.option),
-                  default_system=_system_flag(args.system))
-    found = None
-    if args.luck:
-        from .luck import luck
-
-        found = luck(result, odds(args.text, options=_options(args.option),
-                                  default_system=_system_flag(args.system)))
-    if args.json:
-        data = result.to_json()
-        if args.luck:
-            data["luck"] = found.to_json() if found is not None else None
-        print(to_json_text(data))
-        return 0
-    print(roll_text(result))
-    if args.luck:
-        print(f"Luck: {found.words()} (P(worse) {100 * found.worse:.1f}%, P(the same) "
-              f"{100 * found.same:.1f}%)" if found is not None
-              else "Luck: this roll has no ordered value to place in its odds")
-    return 0
-
-
-def _cmd_luck(args: argparse.Namespace) -> int:
-    from .luck_report import main as luck_main
-
-    return luck_main(args)
-
-
-def _exact_json(result: Any) -> dict[str, Any]:
-    """An odds' JSON with exact fractions ("5/36") for its outcomes and distribution."""
-    data: dict[str, Any] = result.to_json()
-    for key, dist in (("outcomes", result.outcomes), ("distribution", result.distribution)):
-        if len(dist):
-            try:
-                data[key] = {str(k): str(p) for k, p in dist.exact()}
-            except ValueError as exc:
-                raise InputError(f"--exact: {result.input}: {exc}") from None
-    data["exact"] = True
-    return data
-
-
-def _cmd_odds(args: argparse.Namespace) -> int:
-    system = _system_flag(args.system)
-    results = []
-    for i, text in enumerate(args.text, 1):
-        try:
-            results.append(odds(text, options=_options(args.option), default_system=system))
-        except InputError as exc:
-            if len(args.text) > 1 and not text.strip():  # which of the rolls compared
-                raise type(exc)(f"roll {i} of {len(args.text)}: {exc.message}", exc.text,
-                                exc.span) from None
-            raise
-    view = "at_least" if args.at_least else "at_most" if args.at_most else "eq"
-    fmt = "json" if args.json else args.format
-    if args.outcomes:
-        for r in results:
-            if not len(r.outcomes):
-                raise InputError(f"--outcomes: '{r.input}' has no outcome categories, only "
-                                 f"the distribution of its {r.value_name}; leave out "
-                                 "--outcomes, or ask a question such as '2d6 >= 8'")
-    if args.plot:
-        _plot(results, args.plot, view, args.outcomes)
-    if fmt == "text" and len(results) == 1 and view == "eq" and not args.outcomes \
-            and not args.exact:  # the common case: no chart module (json, html) to import
-        print(odds_text(results[0]))
-        return 0
-    from .render.chart import compare_rows, format_rows
-
-    if fmt == "json":
-        data = [_exact_json(r) if args.exact else r.to_json() for r in results]
-        print(to_json_text(data[0] if len(data) == 1 else data))
-    elif args.exact:
-        try:
-            rows = compare_rows(results, view, args.outcomes, exact=True)
-        except ValueError as exc:
-            raise InputError(f"--exact: {exc}") from None
-        print(format_rows(rows, fmt))
-    elif fmt == "text" and len(results) == 1 and view == "eq" and not args.outcomes:
-        print(odds_text(results[0]))
-    elif fmt == "text":
-        from .render.chart import terminal_chart
-
-        print(table_text(compare_rows(results, view, args.outcomes)))
-        print()
-        print(terminal_chart(results, view, args.outcomes))
-    else:
-        print(format_rows(compare_rows(results, view, args.outcomes, numeric=fmt == "csv"),
-                          fmt))
-    return 0
-
-
-def _plot(results: list[Any], path: str, view: str, outcomes: bool) -> None:
-    from ._files import check_replaceable
-    from .render.chart import png_chart, svg_chart
-
-    if path.lower().endswith((".png", ".svg")):
-        check_replaceable(path, "chart file")  # a FIFO would block, a device is no chart
-    try:
-        if path.lower().endswith(".png"):
-            try:
-                png_chart(results, path, view, outcomes)
-            except ModuleNotFoundError:
-                raise InputError("a PNG chart needs matplotlib: pip install '.[plot]' "
-                                 "(or write .svg, which needs nothing)") from None
-        elif path.lower().endswith(".svg"):
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(svg_chart(results, view, outcomes))
-        else:
-            raise InputError(f"--plot writes .svg or .png files, not '{path}'")
-    except OSError as exc:
-        raise InputError(f"--plot: cannot write {path}: {exc.strerror or exc}") from None
-
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    text = args.text or DEMO
-    print(roll_text(roll(text, seed=args.seed)))
-    print()
-    print(odds_text(odds(text)))
-    return 0
-
-
-def _cmd_table(args: argparse.Namespace) -> int:
-    from .systems import get_system
-
-    system = get_system(args.system_name)
-    tables = getattr(system, "tables", None) or getattr(
-        importlib.import_module(type(system).__module__), "TABLES", {})
-    name = args.name or (next(iter(tables)) if tables else "")
-    if name not in tables:
-        known = ", ".join(tables) or "none"
-        raise InputError(f"no table '{name}' for {system.title}: tables are {known}")
-    rows = tables[name](_options(args.option))
-    fmt = "json" if args.json else args.format
-    from .render.chart import format_rows
-
-    if fmt == "json":  # {"system", "table", "columns": header, "rows": numbers}
-        print(format_rows(rows, "json", {"system": system.name, "table": name}))
-    else:
-        print(format_rows(rows, fmt, width=terminal_width()))
-    return 0
-
-
-def _cmd_systems(args: argparse.Namespace) -> int:
-    from .systems import system_names
-
-    for name, aliases in system_names().items():
-        print(f"{name}: prefixes {', '.join(f'{a}:' for a in (name, *aliases))}")
-    return 0
-
-
-def _cmd_rules(args: argparse.Namespace) -> int:
-    from .rulebook import rulebook
-    from .systems import get_system
-
-    system = get_system(args.system_name)
-    book = rulebook(system.name)
-    if not book:
-        print(f"{system.title}: no rules are registered in the rulebook yet")
-        return 0
-    print(f"{system.title}: {len(book)} rules (RULES.md)")
-    for r in book:
-        print(f"  {r.id:<6} {r.statement}  [{r.function.__module__}.{r.function.__name__}]")
-    switches = getattr(system, "switches", ())
-    if switches:
-        print("switches:")
-        for sw in switches:
-            default = str(sw.default).lower() if isinstance(sw.default, bool) else \
-                sw.default if sw.default != "" else '""'
-            print(f"  {sw.name}={default}  ({sw.allowed()}; {sw.rule}) {sw.help}")
-    return 0
-
-
-def _need_web(what: str) -> None:
-    import importlib.util
-
-    for module in ("fastapi", "uvicorn"):
-        if importlib.util.find_spec(module) is None:
-            raise InputError(f"{what} needs the web extra: pip install '.[web]' "
-                             f"({module} is missing)")
-
-
-def _cmd_serve(args: argparse.Namespace) -> int:
-    _need_web("the web table")
-    server = importlib.import_module("astragal.web.server")
-    return int(server.main(args))
-
-
-def _cmd_verify_log(args: argparse.Namespace) -> int:
-    import os
-
-    source = str(args.source)
-    if args.db is None and (source.lower().endswith(".json") or os.sep in source) \
-            and not os.path.exists(source):
-        raise InputError(f"verify-log: the file {source} is missing (no such file)")
-    try:
-        log = importlib.import_module("astragal.web.verify")
-    except ModuleNotFoundError as exc:
-        raise InputError(f"verify-log needs the web extra: pip install '.[web]' "
-                         f"({exc.name} is missing)") from None
-    return int(log.main(args))
-
-
-def _cmd_fight(args: argparse.Namespace) -> int:
-    rest = list(args.rest)
-    if len(rest) > 1 and any(w in ("-h", "--help", "help") for w in rest[1:]):
-        usage = importlib.import_module("astragal.fight_cli").USAGE
-        lines = [ln for ln in usage.splitlines() if ln.startswith(rest[0].lower() + " ")]
-        if lines:  # `fight attack --help`: that command's line of the usage
-            print(usage.splitlines()[0].replace("COMMAND ...", "") + "\n\n" + "\n".join(lines))
-            return 0
-    fight = importlib.import_module("astragal.fight_cli")
-    return int(fight.fight_main(*_fight_file(rest, args.file)))
-
-
-def _fight_file(rest: list[str], file: str | None) -> tuple[list[str], str]:
-    """``--file PATH`` may also come after the fight command (``fight show --file f.json``), as
-    ``--faces`` and ``--seed`` do; given twice it is an error."""
-    words: list[str] = []
-    given = None
-    i = 0
-    while i < len(rest):
-        w = rest[i]
-        if w == "--file" or w.startswith("--file="):
-            if w == "--file" and i + 1 >= len(rest):
-                raise OptionError("--file needs the fight file's path")
-            if given is not None:
-                raise OptionError("the fight file is given twice (--file)")
-            given = w.partition("=")[2] if "=" in w else rest[i + 1]
-            i += 1 if "=" in w else 2
-            continue
-        words.append(w)
-        i += 1
-    if given is not None and file is not None:
-        raise OptionError("the fight file is given twice (--file)")
-    return words, given or file or "fight.json"
 
 
 def _port(text: str) -> int:
@@ -337,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--luck", action="store_true",
                    help="where the roll fell in its own exact odds ('better than 87%% of rolls')")
     common(r)
-    r.set_defaults(func=_cmd_roll)
+    r.set_defaults(func=cmd_roll)
 
     lk = sub.add_parser("luck", help="a luck report from a room's export: per member and "
                         "session, and a test of fair dice")
@@ -347,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the seed of the randomised percentiles (the report is reproducible)")
     lk.add_argument("--plot", default=None, metavar="FILE.svg",
                     help="also draw each member's histogram of percentiles (SVG)")
-    lk.set_defaults(func=_cmd_luck)
+    lk.set_defaults(func=cmd_luck)
 
     o = sub.add_parser("odds", help="exact odds of one roll, or several side by side")
     o.add_argument("text", nargs="+", help="one or more rolls, any systems")
@@ -363,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compare the outcome categories instead of the values")
     o.add_argument("--plot", metavar="FILE", help="also write a chart: FILE.svg or FILE.png")
     common(o)
-    o.set_defaults(func=_cmd_odds)
+    o.set_defaults(func=cmd_odds)
 
     d = sub.add_parser("demo", help="roll an example and show its odds",
                        description="Roll an example, explain every die, and print its exact "
@@ -371,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("text", nargs="?", default=None,
                    help=f"the roll to show (default: '{DEMO}')")
     d.add_argument("--seed", type=int, default=None, help="reproducible random faces")
-    d.set_defaults(func=_cmd_demo)
+    d.set_defaults(func=cmd_demo)
 
     t = sub.add_parser("table", help="GM tables, e.g. 'table jadeclaw levels'",
                        description="A game's tables, computed exactly.")
@@ -383,16 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="text (default), markdown, or data: csv and json carry numbers")
     t.add_argument("-o", "--option", action="append", metavar="KEY=VALUE",
                    help="a house-rule switch the table is computed under")
-    t.set_defaults(func=_cmd_table)
+    t.set_defaults(func=cmd_table)
 
     s = sub.add_parser("systems", help="list the games and their prefixes")
-    s.set_defaults(func=_cmd_systems)
+    s.set_defaults(func=cmd_systems)
 
     rb = sub.add_parser("rules", help="a game's rulebook: each rule's ID, statement and switch",
                         description="List the rules a game implements, each under its ID in "
                                     "RULES.md, and its house-rule switches.")
     rb.add_argument("system_name", metavar="SYSTEM", help="a game's name or prefix, e.g. cofd")
-    rb.set_defaults(func=_cmd_rules)
+    rb.set_defaults(func=cmd_rules)
 
     sv = sub.add_parser("serve", help="start the web table (needs the web extra)",
                         description="Start the web table: rooms, live rolls and odds.")
@@ -400,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "127.0.0.1, this machine only)")
     sv.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
     sv.add_argument("--db", default=None, help="sqlite file path or postgresql://… URL")
-    sv.set_defaults(func=_cmd_serve)
+    sv.set_defaults(func=cmd_serve)
 
     vl = sub.add_parser("verify-log", help="check a room log's hash chain, signatures, receipts")
     vl.add_argument("source", help="an exported JSON log file, or a room id with --db")
@@ -410,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "in the room), or a file holding it")
     vl.add_argument("--receipts", default=None, metavar="FILE",
                     help="a player's receipts (downloaded from the room): the log must match")
-    vl.set_defaults(func=_cmd_verify_log)
+    vl.set_defaults(func=cmd_verify_log)
 
     f = sub.add_parser("fight", help="run an attack-table fight: new, add, attack, show",
                        description="A combat tracker for the d6 attack table, kept in a file. "
@@ -420,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--file", default=None, help="the fight file (JSON; default fight.json)")
     f.add_argument("rest", nargs=argparse.REMAINDER, metavar="COMMAND ...",
                    help="the fight command and its words")
-    f.set_defaults(func=_cmd_fight)
+    f.set_defaults(func=cmd_fight)
     return p
 
 
