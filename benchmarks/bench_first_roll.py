@@ -8,6 +8,12 @@ alike; ratio = before / now (above 1: now is faster), the median with its min–
 Run: ``python benchmarks/bench_first_roll.py --before OTHER/src [--samples 15]`` where OTHER is a
 checkout of the earlier commit (``git worktree add OTHER COMMIT``, or ``git archive COMMIT src``
 unpacked); the table is also written to ``benchmarks/results/first_roll.md``.
+
+``--d20`` measures the general notation's first rolls against the d20 package instead (issue 18:
+≥2x): a fresh process per sample, ``import astragal`` and the notation's modules (``import d20``,
+which builds its parser), then the first roll timed ("first roll"); "process" is the import and
+the roll together; ratio = d20 / astragal.
+Written to ``benchmarks/results/first_roll_d20.md``.
 """
 
 from __future__ import annotations
@@ -35,17 +41,74 @@ import sys, time
 sys.path.insert(0, {src!r})
 t0 = time.perf_counter()
 import astragal
+{setup}
 t1 = time.perf_counter()
-astragal.roll({text!r}, seed=7)
+astragal.roll({text!r}{seed})
 t2 = time.perf_counter()
 assert astragal.__file__.startswith({src!r}), astragal.__file__
 print(t2 - t0, t2 - t1)
 """
 
 
-def first(src: Path, text: str) -> tuple[float, float]:
-    """(import + first roll, first roll) in a fresh process on the sources under ``src``."""
-    code = _WORKER.format(src=str(src), text=text)
+D20_CASES = ["1d20+5", "4d6kh3+2"]
+# each library's modules imported, then the first roll timed (as bench_dice.py does): d20 builds
+# its parser when imported; astragal loads a game's package, and the modules that roll, on their
+# first use: they are imported before the roll is timed (the "process" column counts them)
+_DICE = "import astragal.systems.dice.roller"
+
+_D20_WORKER = r"""
+import time
+t0 = time.perf_counter()
+import d20
+t1 = time.perf_counter()
+d20.roll({text!r})
+t2 = time.perf_counter()
+print(t2 - t0, t2 - t1)
+"""
+
+
+def first_d20(text: str) -> tuple[float, float]:
+    """(import + first roll, first roll) of the d20 package in a fresh process."""
+    out = subprocess.run([sys.executable, "-c", _D20_WORKER.format(text=text)], check=True,
+                         capture_output=True, text=True)
+    process, roll = map(float, out.stdout.split())
+    return process, roll
+
+
+def against_d20(samples: int) -> int:
+    """The general notation's first rolls against d20's, interleaved (ratio = d20 / astragal)."""
+    tree = ROOT / "src"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], check=True,
+                   capture_output=True)
+    lines = [("| case | d20: process | astragal: process | ratio | d20: first roll | "
+              "astragal: first roll | ratio |"), "|---|---|---|---|---|---|---|"]
+    for text in D20_CASES:
+        got: list[list[tuple[float, float]]] = [[], []]
+        first_d20(text)
+        first(tree, text, False, _DICE)
+        for _ in range(samples):
+            got[0].append(first_d20(text))
+            got[1].append(first(tree, text, False, _DICE))
+        cells = [f"`{text}`"]
+        for k in (0, 1):
+            b, n = [s[k] for s in got[0]], [s[k] for s in got[1]]
+            cells += [f"{fmt_time(statistics.median(b))} ({fmt_time(min(b))}–{fmt_time(max(b))})",
+                      f"{fmt_time(statistics.median(n))} ({fmt_time(min(n))}–{fmt_time(max(n))})",
+                      _ratio(b, n)]
+        lines.append("| " + " | ".join(cells) + " |")
+        print(lines[-1], flush=True)
+    save("first_roll_d20", "First rolls of the general notation against d20 (fresh processes, "
+         "interleaved)", [f"{samples} samples a case; ratio = d20 / astragal (goal: ≥2x).", "",
+                          *lines])
+    return 0
+
+
+def first(src: Path, text: str, seeded: bool = True, setup: str = "") -> tuple[float, float]:
+    """(import + first roll, first roll) in a fresh process on the sources under ``src``
+    (a seeded roll, or one from the operating system's randomness; ``setup`` runs after the
+    import, before the roll is timed)."""
+    code = _WORKER.format(src=str(src), text=text, seed=", seed=7" if seeded else "",
+                          setup=setup)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
                          text=True, cwd=src.parent)
     process, roll = map(float, out.stdout.split())
@@ -59,9 +122,14 @@ def _ratio(before: list[float], now: list[float]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--before", type=Path, required=True, help="the earlier version's src/")
+    ap.add_argument("--before", type=Path, help="the earlier version's src/")
+    ap.add_argument("--d20", action="store_true", help="against the d20 package instead")
     ap.add_argument("--samples", type=int, default=15)
     args = ap.parse_args()
+    if args.d20:
+        return against_d20(args.samples)
+    if args.before is None:
+        ap.error("give --before OTHER/src, or --d20")
     trees = [args.before.resolve(), ROOT / "src"]
     for tree in trees:
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree)], check=True,
