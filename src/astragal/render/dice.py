@@ -206,13 +206,29 @@ _LINES: dict[tuple[Any, ...], str] = {}
 def term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
               total: int) -> str:
     """A dice term's line: ``4d6kh3: 6, 4, 1, 3 → keep highest 3: 6 + 4 + 3 = 13``; the line of
-    a few dice that are more than plain is remembered (a pure function of its steps: its name,
-    the term as written, says its facts; a few dice show few different faces), and so is the
-    line of the last ``Rolled`` step met again (the same record: the roller remembered it)."""
+    a plain term or of a few dice that are more than plain is remembered (a pure function of its
+    steps: its name, the term as written, says its facts; a few dice show few different faces),
+    and so is the line of a ``Rolled`` step met again (the same record: the roller remembered
+    it)."""
     seen = _SEEN.get(id(rolled))  # a roller that remembers a term's reading gives it again
     if seen is not None and seen[0] is rolled and seen[1] is changed and seen[2] == total:
         return seen[3]
-    line = _line(name, facts, rolled, changed, total)
+    kept: list[bool] | None = None
+    if rolled.dropped:
+        dropped = set(rolled.dropped)
+        kept = [i not in dropped for i in rolled.dice]
+    if not (rolled.again or rolled.reroll or changed) and _PLAIN.issuperset(facts):
+        if len(rolled.dice) > 8:
+            return plain_line(name, rolled.values, rolled.marks, kept, facts.get("keep"), total)
+        key = (name, rolled.values, rolled.marks, None if kept is None else tuple(kept), total)
+        line = _PLAIN_LINES.get(key)
+        if line is None:
+            if len(_PLAIN_LINES) > 8192:
+                _PLAIN_LINES.clear()
+            line = _PLAIN_LINES[key] = plain_line(name, rolled.values, rolled.marks, kept,
+                                                  facts.get("keep"), total)
+        return line
+    line = _line(name, facts, rolled, changed, kept, total)
     if len(_SEEN) > 4096:
         _SEEN.clear()
     _SEEN[id(rolled)] = (rolled, changed, total, line)
@@ -220,16 +236,11 @@ def term_line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Chan
 
 
 _SEEN: dict[int, tuple[Rolled, Changed | None, int, str]] = {}
+_PLAIN_LINES: dict[tuple[Any, ...], str] = {}
 
 
 def _line(name: str, facts: Mapping[str, Any], rolled: Rolled, changed: Changed | None,
-          total: int) -> str:
-    kept: list[bool] | None = None
-    if rolled.dropped:
-        dropped = set(rolled.dropped)
-        kept = [i not in dropped for i in rolled.dice]
-    if not (rolled.again or rolled.reroll or changed) and _PLAIN.issuperset(facts):
-        return plain_line(name, rolled.values, rolled.marks, kept, facts.get("keep"), total)
+          kept: list[bool] | None, total: int) -> str:
     if len(rolled.dice) > 5:
         return _term_line(name, facts, rolled, changed, kept, total)
     key = (name, tuple(rolled), None if changed is None else tuple(changed), total)

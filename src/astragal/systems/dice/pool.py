@@ -254,26 +254,30 @@ def _apply(read: _Read, tray: Tray, steps: list[S.Step]) -> int:
 class _OneFace:
     """A term whose dice show one face each and count it (no explosion or re-roll: ``4d6kh3``,
     ``2d20kh1``, ``4d6mi2``, ``8d10>=8``): what it reads from its faces (its steps, marks and
-    drops: a pure function of them) is remembered per faces and the term's place in the tray."""
+    drops: a pure function of them) is remembered per faces and the term's place in the tray
+    (up to ``MOST`` readings a term)."""
 
-    __slots__ = ("count", "d", "memo", "name", "sides")
+    __slots__ = ("count", "d", "kept", "memo", "name", "sides")
+    MOST = 8192
 
     def __init__(self, d: Dice, name: str) -> None:
         self.d, self.name, self.count, self.sides = d, name, d.count, d.sides
-        self.memo: dict[tuple[int, tuple[int, ...]], _Read] = {}
+        self.memo: dict[tuple[int, ...], dict[int, _Read]] = {}
+        self.kept = 0
 
     def roll(self, tray: Tray, steps: list[S.Step]) -> int:
         new, face, size, name = tray.roll, tray.face, self.sides, self.name
         first = len(tray)
         faces = tuple([face(new(size, name)) for _ in range(self.count)])
-        key = (first, faces)
-        read = self.memo.get(key)
+        at = self.memo.get(faces)
+        read = None if at is None else at.get(first)
         if read is None:
             indices = tuple(range(first, first + len(faces)))
             read = _read(self.d, name, indices, list(faces), tuple(map(RUNS.__getitem__, faces)),
                          None, faces)
-            if len(self.memo) < 4096:
-                self.memo[key] = read
+            if self.kept < self.MOST:
+                self.kept += 1
+                self.memo.setdefault(faces, {})[first] = read
         return _apply(read, tray, steps)
 
 
