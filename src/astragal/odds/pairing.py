@@ -152,168 +152,15 @@ def _eligible(classes: tuple[tuple[int, ...], ...], v: int) -> list[int]:
 
 
 # -------------------------------------------------------------------------------------------
-# The exact kernel: integers, a hits polynomial packed into one Python int
+# The kernels: exact (``pairing_exact.py``), closed forms (``pairing_closed.py``), numpy
+# (``pairing_numpy.py``)
 
 
 def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
-    a_cls, d_cls = shape.attack.classes(), shape.defence.classes()
-    ka, kd, depth, m = len(a_cls), len(d_cls), shape.depth, shape.m
-    steps2 = [(t, w) for t, w in shape.steps if t >= 2]
-    first = shape.step_at(1)
-    fav_a, fav_d = shape.attack.favored, shape.defence.favored
-    total = math.prod(shape.attack.sizes) * math.prod(shape.defence.sizes)
-    # favoured weights are fractions: bring them over one denominator
-    den = 1
-    for pool in (shape.attack, shape.defence):
-        if pool.favored:
-            den *= math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
-    bits = (total * den).bit_length() + 2
-    nd = ka + kd
-    rmax = max(shape.n, m)
-    rows = [tuple(math.comb(r, k) for k in range(1, r + 1)) for r in range(rmax + 1)]
-    # the history slot each step t ≥ 2 reads at face v: D(v+t) sits at depth + 1 − t
-    reads = [(depth + 1 - t, w) for t, w in steps2]
-    first_read = min((t for t, _ in steps2), default=0)
-    # A state is numbered ``pool * hw + hist``: the dice placed per class (``pools``) and the
-    # attack-count history (``hists``) are numbered apart, as each step changes them apart, and
-    # an int hashes at once where a tuple hashes element by element. Every history value lies in
-    # 0..min(n, m), so ``hw`` bounds the histories' numbers.
-    hw = (min(shape.n, m) + 1) ** depth
-    pools: list[tuple[int, ...]] = [(0,) * nd]
-    pool_ids = {pools[0]: 0}
-    hists: list[tuple[int, ...]] = [(0,) * depth]
-    hist_ids = {hists[0]: 0}
+    """The exact kernel (``pairing_exact.py``): integer counts, a hits polynomial in one int."""
+    from .pairing_exact import exact_kernel
 
-    def number(table: list[tuple[int, ...]], ids: dict[tuple[int, ...], int],
-               key: tuple[int, ...]) -> int:
-        got = ids.get(key)
-        if got is None:
-            got = ids[key] = len(table)
-            table.append(key)
-        return got
-
-    # per history: the histories k defence ranks placed leave, and the hits they score
-    # (_defence_hits); per history and entering value: the history one face lower
-    lowered: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
-    entered: dict[tuple[int, int], int] = {}
-
-    def lower(h: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        hist = hists[h]
-        low = tuple(number(hists, hist_ids, tuple([x - k if x > k else 0 for x in hist]))
-                    for k in range(1, m + 1))
-        hits = tuple(bits * _defence_hits(k, hist, reads, min) for k in range(1, m + 1))
-        got = lowered[h] = (low, hits)
-        return got
-
-    # per pool counts and step: the counts after placing k = 1..r dice, their coefficients and
-    # (attack) hits; a state's moves are then its pool moves at its history, remembered per step
-    Moves = tuple[int, tuple[tuple[int, int], ...]]
-    by_pool: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    moves: dict[tuple[Any, ...], dict[int, Moves]] = {}
-
-    def placed(p: int, col: int, elig: int) -> tuple[int, list[int]]:
-        counts = pools[p]
-        r = max(0, elig - counts[col])
-        head, at, tail = counts[:col], counts[col], counts[col + 1:]
-        return r, [number(pools, pool_ids, head + (at + k,) + tail) * hw
-                   for k in range(1, r + 1)]
-
-    def defence_moves(sid: int, col: int, elig: int) -> Moves:
-        p, h = divmod(sid, hw)
-        got = by_pool.get((p, col, elig))
-        if got is None:
-            r, targets = placed(p, col, elig)
-            got = by_pool[p, col, elig] = (targets, rows[r])
-        targets, coefs = got
-        if not targets:
-            return sid, ()
-        low, hits = lowered.get(h) or lower(h)
-        return sid, tuple(zip([t + x for t, x in zip(targets, low)],
-                              [c << x for c, x in zip(coefs, hits)]))
-
-    def attack_moves(sid: int, c: int, elig: int, surplus: int, enter: int) -> Moves:
-        p, h = divmod(sid, hw)
-        got = by_pool.get((p, c, elig, surplus))
-        if got is None:
-            counts = pools[p]
-            a = sum(counts[:ka])
-            b = sum(counts[ka:nd])
-            r, targets = placed(p, c, elig)
-            hits = [bits * _attack_hits(a, k, b, m, first, surplus, min, max)
-                    for k in range(1, r + 1)]
-            got = by_pool[p, c, elig, surplus] = (
-                targets, [c << x for c, x in zip(rows[r], hits)], max(0, min(a, m) - b))
-        targets, coefs, entry = got
-        if enter:  # one face lower: D(v+1) enters the history, clipped to the ranks ≥ b that
-            # can still meet a defence die (0 once no step reads it any more)
-            key = (h, entry if enter > 1 else 0)
-            h2 = entered.get(key)
-            if h2 is None:
-                h2 = entered[key] = number(hists, hist_ids, hists[h][1:] + (key[1],))
-            h = h2
-        return p * hw + h, tuple(zip([t + h for t in targets], coefs))
-
-    states: dict[int, int] = {0: 1}
-    work = 0
-    out = 0
-    for v in range(shape.top, 1, -1):
-        # defence dice showing v, class by class (a step's moves are remembered per state in a
-        # table of their own: the step's other numbers are its key, not each state's)
-        for c, elig in enumerate(_eligible(d_cls, v)):
-            col = ka + c
-            new: dict[int, int] = {}
-            get = new.get
-            known = moves.setdefault((0, col, elig), {})
-            for sid, poly in states.items():
-                todo = known.get(sid)
-                if todo is None:
-                    todo = known[sid] = defence_moves(sid, col, elig)
-                new[sid] = get(sid, 0) + poly
-                for key, mult in todo[1]:
-                    new[key] = get(key, 0) + poly * mult
-                work += len(todo[1]) + 1
-            states = new
-        # then the attack dice showing v, class by class
-        surplus = shape.step_at(v - 1)
-        enter = 0 if not depth else 2 if v >= first_read else 1
-        for c, elig in enumerate(_eligible(a_cls, v)):
-            new = {}
-            get = new.get
-            known = moves.setdefault((1, c, elig, surplus, enter), {})
-            for sid, poly in states.items():
-                todo = known.get(sid)
-                if todo is None:
-                    todo = known[sid] = attack_moves(sid, c, elig, surplus, enter)
-                key = todo[0]
-                new[key] = get(key, 0) + poly
-                for key, mult in todo[1]:
-                    new[key] = get(key, 0) + poly * mult
-                work += len(todo[1]) + 1
-            enter = 0
-            states = new
-    # face 1: every unplaced die shows 1 (an attack 1 never scores); favoured pools take their
-    # weight W from how many 1s each size shows; the all-ones bonus when no defence die is above 1
-    for sid, poly in states.items():
-        p, h = divmod(sid, hw)
-        st = pools[p]
-        b = sum(st[ka:nd])
-        weight = Fraction(den)
-        if fav_a:
-            weight *= _favored_weight(shape.attack, [len(cls) - st[c]
-                                                     for c, cls in enumerate(a_cls)])
-        if fav_d:
-            weight *= _favored_weight(shape.defence, [len(cls) - st[ka + c]
-                                                      for c, cls in enumerate(d_cls)])
-        assert weight.denominator == 1
-        shift = _defence_hits(m - b, hists[h], reads, min) if reads else 0
-        if b == 0 and shape.bonus:
-            shift += shape.bonus
-        out += (poly * weight.numerator) << (bits * shift)
-        work += 1
-    mask = (1 << bits) - 1
-    denominator = total * den
-    return [Fraction((out >> (bits * h)) & mask, denominator)
-            for h in range(shape.max_hits + 1)], work * EXACT_STEPS_PER_MOVE
+    return exact_kernel(shape)
 
 
 # Closed forms: plain pools that need no sorting
@@ -328,72 +175,11 @@ def _closed_form(attack: Pool, defence: Pool) -> bool:
 
 
 def _closed(shape: _Shape) -> tuple[list[Fraction], int]:
-    """``_exact``'s counts for a ``_closed_form`` shape, and the steps taken.
+    """``_exact``'s counts for a ``_closed_form`` shape, and the steps taken
+    (``pairing_closed.py``)."""
+    from .pairing_closed import closed_kernel
 
-    With ``g`` the step function of the difference: with no defence die, the convolution of each
-    attack die's hits ``g(face − 1)``; with one attack die, ``g(d − s)`` against the highest
-    defence face ``s`` (the all-ones bonus when that is 1); with one defence die ``s``, the
-    attack dice's ``Σ g(face − 1)`` over the vectors whose highest face is ``x`` (those with
-    every face ≤ x less those with every face ≤ x − 1), the highest die scoring
-    ``g(x − s)`` instead of ``g(x − 1)``."""
-    g = [shape.step_at(x) for x in range(shape.top)]  # the step function at a difference x
-    att, dfn = shape.attack.sizes, shape.defence.sizes
-    work = 0
-    laws: dict[int, list[int]] = {}
-
-    def own_hits(faces: int) -> list[int]:
-        """How many of the faces 1..faces of one attack die score h hits against a 1."""
-        law = laws.get(faces)
-        if law is None:
-            law = laws[faces] = [0] * (g[faces - 1] + 1)
-            for f in range(1, faces + 1):
-                law[g[f - 1]] += 1
-        return law
-
-    def pool_hits(cap: int) -> list[int]:
-        """Σ own hits over the attack vectors with every face ≤ cap, by hits."""
-        nonlocal work
-        counts = [1]
-        for size in att:
-            law = own_hits(min(size, cap))
-            out = [0] * (len(counts) + len(law) - 1)
-            for i, c in enumerate(counts):
-                if c:
-                    for j, x in enumerate(law):
-                        if x:
-                            out[i + j] += c * x
-            work += len(counts) * len(law)
-            counts = out
-        return counts
-
-    if not dfn:
-        counts = pool_hits(max(att))
-    elif len(att) == 1:
-        size = att[0]
-        counts = [0] * (shape.max_hits + 1)
-        lower = 0  # defence face vectors whose highest face is below s
-        for s in range(1, max(dfn) + 1):
-            upto = math.prod(min(z, s) for z in dfn)
-            ways, lower = upto - lower, upto
-            extra = shape.bonus if s == 1 else 0
-            for d in range(1, size + 1):
-                counts[(g[d - s] if d > s else 0) + extra] += ways
-            work += size
-    else:
-        counts = [0] * (shape.max_hits + 1)
-        below: list[int] = []  # by hits: the attack vectors whose highest face is below x
-        for x in range(1, max(att) + 1):
-            capped = pool_hits(x)
-            at = [c - (below[h] if h < len(below) else 0) for h, c in enumerate(capped)]
-            below = capped
-            for s in range(1, dfn[0] + 1):
-                shift = (g[x - s] if x > s else 0) - g[x - 1] + (shape.bonus if s == 1 else 0)
-                for h, c in enumerate(at):
-                    if c:
-                        counts[h + shift] += c
-                work += len(at)
-    total = math.prod(att) * math.prod(dfn)
-    return [Fraction(c, total) for c in counts], work
+    return closed_kernel(shape)
 
 
 # The numpy kernel (``pairing_numpy.py``): float64, a face's states in arrays
@@ -401,6 +187,7 @@ _DENSE_KEYS = 1 << 23  # a key table of up to 8 M entries (32 MiB); sort the key
 
 
 def _numpy(shape: _Shape) -> tuple[list[float], int, int]:
+    """The numpy kernel: float64 laws, the steps taken and the peak bytes."""
     from .pairing_numpy import numpy_kernel
 
     return numpy_kernel(shape)

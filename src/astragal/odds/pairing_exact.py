@@ -1,0 +1,182 @@
+"""The sorted-pool evaluator's exact kernel (``pairing.py`` holds the rule, the shape, the choice
+of kernel and the work estimate): pure Python, integer counts, a hits polynomial packed into one
+Python int; no numpy import, fast for small pools."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from .pairing import (
+    EXACT_STEPS_PER_MOVE,
+    _attack_hits,
+    _defence_hits,
+    _eligible,
+    _favored_weight,
+    _Shape,
+)
+
+__all__ = ["exact_kernel"]
+
+
+def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
+    """The exact counts of every hit total over the common denominator, and the steps taken."""
+    a_cls, d_cls = shape.attack.classes(), shape.defence.classes()
+    ka, kd, depth, m = len(a_cls), len(d_cls), shape.depth, shape.m
+    steps2 = [(t, w) for t, w in shape.steps if t >= 2]
+    first = shape.step_at(1)
+    fav_a, fav_d = shape.attack.favored, shape.defence.favored
+    total = math.prod(shape.attack.sizes) * math.prod(shape.defence.sizes)
+    # favoured weights are fractions: bring them over one denominator
+    den = 1
+    for pool in (shape.attack, shape.defence):
+        if pool.favored:
+            den *= math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
+    bits = (total * den).bit_length() + 2
+    nd = ka + kd
+    rmax = max(shape.n, m)
+    rows = [tuple(math.comb(r, k) for k in range(1, r + 1)) for r in range(rmax + 1)]
+    # the history slot each step t ≥ 2 reads at face v: D(v+t) sits at depth + 1 − t
+    reads = [(depth + 1 - t, w) for t, w in steps2]
+    first_read = min((t for t, _ in steps2), default=0)
+    # A state is numbered ``pool * hw + hist``: the dice placed per class (``pools``) and the
+    # attack-count history (``hists``) are numbered apart, as each step changes them apart, and
+    # an int hashes at once where a tuple hashes element by element. Every history value lies in
+    # 0..min(n, m), so ``hw`` bounds the histories' numbers.
+    hw = (min(shape.n, m) + 1) ** depth
+    pools: list[tuple[int, ...]] = [(0,) * nd]
+    pool_ids = {pools[0]: 0}
+    hists: list[tuple[int, ...]] = [(0,) * depth]
+    hist_ids = {hists[0]: 0}
+
+    def number(table: list[tuple[int, ...]], ids: dict[tuple[int, ...], int],
+               key: tuple[int, ...]) -> int:
+        got = ids.get(key)
+        if got is None:
+            got = ids[key] = len(table)
+            table.append(key)
+        return got
+
+    # per history: the histories k defence ranks placed leave, and the hits they score
+    # (_defence_hits); per history and entering value: the history one face lower
+    lowered: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    entered: dict[tuple[int, int], int] = {}
+
+    def lower(h: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        hist = hists[h]
+        low = tuple(number(hists, hist_ids, tuple([x - k if x > k else 0 for x in hist]))
+                    for k in range(1, m + 1))
+        hits = tuple(bits * _defence_hits(k, hist, reads, min) for k in range(1, m + 1))
+        got = lowered[h] = (low, hits)
+        return got
+
+    # per pool counts and step: the counts after placing k = 1..r dice, their coefficients and
+    # (attack) hits; a state's moves are then its pool moves at its history, remembered per step
+    Moves = tuple[int, tuple[tuple[int, int], ...]]
+    by_pool: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    moves: dict[tuple[Any, ...], dict[int, Moves]] = {}
+
+    def placed(p: int, col: int, elig: int) -> tuple[int, list[int]]:
+        counts = pools[p]
+        r = max(0, elig - counts[col])
+        head, at, tail = counts[:col], counts[col], counts[col + 1:]
+        return r, [number(pools, pool_ids, head + (at + k,) + tail) * hw
+                   for k in range(1, r + 1)]
+
+    def defence_moves(sid: int, col: int, elig: int) -> Moves:
+        p, h = divmod(sid, hw)
+        got = by_pool.get((p, col, elig))
+        if got is None:
+            r, targets = placed(p, col, elig)
+            got = by_pool[p, col, elig] = (targets, rows[r])
+        targets, coefs = got
+        if not targets:
+            return sid, ()
+        low, hits = lowered.get(h) or lower(h)
+        return sid, tuple(zip([t + x for t, x in zip(targets, low)],
+                              [c << x for c, x in zip(coefs, hits)]))
+
+    def attack_moves(sid: int, c: int, elig: int, surplus: int, enter: int) -> Moves:
+        p, h = divmod(sid, hw)
+        got = by_pool.get((p, c, elig, surplus))
+        if got is None:
+            counts = pools[p]
+            a = sum(counts[:ka])
+            b = sum(counts[ka:nd])
+            r, targets = placed(p, c, elig)
+            hits = [bits * _attack_hits(a, k, b, m, first, surplus, min, max)
+                    for k in range(1, r + 1)]
+            got = by_pool[p, c, elig, surplus] = (
+                targets, [c << x for c, x in zip(rows[r], hits)], max(0, min(a, m) - b))
+        targets, coefs, entry = got
+        if enter:  # one face lower: D(v+1) enters the history, clipped to the ranks ≥ b that
+            # can still meet a defence die (0 once no step reads it any more)
+            key = (h, entry if enter > 1 else 0)
+            h2 = entered.get(key)
+            if h2 is None:
+                h2 = entered[key] = number(hists, hist_ids, hists[h][1:] + (key[1],))
+            h = h2
+        return p * hw + h, tuple(zip([t + h for t in targets], coefs))
+
+    states: dict[int, int] = {0: 1}
+    work = 0
+    out = 0
+    for v in range(shape.top, 1, -1):
+        # defence dice showing v, class by class (a step's moves are remembered per state in a
+        # table of their own: the step's other numbers are its key, not each state's)
+        for c, elig in enumerate(_eligible(d_cls, v)):
+            col = ka + c
+            new: dict[int, int] = {}
+            get = new.get
+            known = moves.setdefault((0, col, elig), {})
+            for sid, poly in states.items():
+                todo = known.get(sid)
+                if todo is None:
+                    todo = known[sid] = defence_moves(sid, col, elig)
+                new[sid] = get(sid, 0) + poly
+                for key, mult in todo[1]:
+                    new[key] = get(key, 0) + poly * mult
+                work += len(todo[1]) + 1
+            states = new
+        # then the attack dice showing v, class by class
+        surplus = shape.step_at(v - 1)
+        enter = 0 if not depth else 2 if v >= first_read else 1
+        for c, elig in enumerate(_eligible(a_cls, v)):
+            new = {}
+            get = new.get
+            known = moves.setdefault((1, c, elig, surplus, enter), {})
+            for sid, poly in states.items():
+                todo = known.get(sid)
+                if todo is None:
+                    todo = known[sid] = attack_moves(sid, c, elig, surplus, enter)
+                key = todo[0]
+                new[key] = get(key, 0) + poly
+                for key, mult in todo[1]:
+                    new[key] = get(key, 0) + poly * mult
+                work += len(todo[1]) + 1
+            enter = 0
+            states = new
+    # face 1: every unplaced die shows 1 (an attack 1 never scores); favoured pools take their
+    # weight W from how many 1s each size shows; the all-ones bonus when no defence die is above 1
+    for sid, poly in states.items():
+        p, h = divmod(sid, hw)
+        st = pools[p]
+        b = sum(st[ka:nd])
+        weight = Fraction(den)
+        if fav_a:
+            weight *= _favored_weight(shape.attack, [len(cls) - st[c]
+                                                     for c, cls in enumerate(a_cls)])
+        if fav_d:
+            weight *= _favored_weight(shape.defence, [len(cls) - st[ka + c]
+                                                      for c, cls in enumerate(d_cls)])
+        assert weight.denominator == 1
+        shift = _defence_hits(m - b, hists[h], reads, min) if reads else 0
+        if b == 0 and shape.bonus:
+            shift += shape.bonus
+        out += (poly * weight.numerator) << (bits * shift)
+        work += 1
+    mask = (1 << bits) - 1
+    denominator = total * den
+    return [Fraction((out >> (bits * h)) & mask, denominator)
+            for h in range(shape.max_hits + 1)], work * EXACT_STEPS_PER_MOVE
