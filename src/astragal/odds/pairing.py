@@ -275,7 +275,7 @@ def _kernel_work(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...]
     shape = _shape(attack, defence, steps, all_ones_bonus)
     moves, widest, states = _count_moves(shape)
     width = shape.max_hits + 1
-    exact = Work(moves * EXACT_STEPS_PER_MOVE, moves * 40 + widest * (80 + width), "exact")
+    exact = Work(moves * EXACT_STEPS_PER_MOVE, widest * (120 + width), "exact")
     # numpy: a step's law (width floats per state, twice), one hit count's moves at a time,
     # its structure (moves, state rows) and the structures kept for the faces that repeat
     # them, the key table

@@ -71,12 +71,9 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
         got = lowered[h] = (low, hits)
         return got
 
-    # per pool counts and step: the counts after placing k = 1..r dice, their coefficients and
-    # (attack) hits; a state's moves are then its pool moves at its history, remembered per step
-    Moves = tuple[int, tuple[tuple[int, int], ...]]
-    by_pool: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    moves: dict[tuple[Any, ...], dict[int, Moves]] = {}
-
+    # per pool counts and step: the states after placing k = 1..r dice (numbered, times
+    # ``hw``), their coefficients and (attack) hits, remembered per pool and step; a state's
+    # moves are its pool's moves at its history, read as the state is met
     def placed(p: int, col: int, elig: int) -> tuple[int, list[int]]:
         counts = pools[p]
         r = max(0, elig - counts[col])
@@ -84,77 +81,74 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
         return r, [number(pools, pool_ids, head + (at + k,) + tail) * hw
                    for k in range(1, r + 1)]
 
-    def defence_moves(sid: int, col: int, elig: int) -> Moves:
-        p, h = divmod(sid, hw)
-        got = by_pool.get((p, col, elig))
-        if got is None:
-            r, targets = placed(p, col, elig)
-            got = by_pool[p, col, elig] = (targets, rows[r])
-        targets, coefs = got
-        if not targets:
-            return sid, ()
-        low, hits = lowered.get(h) or lower(h)
-        return sid, tuple(zip([t + x for t, x in zip(targets, low)],
-                              [c << x for c, x in zip(coefs, hits)]))
+    def defence_pool(p: int, col: int, elig: int) -> tuple[Any, ...]:
+        r, targets = placed(p, col, elig)
+        return tuple(zip(targets, rows[r]))
 
-    def attack_moves(sid: int, c: int, elig: int, surplus: int, enter: int) -> Moves:
-        p, h = divmod(sid, hw)
-        got = by_pool.get((p, c, elig, surplus))
-        if got is None:
-            counts = pools[p]
-            a = sum(counts[:ka])
-            b = sum(counts[ka:nd])
-            r, targets = placed(p, c, elig)
-            hits = [bits * _attack_hits(a, k, b, m, first, surplus, min, max)
-                    for k in range(1, r + 1)]
-            got = by_pool[p, c, elig, surplus] = (
-                targets, [c << x for c, x in zip(rows[r], hits)], max(0, min(a, m) - b))
-        targets, coefs, entry = got
-        if enter:  # one face lower: D(v+1) enters the history, clipped to the ranks ≥ b that
-            # can still meet a defence die (0 once no step reads it any more)
-            key = (h, entry if enter > 1 else 0)
-            h2 = entered.get(key)
-            if h2 is None:
-                h2 = entered[key] = number(hists, hist_ids, hists[h][1:] + (key[1],))
-            h = h2
-        return p * hw + h, tuple(zip([t + h for t in targets], coefs))
+    def attack_pool(p: int, c: int, elig: int, surplus: int) -> tuple[Any, ...]:
+        counts = pools[p]
+        a = sum(counts[:ka])
+        b = sum(counts[ka:nd])
+        r, targets = placed(p, c, elig)
+        moves = tuple(zip(targets, rows[r], [bits * _attack_hits(a, k, b, m, first, surplus,
+                                                                 min, max)
+                                             for k in range(1, r + 1)]))
+        return moves, max(0, min(a, m) - b)
 
+    by_pool: dict[tuple[Any, ...], dict[int, Any]] = {}
     states: dict[int, int] = {0: 1}
     work = 0
     out = 0
     for v in range(shape.top, 1, -1):
-        # defence dice showing v, class by class (a step's moves are remembered per state in a
-        # table of their own: the step's other numbers are its key, not each state's)
+        # defence dice showing v, class by class: k of them move a state to its pool's k-th
+        # target at its history's k-th lowered history, scoring that history's hits
         for c, elig in enumerate(_eligible(d_cls, v)):
             col = ka + c
             new: dict[int, int] = {}
             get = new.get
-            known = moves.setdefault((0, col, elig), {})
+            table = by_pool.setdefault((0, col, elig), {})
             for sid, poly in states.items():
-                todo = known.get(sid)
-                if todo is None:
-                    todo = known[sid] = defence_moves(sid, col, elig)
                 new[sid] = get(sid, 0) + poly
-                for key, mult in todo[1]:
-                    new[key] = get(key, 0) + poly * mult
-                work += len(todo[1]) + 1
+                p, h = divmod(sid, hw)
+                moves = table.get(p)
+                if moves is None:
+                    moves = table[p] = defence_pool(p, col, elig)
+                if moves:
+                    low, hits = lowered.get(h) or lower(h)
+                    for (t, coef), x, s in zip(moves, low, hits):
+                        key = t + x
+                        new[key] = get(key, 0) + ((poly * coef) << s)
+                    work += len(moves) + 1
+                else:
+                    work += 1
             states = new
-        # then the attack dice showing v, class by class
+        # then the attack dice showing v, class by class (the first class's step also enters
+        # D(v+1) into the history, clipped to the ranks ≥ b that can still meet a defence die,
+        # 0 once no step reads it any more)
         surplus = shape.step_at(v - 1)
         enter = 0 if not depth else 2 if v >= first_read else 1
         for c, elig in enumerate(_eligible(a_cls, v)):
             new = {}
             get = new.get
-            known = moves.setdefault((1, c, elig, surplus, enter), {})
+            table = by_pool.setdefault((1, c, elig, surplus), {})
             for sid, poly in states.items():
-                todo = known.get(sid)
-                if todo is None:
-                    todo = known[sid] = attack_moves(sid, c, elig, surplus, enter)
-                key = todo[0]
-                new[key] = get(key, 0) + poly
-                for key, mult in todo[1]:
-                    new[key] = get(key, 0) + poly * mult
-                work += len(todo[1]) + 1
+                p, h = divmod(sid, hw)
+                got = table.get(p)
+                if got is None:
+                    got = table[p] = attack_pool(p, c, elig, surplus)
+                moves, entry = got
+                if enter:
+                    key = (h, entry if enter > 1 else 0)
+                    h2 = entered.get(key)
+                    if h2 is None:
+                        h2 = entered[key] = number(hists, hist_ids, hists[h][1:] + (key[1],))
+                    h = h2
+                    sid = p * hw + h
+                new[sid] = get(sid, 0) + poly
+                for t, coef, s in moves:
+                    key = t + h
+                    new[key] = get(key, 0) + ((poly * coef) << s)
+                work += len(moves) + 1
             enter = 0
             states = new
     # face 1: every unplaced die shows 1 (an attack 1 never scores); favoured pools take their
