@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import sys
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
@@ -282,25 +283,36 @@ def _count_moves(shape: _Shape) -> tuple[int, int, int]:
             extra *= math.prod(len(c) + 1 for c in classes) / (len(pool.sizes) + 1)
     steps2 = [t for t, _ in shape.steps if t >= 2]
     first_read = min(steps2, default=0)
+    a_up, d_up = sorted(a_sizes), sorted(d_sizes)
+    # the sums over (a, b) depend on the face only through (na, ns, live): read once each
+    sums: dict[tuple[int, int, int], tuple[int, int, int]] = {}
     total = widest = most = 0
     for v in range(shape.top, 1, -1):
-        na = sum(1 for s in a_sizes if s > v)  # dice that can be above v
-        ns = sum(1 for s in d_sizes if s > v)
-        ea = sum(1 for s in a_sizes if s >= v)
-        es = sum(1 for s in d_sizes if s >= v)
+        na = len(a_up) - bisect_right(a_up, v)  # dice that can be above v
+        ns = len(d_up) - bisect_right(d_up, v)
+        ea = len(a_up) - bisect_left(a_up, v)
+        es = len(d_up) - bisect_left(d_up, v)
         # live history slots: D(v+j) for j = 2..depth+1, nonzero only when v + j ≤ top and read
         live = sum(1 for j in range(2, depth + 2) if v + j <= shape.top and
                    v + j - first_read >= 1) if depth else 0
-        d_moves = a_moves = states = 0
-        for a in range(na + 1):
-            for b in range(ns + 1):
-                w = max(0, min(a, m) - b)
-                hist = math.comb(w + live, live) if live else 1
-                states += hist
-                d_moves += hist * (es - b + 1)
-                # after the defence step b' ≥ b: the attack step sees about as many states
-                a_moves += hist * (ea - a + 1)
-        d_moves, a_moves = int(d_moves * extra), int(a_moves * extra)
+        got = sums.get((na, ns, live))
+        if got is None:
+            # Σ hist, Σ hist · a, Σ hist · b over the (a, b) reached, hist the history values
+            # each can carry
+            s0 = sa = sb = 0
+            for a in range(na + 1):
+                for b in range(ns + 1):
+                    w = max(0, min(a, m) - b)
+                    hist = math.comb(w + live, live) if live else 1
+                    s0 += hist
+                    sa += hist * a
+                    sb += hist * b
+            got = sums[na, ns, live] = (s0, sa, sb)
+        states, sa, sb = got
+        # every state places k = 0..es − b defence dice; after the defence step (b' ≥ b) the
+        # attack step sees about as many states, each placing k = 0..ea − a attack dice
+        d_moves = int(((es + 1) * states - sb) * extra)
+        a_moves = int(((ea + 1) * states - sa) * extra)
         total += d_moves + a_moves
         widest = max(widest, d_moves, a_moves)
         most = max(most, int(states * extra))
