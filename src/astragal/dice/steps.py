@@ -37,12 +37,31 @@ They are ``Record``s (``astragal._records``): cheap to define, which a game's fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from .._memo import by_identity
 from .._records import Record
 
-__all__ = ["Adjust", "Begin", "Changed", "Check", "Count", "Items", "Lookup", "Pair",
-           "Rolled", "Round", "Side", "Step", "Tie", "Verdict", "Worked", "to_json"]
+__all__ = [
+    "Adjust",
+    "Begin",
+    "Changed",
+    "Check",
+    "Count",
+    "Items",
+    "Lookup",
+    "Pair",
+    "Rolled",
+    "Round",
+    "Side",
+    "Step",
+    "Tie",
+    "Verdict",
+    "Worked",
+    "facts_of",
+    "to_json",
+]
 
 Facts = tuple[tuple[str, Any], ...]
 
@@ -235,3 +254,12 @@ class Items(Record):
 
 Step = (Begin | Side | Adjust | Rolled | Count | Verdict | Tie | Round | Lookup | Pair | Check
         | Changed | Worked | Items)
+
+
+_FACTS: dict[Any, tuple[Any, Mapping[str, Any]]] = {}
+
+
+def facts_of(facts: tuple[tuple[str, Any], ...]) -> Mapping[str, Any]:
+    """A step's facts as a mapping, remembered per facts (a roller that plans a request once
+    gives the same ``Side`` step, its facts the same tuple, at every roll)."""
+    return by_identity(_FACTS, id(facts), facts, lambda: dict(facts), 4096)

@@ -310,21 +310,6 @@ def headline(v: float) -> str:
     return number(int(f) if f.denominator == 1 else float(f))
 
 
-_FACTS: dict[int, tuple[Any, Mapping[str, Any]]] = {}
-
-
-def _facts(facts: tuple[tuple[str, Any], ...]) -> Mapping[str, Any]:
-    """A step's facts as a mapping, remembered per facts (a term's ``Side`` step is made once)."""
-    hit = _FACTS.get(id(facts))
-    if hit is not None and hit[0] is facts:
-        return hit[1]
-    if len(_FACTS) > 4096:
-        _FACTS.clear()
-    out = dict(facts)
-    _FACTS[id(facts)] = (facts, out)
-    return out
-
-
 _NO_FACTS: Mapping[str, Any] = {}
 
 
@@ -348,7 +333,7 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
     for step in steps:
         kind = type(step)
         if kind is Side:
-            f = facts[step.side] = _facts(step.facts) if step.facts else _NO_FACTS
+            f = facts[step.side] = S.facts_of(step.facts) if step.facts else _NO_FACTS
             if "items" in f:  # a group: its items' lines go one level in
                 lines.append(f"{indent}{step.side}:")
                 depth += 1
@@ -382,7 +367,7 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
                 lines.append(f"{indent}{what}: {step.working} = {value}"
                              if step.working != value else f"{indent}{what}: {value}")
         elif kind is S.Begin:
-            f = _facts(step.facts) if step.facts else _NO_FACTS
+            f = S.facts_of(step.facts) if step.facts else _NO_FACTS
             times, totals = f.get("times", 1), []
             if step.kind == "part":
                 lines.append(f"Roll {f['part']}: {step.text}")

@@ -6,7 +6,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..dice.steps import Adjust, Begin, Check, Count, Pair, Rolled, Round, Side, Step, Verdict
+from ..dice.steps import (
+    Adjust,
+    Begin,
+    Check,
+    Count,
+    Pair,
+    Rolled,
+    Round,
+    Side,
+    Step,
+    Verdict,
+    facts_of,
+)
 
 __all__ = ["OUTCOME_WORDS", "adjust_text", "dice_text", "n", "transcript", "verdict_line"]
 
@@ -173,22 +185,6 @@ def _verdict_line(step: Verdict, sides: _Sides, damage: bool) -> str | None:
     return "Botch!" if step.outcome == "botch" else f"Score {value}"
 
 
-_FACTS: dict[int, tuple[Any, Mapping[str, Any]]] = {}
-
-
-def _facts(facts: tuple[tuple[str, Any], ...]) -> Mapping[str, Any]:
-    """A side's facts as a mapping, remembered per facts (a roller that plans a request once
-    gives the same ``Side`` step at every roll)."""
-    hit = _FACTS.get(id(facts))
-    if hit is not None and hit[0] is facts:
-        return hit[1]
-    if len(_FACTS) > 1024:
-        _FACTS.clear()
-    out = dict(facts)
-    _FACTS[id(facts)] = (facts, out)
-    return out
-
-
 def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
     """A Jadeclaw roll's steps in words, one line each."""
     lines: list[str] = []
@@ -217,7 +213,7 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
             sides.shown(step.side, lines)
             lines += _rolled_lines(step, sides, damage and step.side != "resolve")
         elif isinstance(step, Side):
-            facts = sides.facts[step.side] = _facts(step.facts)
+            facts = sides.facts[step.side] = facts_of(step.facts)
             sides.side, sides.round = step.side, 0
             sides.scores[step.side] = []
             if facts.get("difficulty"):

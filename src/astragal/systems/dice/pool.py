@@ -12,6 +12,7 @@ from typing import Any
 
 from ..._errors import LimitError
 from ..._limits import Limits
+from ..._memo import by_identity
 from ..._records import remembered
 from ...dice import Tray
 from ...dice import steps as S
@@ -285,15 +286,7 @@ _ONE_FACE: dict[tuple[int, str], tuple[Dice, _OneFace]] = {}
 
 
 def _one_face(d: Dice, name: str) -> _OneFace:
-    key = (id(d), name)
-    hit = _ONE_FACE.get(key)
-    if hit is not None and hit[0] is d:
-        return hit[1]
-    if len(_ONE_FACE) > 1024:
-        _ONE_FACE.clear()
-    made = _OneFace(d, name)
-    _ONE_FACE[key] = (d, made)
-    return made
+    return by_identity(_ONE_FACE, (id(d), name), d, lambda: _OneFace(d, name))
 
 
 def _read(d: Dice, name: str, indices: tuple[int, ...], values: list[int],

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..._errors import InputError
 from ..._limits import Limits
+from ..._memo import by_identity
 from ..._rng import Source
 from ...dice import Roll, Tray, TrayHands
 from ...dice import steps as S
@@ -256,16 +257,10 @@ def _plan(spec: Spec, options: Mapping[str, Any]) -> _Plan | _DamagePlan:
     the caller's options."""
     try:
         key = (id(spec), tuple(options.items()))
-        hit = _PLANS.get(key)
+        hash(key)
     except TypeError:  # an unhashable option value
         return _make(spec, options)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    if len(_PLANS) > 1024:
-        _PLANS.clear()
-    plan = _make(spec, options)
-    _PLANS[key] = (spec, plan)
-    return plan
+    return by_identity(_PLANS, key, spec, lambda: _make(spec, options))
 
 
 def _contest(a: int, b: int, qa: str | None, qb: str | None,
