@@ -89,13 +89,7 @@ def against_d20(samples: int) -> int:
         for _ in range(samples):
             got[0].append(first_d20(text))
             got[1].append(first(tree, text, False, _DICE))
-        cells = [f"`{text}`"]
-        for k in (0, 1):
-            b, n = [s[k] for s in got[0]], [s[k] for s in got[1]]
-            cells += [f"{fmt_time(statistics.median(b))} ({fmt_time(min(b))}–{fmt_time(max(b))})",
-                      f"{fmt_time(statistics.median(n))} ({fmt_time(min(n))}–{fmt_time(max(n))})",
-                      _ratio(b, n)]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(_row(text, got))
         print(lines[-1], flush=True)
     save("first_roll_d20", "First rolls of the general notation against d20 (fresh processes, "
          "interleaved)", [f"{samples} samples a case; ratio = d20 / astragal (goal: ≥2x).", "",
@@ -113,6 +107,17 @@ def first(src: Path, text: str, seeded: bool = True, setup: str = "") -> tuple[f
                          text=True, cwd=src.parent)
     process, roll = map(float, out.stdout.split())
     return process, roll
+
+
+def _row(text: str, got: list[list[tuple[float, float]]]) -> str:
+    """A table row: each measure (the process, the first roll) before and now, and the ratio."""
+    cells = [f"`{text}`"]
+    for k in (0, 1):
+        b, n = [s[k] for s in got[0]], [s[k] for s in got[1]]
+        cells += [f"{fmt_time(statistics.median(b))} ({fmt_time(min(b))}–{fmt_time(max(b))})",
+                  f"{fmt_time(statistics.median(n))} ({fmt_time(min(n))}–{fmt_time(max(n))})",
+                  _ratio(b, n)]
+    return "| " + " | ".join(cells) + " |"
 
 
 def _ratio(before: list[float], now: list[float]) -> str:
@@ -143,13 +148,7 @@ def main() -> int:
         for _ in range(args.samples):
             for tree, out in zip(trees, got):
                 out.append(first(tree, text))
-        cells = [f"`{text}`"]
-        for k in (0, 1):
-            b, n = [s[k] for s in got[0]], [s[k] for s in got[1]]
-            cells += [f"{fmt_time(statistics.median(b))} ({fmt_time(min(b))}–{fmt_time(max(b))})",
-                      f"{fmt_time(statistics.median(n))} ({fmt_time(min(n))}–{fmt_time(max(n))})",
-                      _ratio(b, n)]
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(_row(text, got))
         print(lines[-1], flush=True)
     save("first_roll", "First rolls, before and now (fresh processes, interleaved)",
          [f"{args.samples} samples a case; ratio = before / now.", "", *lines])
