@@ -337,6 +337,8 @@ def test_each_roll_kept_alone_reads_a_re_roll_at_its_position() -> None:
     assert (rec.value, rec.dropped) == (12, (1, 2, 3, 5))
     with pytest.raises(ValueError, match="capped at one re-roll"):
         law(Keep(Pool(2, d6p._replace(limit=2)), 1, each=True))
+    with pytest.raises(ValueError, match="plain chains"):  # a rote-style re-roll of the whole die
+        law(Keep(Pool(2, Reroll(d6p, When(frozenset({1})))), 1, each=True))
 
 
 def test_kept_keeps_the_earlier_of_equal_dice_and_reads_only_the_kept() -> None:

@@ -58,13 +58,21 @@ def _norm(law: dict[int, float]) -> dict[int, float]:
     return {v: p / total for v, p in law.items()} if total else {}
 
 
+def _chain(program: Keep) -> Chain:
+    """The pool's chain, which a Keep of each roll can read."""
+    chain = program.pool.unit
+    if not isinstance(chain, Chain) or chain.limit not in (None, 0, 1):
+        raise ValueError("a Keep of each roll reads a pool of plain chains, uncapped or capped "
+                         "at one re-roll")
+    return chain
+
+
 def rough_parts(program: Keep) -> float:
     """An upper estimate of how many parts the mixture has, made without making them (a refusal
     before any is made): 40 standard deviations of each count past its mean."""
     from .algebra import stood
 
-    chain, n = program.pool.unit, program.pool.dice
-    assert isinstance(chain, Chain)
+    chain, n = _chain(program), program.pool.dice
     faces = stood(chain)
     on0, off0, q0, _ = _split(chain, 0, faces)
     on1, off1, q1, _ = _split(chain, 1, faces)
@@ -86,10 +94,7 @@ def _tail(n: int, q: float) -> float:
 def _parts(program: Keep, eps: float) -> Parts:
     from .algebra import stood
 
-    chain, n = program.pool.unit, program.pool.dice
-    if not isinstance(chain, Chain) or chain.limit not in (None, 0, 1):
-        raise ValueError("a Keep of each roll reads a pool of plain chains, uncapped or capped "
-                         "at one re-roll")
+    chain, n = _chain(program), program.pool.dice
     faces = stood(chain)
     on0, off0, q0, every0 = _split(chain, 0, faces)
     if q0 == 0 or chain.limit == 0:
