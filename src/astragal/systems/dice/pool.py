@@ -34,6 +34,7 @@ def forget() -> None:
     a rule call this)."""
     _PROGRAMS.clear()
     _ONE_FACE.clear()
+    _HELD[0] = 0
 
 
 def _program_of(d: Dice) -> tuple[Chain, tuple[int | None, ...] | None]:
@@ -279,10 +280,16 @@ class _OneFace:
             if self.kept < self.MOST:
                 self.kept += 1
                 self.memo.setdefault(faces, {})[first] = read
+                _HELD[0] += 1
+                if _HELD[0] > _MOST_IN_ALL:  # a server rolling many terms: start again
+                    _HELD[0] = 0
+                    _ONE_FACE.clear()
         return _apply(read, tray, steps)
 
 
 _ONE_FACE: dict[tuple[int, str], tuple[Dice, _OneFace]] = {}
+_MOST_IN_ALL = 65_536  # readings held by every term together (a few hundred bytes each)
+_HELD = [0]
 
 
 def _one_face(d: Dice, name: str) -> _OneFace:
