@@ -38,6 +38,7 @@ from collections.abc import Hashable
 from functools import lru_cache
 
 from .._limits import DEFAULT_LIMITS, Limits
+from .._memo import by_identity
 from .._records import Record
 from ..dice.algebra import (
     Chain,
@@ -72,7 +73,7 @@ from .forms import (
     spread,
     trim,
 )
-from .keep import keep_cost, keep_law
+from .keep import KeepPlan, keep_plan
 
 __all__ = ["Law", "MarkedLaw", "keep_pool_law", "keep_shape", "law", "law_length", "marked_law",
            "pool_law", "pool_shape", "roll_once", "stood", "top_law", "work"]
@@ -345,12 +346,25 @@ def _unit_work(program: Keep) -> int:
     return work(Pool(1, unit))
 
 
+_PLANS: dict[int, tuple[Keep, tuple[KeepPlan, float]]] = {}
+
+
+def _plan(program: Keep) -> tuple[KeepPlan, float]:
+    """A Keep's order statistics made ready, once per program (its cost is counted, then its
+    law made, from the same set-up), and what was cut from the law of one die."""
+    def make() -> tuple[KeepPlan, float]:
+        classes, cut = _classes(program)
+        return keep_plan(classes, program.highest, _kept(program), program.read or _value), cut
+
+    return by_identity(_PLANS, id(program), program, make, 64)
+
+
 def _keep_shape(program: Keep) -> tuple[int, int]:
     """(steps, peak bytes) of a Keep's order statistics, once its die's law is known."""
     if program.each:
         return each_shape(program, DEFAULT_EPS)
-    return keep_cost(_classes(program)[0], program.highest, _kept(program),
-                     program.read or _value)
+    plan = _plan(program)[0]
+    return plan.steps, plan.memory
 
 
 def _kept(program: Keep) -> int:
@@ -369,9 +383,9 @@ def keep_shape(program: Keep) -> tuple[int, int]:
         return one, 0
     if program.each:  # refused at once if the mixture is huge, before any part is made
         chain = _chain(program.pool.unit)
-        rough = rough_parts(program) * keep_cost([(program.pool.dice, roll_once(chain))],
+        rough = rough_parts(program) * keep_plan([(program.pool.dice, roll_once(chain))],
                                                   program.highest, _kept(program),
-                                                  program.read or _value)[0]
+                                                  program.read or _value).steps
         if rough > _READ_TO_COUNT * 100:
             return one + int(rough), 0
     steps, memory = _keep_shape(program)
@@ -383,10 +397,10 @@ def keep_pool_law(program: Keep) -> Law:
     if program.each:
         low, pmf, lost = each_law(program, DEFAULT_EPS)
         return Law(tuple(pmf), lost, low)
-    classes, cut = _classes(program)
+    plan, cut = _plan(program)
     whole = (1.0 - cut) ** program.pool.dice  # no die ran past the cut
-    low, pmf = keep_law(classes, program.highest, _kept(program), program.read or _value)
-    return Law(tuple(p * whole for p in pmf), 1.0 - whole, low)
+    low, pmf = plan.law()
+    return Law(tuple([p * whole for p in pmf] if cut else pmf), 1.0 - whole, low)
 
 
 def law(program: Pool | Drop | Keep | Chain | Reroll | Highest | Least | Paired,
@@ -484,6 +498,7 @@ def clear_caches() -> None:
     for f in (chain_form, reroll_form, _pool_law, _marked_law, _drop_law, top_law, _table,
               stood):
         f.cache_clear()
+    _PLANS.clear()
     explode.clear()
     pools.clear_caches()
     pairing._distribution.cache_clear()

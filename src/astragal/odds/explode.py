@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from ..dice.algebra import Chain, Keep, kept_count
 from . import maths
-from .keep import keep_cost, keep_law
+from .keep import keep_plan
 
 __all__ = ["each_law", "each_shape"]
 
@@ -129,8 +129,8 @@ def each_shape(program: Keep, eps: float) -> tuple[int, int]:
     read = program.read or _value
     steps = memory = 0
     for _, classes, k in _plans(program, eps):
-        cost = keep_cost(classes, program.highest, k, read)
-        steps, memory = steps + cost[0] + _PART, max(memory, cost[1])
+        plan = keep_plan(classes, program.highest, k, read)
+        steps, memory = steps + plan.steps + _PART, max(memory, plan.memory)
     return steps, memory
 
 
@@ -140,7 +140,7 @@ def each_law(program: Keep, eps: float) -> tuple[int, list[float], float]:
     read = program.read or _value
     laws = []
     for weight, classes, k in _plans(program, eps):
-        low, pmf = keep_law(classes, program.highest, k, read)
+        low, pmf = keep_plan(classes, program.highest, k, read).law()
         laws.append((weight, low, pmf))
     low = min(lo for _, lo, _ in laws)
     out = [0.0] * (max(lo + len(p) for _, lo, p in laws) - low)

@@ -20,7 +20,7 @@ from typing import Any
 from .._records import Record
 from .maths import CALL, CELLS, LIST_BYTES, binomial
 
-__all__ = ["keep_cost", "keep_law", "keep_work"]
+__all__ = ["KeepPlan", "keep_plan", "keep_work"]
 
 Law = tuple[int, list[float]]  # (lowest value, P(lowest), P(lowest + 1), ...)
 
@@ -77,7 +77,7 @@ def _multi_rows(classes: Sequence[tuple[int, AbstractSet[int]]], k: int) -> tupl
 
 def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
               classes: Sequence[tuple[int, AbstractSet[int]]] = ()) -> tuple[int, int, bool]:
-    """(steps, peak bytes, numpy?) of ``keep_dp``: each value moves each live state (dice placed
+    """(steps, peak bytes, numpy?) of the order statistics: each value moves each live state (dice placed
     per class, fewer than k in all) by each m below what it still needs, a row of ``size`` sums
     each. ``classes``: (dice, its values) of each class when there are several."""
     if n_classes == 1 and k == 1:  # the highest die's law in closed form: one power a value
@@ -109,7 +109,7 @@ class _Setup(Record):
 
 def _setup(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
            w: Callable[[int], int]) -> _Setup | None:
-    """What ``keep_law`` works on and ``keep_cost`` counts; None: nothing is kept."""
+    """What a ``KeepPlan`` counts and works on; None: nothing is kept."""
     live = [(n, pmf) for n, pmf in classes if n > 0]
     if k <= 0 or not live:
         return None
@@ -121,43 +121,48 @@ def _setup(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: in
     scores = {v: w(v) for v in values}
     off = k * min(min(scores.values()), 0)
     size = k * max(max(scores.values()), 0) - off + 1
-    shape = [(n, frozenset(v for v, p in pmf.items() if p > 0)) for n, pmf in live]
+    # each class's values, which only the several-class count reads
+    shape = [(n, frozenset([v for v, p in pmf.items() if p > 0])) for n, pmf in live] \
+        if len(live) > 1 else []
     return _Setup(live, values, scores, k, off, size, shape)
 
 
-def _work(setup: _Setup) -> tuple[int, int, bool]:
-    return keep_work(sum(n for n, _ in setup.classes), len(setup.values), setup.k, setup.size,
-                     len(setup.classes), setup.shape)
+class KeepPlan(Record):
+    """A keep's order statistics made ready: what they cost (counted before anything runs) and,
+    on request, their law. Every caller counts the work, spends it, then asks for the law: the
+    set-up (values, scores, the kernel's choice) is made once for both."""
+
+    setup: _Setup | None  # None: nothing is kept
+    steps: int
+    memory: int
+    numpy: bool
+
+    def law(self) -> Law:
+        """The law of the kept sum (its work already counted and spent by the caller)."""
+        setup = self.setup
+        if setup is None:
+            return 0, [1.0]
+        live, values, scores, k, off, size, _ = setup
+        if len(live) == 1:
+            n, pmf = live[0]
+            if k == 1:
+                return _keep_highest(n, pmf, values, scores)
+            if self.numpy:
+                return _keep_one_class(n, pmf, values, scores, k, off, size)
+            return _keep_small(n, pmf, values, scores, k)
+        return _keep_classes(live, values, scores, k, off, size, self.numpy)
 
 
-def keep_cost(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
-              w: Callable[[int], int]) -> tuple[int, int]:
-    """(steps, peak bytes) of ``keep_law`` on these classes, before running it."""
+def keep_plan(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
+              w: Callable[[int], int]) -> KeepPlan:
+    """Order statistics of the sum of ``w`` over the ``k`` highest (lowest) dice of ``classes``
+    (``n`` i.i.d. dice of a law each): their cost (``steps``, peak bytes), then ``law()``."""
     setup = _setup(classes, highest, k, w)
     if setup is None:
-        return 1, 0
-    steps, memory, _ = _work(setup)
-    return steps, memory
-
-
-def keep_law(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
-             w: Callable[[int], int]) -> Law:
-    """Order statistics: the law of the sum of ``w`` over the ``k`` highest (lowest) dice of
-    ``classes`` (``n`` i.i.d. dice of a law each), whose work the caller has counted
-    (``keep_cost``)."""
-    setup = _setup(classes, highest, k, w)
-    if setup is None:
-        return 0, [1.0]
-    live, values, scores, k, off, size, _ = setup
-    numpy = _work(setup)[2]
-    if len(live) == 1:
-        n, pmf = live[0]
-        if k == 1:
-            return _keep_highest(n, pmf, values, scores)
-        if numpy:
-            return _keep_one_class(n, pmf, values, scores, k, off, size)
-        return _keep_small(n, pmf, values, scores, k)
-    return _keep_classes(live, values, scores, k, off, size, numpy)
+        return KeepPlan(None, 1, 0, False)
+    steps, memory, numpy = keep_work(sum(n for n, _ in setup.classes), len(setup.values),
+                                     setup.k, setup.size, len(setup.classes), setup.shape)
+    return KeepPlan(setup, steps, memory, numpy)
 
 
 def _head_and_tail(r: int, x: float, need: int) -> tuple[list[float], float]:
@@ -191,11 +196,11 @@ def _keep_highest(n: int, pmf: dict[int, float], values: Sequence[int],
     out = [0.0] * (max(scores.values()) - lo + 1)
     masses = [(v, pmf.get(v, 0.0)) for v in reversed(values)]  # from the lowest value up
     masses = [(v, p) for v, p in masses if p > 0]
-    total = math.fsum(p for _, p in masses)
+    total = math.fsum([p for _, p in masses])
     # F(v) summed exactly in linear time: every float is a whole number over one power of two,
     # so the running sums are exact integers, and an integer division rounds correctly
     ratios = [p.as_integer_ratio() for _, p in masses]
-    scale = max((d for _, d in ratios), default=1)
+    scale = max([d for _, d in ratios], default=1)
     whole = [a * (scale // d) for a, d in ratios]
     everything = sum(whole)
     running = 0

@@ -12,7 +12,7 @@ from typing import Any
 from ..._limits import Limits
 from ...dice.algebra import Keep, Pool
 from ...odds.algebra import keep_pool_law, keep_shape, pool_law, pool_shape
-from ...odds.keep import keep_cost, keep_law
+from ...odds.keep import keep_plan
 from ...odds.maths import binomial
 from .lexicon import TAIL
 from .nodes import (
@@ -72,9 +72,9 @@ def kept(classes: Classes, highest: bool, k: int, w: Callable[[int], int], budge
          what: object, span: tuple[int, int] | None = None) -> Pmf:
     """The sum of ``w`` over the ``k`` highest (lowest) dice of the classes: the shared order
     statistics (``odds.keep``), its work spent first."""
-    steps, memory = keep_cost(classes, highest, k, w)
-    budget.spend(steps, what, span, memory)
-    low, pmf = keep_law(classes, highest, k, w)
+    plan = keep_plan(classes, highest, k, w)
+    budget.spend(plan.steps, what, span, plan.memory)
+    low, pmf = plan.law()
     return Pmf(low, pmf)
 
 
