@@ -8,6 +8,7 @@ functions, so they can never disagree.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -131,7 +132,7 @@ def system_names() -> dict[str, tuple[str, ...]]:
 def _load(key: str) -> System:
     target = _ENTRY.get(key, _MODULES[key])
     module_name, _, attr = target.partition(":")
-    module = importlib.import_module(module_name)
+    module = sys.modules.get(module_name) or importlib.import_module(module_name)
     system: System = getattr(module, attr or "SYSTEM")
     for alias in getattr(system, "aliases", ()):
         _ALIASES.setdefault(alias, key)

@@ -82,7 +82,7 @@ def forget() -> None:
 
 
 def _as_value(v: Value) -> Value:
-    if isinstance(v, Fraction) and v.denominator == 1:
+    if type(v) is Fraction and v.denominator == 1:
         return int(v)
     return v
 
@@ -163,12 +163,12 @@ def computed_pmf(node: Computed, limits: Limits, budget: Budget) -> Pmf:
     sides = evaluate(node.sides, limits, budget).items() if node.sides is not None else \
         [(node.dice.sides, 1.0)]
     for v, _ in counts:
-        if isinstance(v, Fraction) or v < 0 or v > limits.max_dice:
+        if type(v) is Fraction or v < 0 or v > limits.max_dice:
             raise NotationError(f"the count of dice can come to {format_value(v)}: it must be "
                                 f"a whole number from 0 to {limits.max_dice}", budget.text,
                                 node.span)
     for v, _ in sides:
-        if isinstance(v, Fraction) or v < 1 or v > MAX_SIDES:
+        if type(v) is Fraction or v < 1 or v > MAX_SIDES:
             raise NotationError(f"the number of sides can come to {format_value(v)}: it must "
                                 f"be a whole number from 1 to {MAX_SIDES:,}", budget.text,
                                 node.span)

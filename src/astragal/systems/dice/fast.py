@@ -19,6 +19,7 @@ from ..._errors import LimitError
 from ..._limits import Limits
 from ..._rng import Source, SystemSource, system_faces
 from ...dice import Die, Roll
+from ...render.dice import plain_line, plain_transcript
 from .nodes import FUDGE, PREFIX, Dice, Expression, Num, Rolls, Sum, notation_of, text_of
 from .rules import arith, critical, kept_flags, term_value
 
@@ -135,8 +136,6 @@ def plan(expr: Expression | Rolls) -> Plan | None:
         items = list(body.terms)
     else:
         return None
-    from ...render.dice import plain_line, plain_transcript
-
     parts: list[tuple[str, _Term | int]] = [
         (op, _Term(t, text_of(t)) if isinstance(t, Dice) else t.value) for op, t in items]
     head = notation_of(expr)

@@ -92,7 +92,7 @@ class _Roller:
                       span: tuple[int, int]) -> int:
         """The rolled count or sides of a computed die (``(1d4)d6``): a whole number."""
         v, _ = self.value(node, label)
-        if isinstance(v, Fraction) and v.denominator != 1 or v < least:
+        if type(v) is Fraction and v.denominator != 1 or v < least:
             raise NotationError(f"the {what} came to {format_value(v)}: it must be a whole "
                                 f"number, {least} or more", self.text, span)
         if what == "number of sides" and v > MAX_SIDES:

@@ -217,7 +217,7 @@ def term_value(term: Dice | Group, values: Sequence[Value], kept: Sequence[bool]
 
 def as_number(v: Value) -> Value:
     """An exact value, as an int when it is whole."""
-    if isinstance(v, Fraction) and v.denominator == 1:
+    if type(v) is Fraction and v.denominator == 1:
         return int(v)
     return v
 
@@ -267,7 +267,7 @@ class BadPower(ValueError):
 
 def power(a: Value, b: Value) -> Value:
     """``a ** b``: a whole-number exponent; a negative one gives an exact fraction."""
-    if isinstance(b, Fraction) and b.denominator != 1:
+    if type(b) is Fraction and b.denominator != 1:
         raise BadPower(f"the exponent {float(b):g} is not a whole number")
     e = int(b)
     if e < 0 and a == 0:
