@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import math
 import sys
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
@@ -283,15 +282,21 @@ def _count_moves(shape: _Shape) -> tuple[int, int, int]:
             extra *= math.prod(len(c) + 1 for c in classes) / (len(pool.sizes) + 1)
     steps2 = [t for t, _ in shape.steps if t >= 2]
     first_read = min(steps2, default=0)
-    a_up, d_up = sorted(a_sizes), sorted(d_sizes)
+    # how many dice of each size (a few sizes: counting over them costs less than importing
+    # bisect, whose C module alone is half of this module's import)
+    a_by: dict[int, int] = {}
+    d_by: dict[int, int] = {}
+    for by, sizes in ((a_by, a_sizes), (d_by, d_sizes)):
+        for size in sizes:
+            by[size] = by.get(size, 0) + 1
     # the sums over (a, b) depend on the face only through (na, ns, live): read once each
     sums: dict[tuple[int, int, int], tuple[int, int, int]] = {}
     total = widest = most = 0
     for v in range(shape.top, 1, -1):
-        na = len(a_up) - bisect_right(a_up, v)  # dice that can be above v
-        ns = len(d_up) - bisect_right(d_up, v)
-        ea = len(a_up) - bisect_left(a_up, v)
-        es = len(d_up) - bisect_left(d_up, v)
+        na = sum([c for size, c in a_by.items() if size > v])  # dice that can be above v
+        ns = sum([c for size, c in d_by.items() if size > v])
+        ea = na + a_by.get(v, 0)  # ... or show v
+        es = ns + d_by.get(v, 0)
         # live history slots: D(v+j) for j = 2..depth+1, nonzero only when v + j ≤ top and read
         live = sum(1 for j in range(2, depth + 2) if v + j <= shape.top and
                    v + j - first_read >= 1) if depth else 0
