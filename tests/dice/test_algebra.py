@@ -341,6 +341,31 @@ def test_each_roll_kept_alone_reads_a_re_roll_at_its_position() -> None:
         law(Keep(Pool(2, Reroll(d6p, When(frozenset({1})))), 1, each=True))
 
 
+def test_a_keep_of_each_roll_runs_all_its_parts_on_one_kernel(monkeypatch) -> None:
+    # 12d6!kh4: a mixture of keeps, one per count of explosions; numpy pays for its import by
+    # their work in all, not part by part; and both kernels give the same law
+    from astragal.odds import explode
+
+    d6x = Chain(6, Goes(frozenset({6}), frozenset({6})), Faces(*((1, 2, 3, 4, 5, 6),) * 2))
+    parts = explode._plans(Keep(Pool(12, d6x), 4, each=True), 1e-18)
+    costs = [plan.cost.python for _, plan in parts]
+    assert len(costs) > 10
+    bill = (max(costs) + sum(costs)) // 2  # more than any part's work, less than all of it
+    monkeypatch.setattr(maths, "numpy_pays", lambda python, numpy: python > bill)
+    explode.clear()
+    program = Keep(Pool(12, d6x), 4, each=True)
+    assert {plan.numpy for _, plan in explode._plans(program, 1e-18)} == {True}
+    with_numpy = law(program)
+    monkeypatch.setattr(maths, "numpy_pays", lambda python, numpy: False)
+    explode.clear()
+    program = Keep(Pool(12, d6x), 4, each=True)
+    assert {plan.numpy for _, plan in explode._plans(program, 1e-18)} == {False}
+    in_python = law(program)
+    explode.clear()
+    assert with_numpy.low == in_python.low and len(with_numpy.pmf) == len(in_python.pmf)
+    assert max(abs(x - y) for x, y in zip(with_numpy.pmf, in_python.pmf)) < 1e-15
+
+
 def test_kept_keeps_the_earlier_of_equal_dice_and_reads_only_the_kept() -> None:
     d6 = Chain(6, Goes(frozenset(), frozenset()), Faces(*((1, 2, 3, 4, 5, 6),) * 2))
     rec = sample(Keep(Pool(4, d6), 3), Probe((3, 6, 2, 3)))  # 4d6kh3: the second 3 goes

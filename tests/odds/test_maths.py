@@ -78,3 +78,36 @@ def test_the_fft_path_gives_the_direct_products_law_and_is_costed_as_such() -> N
     # a small product stays direct, and a power by squaring is costed product by product
     assert maths.convolve([0.5, 0.5], [0.5, 0.5], fft=True) == [0.25, 0.5, 0.25]
     assert maths.power_cost(6, 3) == (36 + 66, maths.LIST_BYTES * 16)
+
+
+def test_numpy_is_bought_when_it_pays_for_its_import_or_after_as_much_rent(monkeypatch) -> None:
+    # one rule for every kernel that may use numpy: before numpy is loaded, its import is on
+    # the bill; once the process has done as much work in Python loops as the import costs,
+    # numpy is used wherever it is less work (a server pays the import once)
+    numpy = pytest.importorskip("numpy")
+    monkeypatch.delitem(__import__("sys").modules, "numpy")
+    monkeypatch.setattr(maths, "_python_work", 0)
+    bill = maths.NUMPY_IMPORT
+    assert not maths.numpy_pays(bill + 1000, 1000)
+    assert maths.numpy_pays(bill + 1001, 1000)
+    maths.in_python(bill - 1)
+    assert not maths.numpy_pays(5000, 1000)
+    maths.in_python(1)
+    assert maths.numpy_pays(1001, 1000) and not maths.numpy_pays(1000, 1000)
+    monkeypatch.setattr(maths, "_python_work", 0)
+    monkeypatch.setitem(__import__("sys").modules, "numpy", numpy)
+    assert maths.numpy_pays(1001, 1000) and not maths.numpy_pays(1000, 1000)
+
+
+@pytest.mark.parametrize("text", ["3d6 > 3d6", "4d6kh3", "30d6kh10", "8d10!", "cofd: 6 target 10 vs 5",
+                                  "jc: dmg 4d12 vs soak 4d12"])
+def test_a_one_off_computation_below_numpys_import_does_not_import_it(text: str) -> None:
+    # each kernel asks maths.numpy_pays, and counts what it does in Python for the next ones
+    import subprocess
+    import sys
+
+    code = ("import sys, astragal\nfrom astragal.odds import maths\n"
+            f"astragal.odds({text!r})\nprint('numpy' in sys.modules, maths._python_work > 0)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "True"], (text, out)

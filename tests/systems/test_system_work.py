@@ -59,7 +59,7 @@ import astragal
 from astragal import _limits, _parse
 from astragal.odds import algebra, maths, race
 # every kernel in plain Python, whatever the size: numpy's work would not show as lines
-maths._NUMPY_WORTH = race._NUMPY_FROM = 10**12
+maths.NUMPY_IMPORT = 10**12
 limits = astragal.Limits(max_odds_work=10**12)
 estimates = []
 check = _limits.Limits.check_work

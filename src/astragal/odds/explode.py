@@ -22,9 +22,10 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from .._memo import by_identity
 from ..dice.algebra import Chain, Keep, kept_count
 from . import maths
-from .keep import keep_plan
+from .keep import KeepPlan, keep_plan
 
 __all__ = ["each_law", "each_shape"]
 
@@ -115,21 +116,30 @@ def _parts(program: Keep, eps: float) -> Parts:
     return tuple(out)
 
 
-def _plans(program: Keep, eps: float) -> list[tuple[float, Classes, int]]:
-    """Each part of the mixture: its weight, its classes and how many of its dice are kept."""
-    plans = []
-    for weight, classes in _parts(program, eps):
-        total = sum(c for c, _ in classes)
-        plans.append((weight, classes, kept_count(total, program.keep, program.dropping)))
-    return plans
+_MIXTURES: dict[tuple[int, float], tuple[Keep, list[tuple[float, KeepPlan]]]] = {}
+
+
+def _plans(program: Keep, eps: float) -> list[tuple[float, KeepPlan]]:
+    """Each part of the mixture: its weight and its kept dice's order statistics, made ready
+    once per program (counted, then run). The parts run with numpy or without it together:
+    numpy pays for its import by their work in all (``maths.numpy_pays``)."""
+    def make() -> list[tuple[float, KeepPlan]]:
+        read = program.read or _value
+        parts = [(weight, keep_plan(classes, program.highest,
+                                    kept_count(sum(c for c, _ in classes), program.keep,
+                                               program.dropping), read))
+                 for weight, classes in _parts(program, eps)]
+        numpy = maths.numpy_pays(sum(plan.cost.python for _, plan in parts),
+                                 sum(plan.cost.numpy for _, plan in parts))
+        return [(weight, plan._replace(numpy=numpy)) for weight, plan in parts]
+
+    return by_identity(_MIXTURES, (id(program), eps), program, make, 64)
 
 
 def each_shape(program: Keep, eps: float) -> tuple[int, int]:
     """(steps, peak bytes) of ``each_law``: every part's order statistics."""
-    read = program.read or _value
     steps = memory = 0
-    for _, classes, k in _plans(program, eps):
-        plan = keep_plan(classes, program.highest, k, read)
+    for _, plan in _plans(program, eps):
         steps, memory = steps + plan.steps + _PART, max(memory, plan.memory)
     return steps, memory
 
@@ -137,10 +147,9 @@ def each_shape(program: Keep, eps: float) -> tuple[int, int]:
 def each_law(program: Keep, eps: float) -> tuple[int, list[float], float]:
     """(lowest value, P(value = lowest + k) for each k, weight cut off): the mixture of every
     part's kept dice (a caller counts the work first, ``each_shape``)."""
-    read = program.read or _value
     laws = []
-    for weight, classes, k in _plans(program, eps):
-        low, pmf = keep_plan(classes, program.highest, k, read).law()
+    for weight, plan in _plans(program, eps):
+        low, pmf = plan.law()
         laws.append((weight, low, pmf))
     low = min(lo for _, lo, _ in laws)
     out = [0.0] * (max(lo + len(p) for _, lo, p in laws) - low)
@@ -154,3 +163,4 @@ def each_law(program: Keep, eps: float) -> tuple[int, list[float], float]:
 def clear() -> None:
     """Forget the remembered mixtures."""
     _parts.cache_clear()
+    _MIXTURES.clear()

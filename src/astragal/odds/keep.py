@@ -11,20 +11,18 @@ Small pools run in plain Python lists; numpy is imported only when the work pays
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Any
 
 from .._records import Record
-from .maths import CALL, CELLS, LIST_BYTES, binomial
+from .maths import CALL, CELLS, LIST_BYTES, binomial, in_python, numpy_pays
 
-__all__ = ["KeepPlan", "keep_plan", "keep_work"]
+__all__ = ["Cost", "KeepPlan", "keep_cost", "keep_plan"]
 
 Law = tuple[int, list[float]]  # (lowest value, P(lowest), P(lowest + 1), ...)
 
-_NUMPY_FROM = 300_000  # steps above which the numpy kernels run (importing numpy: ~2e6 steps)
 
 
 @lru_cache(maxsize=4096)
@@ -75,13 +73,24 @@ def _multi_rows(classes: Sequence[tuple[int, AbstractSet[int]]], k: int) -> tupl
     return states, rows
 
 
-def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
-              classes: Sequence[tuple[int, AbstractSet[int]]] = ()) -> tuple[int, int, bool]:
-    """(steps, peak bytes, numpy?) of the order statistics: each value moves each live state (dice placed
-    per class, fewer than k in all) by each m below what it still needs, a row of ``size`` sums
-    each. ``classes``: (dice, its values) of each class when there are several."""
+class Cost(Record):
+    """(steps, peak bytes) of a keep in Python lists and with numpy."""
+
+    python: int
+    python_bytes: int
+    numpy: int
+    numpy_bytes: int
+
+
+def keep_cost(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
+              classes: Sequence[tuple[int, AbstractSet[int]]] = ()) -> Cost:
+    """The work of the order statistics in Python and with numpy: each value moves each live
+    state (dice placed per class, fewer than k in all) by each m below what it still needs, a
+    row of ``size`` sums each. ``classes``: (dice, its values) of each class when there are
+    several."""
     if n_classes == 1 and k == 1:  # the highest die's law in closed form: one power a value
-        return 12 * n_values + 200, LIST_BYTES * (size + n_values), False
+        steps, peak = 12 * n_values + 200, LIST_BYTES * (size + n_values)
+        return Cost(steps, peak, steps, peak)
     if n_classes == 1:  # a state with j dice placed holds j/k of the sums: size/2 on average
         states, rows = k, n_values * (min(n, k) * (k + 1) // 2 + k)
         per_row = size // 2 + 1
@@ -90,11 +99,10 @@ def keep_work(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
         per_row = 2 * size  # the row scaled, then added in
     # plus the setup of a run: the values and their scores, the binomial terms of each value
     cells = rows * (per_row + 16) + 300 + 40 * n_values * n_classes
-    numpy = "numpy" in sys.modules or cells > _NUMPY_FROM
-    if numpy:  # a few numpy calls per row (one class: per value and m, over every state)
-        calls = rows // max(1, states) * 3 if n_classes == 1 else rows * 2
-        return cells // CELLS + calls * CALL, 8 * 3 * states * size, True
-    return cells, LIST_BYTES * 2 * states * size, False
+    # with numpy: a few calls per row (one class: per value and m, over every state)
+    calls = rows // max(1, states) * 3 if n_classes == 1 else rows * 2
+    return Cost(cells, LIST_BYTES * 2 * states * size, cells // CELLS + calls * CALL,
+                8 * 3 * states * size)
 
 
 class _Setup(Record):
@@ -133,9 +141,16 @@ class KeepPlan(Record):
     set-up (values, scores, the kernel's choice) is made once for both."""
 
     setup: _Setup | None  # None: nothing is kept
-    steps: int
-    memory: int
-    numpy: bool
+    cost: Cost
+    numpy: bool  # the kernel: numpy arrays, or Python lists
+
+    @property
+    def steps(self) -> int:
+        return self.cost.numpy if self.numpy else self.cost.python
+
+    @property
+    def memory(self) -> int:
+        return self.cost.numpy_bytes if self.numpy else self.cost.python_bytes
 
     def law(self) -> Law:
         """The law of the kept sum (its work already counted and spent by the caller)."""
@@ -143,10 +158,12 @@ class KeepPlan(Record):
         if setup is None:
             return 0, [1.0]
         live, values, scores, k, off, size, _ = setup
+        if len(live) == 1 and k == 1:
+            return _keep_highest(live[0][0], live[0][1], values, scores)
+        if not self.numpy:  # a DP numpy could have run (numpy_pays)
+            in_python(self.steps)
         if len(live) == 1:
             n, pmf = live[0]
-            if k == 1:
-                return _keep_highest(n, pmf, values, scores)
             if self.numpy:
                 return _keep_one_class(n, pmf, values, scores, k, off, size)
             return _keep_small(n, pmf, values, scores, k)
@@ -156,13 +173,15 @@ class KeepPlan(Record):
 def keep_plan(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
               w: Callable[[int], int]) -> KeepPlan:
     """Order statistics of the sum of ``w`` over the ``k`` highest (lowest) dice of ``classes``
-    (``n`` i.i.d. dice of a law each): their cost (``steps``, peak bytes), then ``law()``."""
+    (``n`` i.i.d. dice of a law each): their cost (``steps``, peak bytes), then ``law()``; with
+    numpy when it pays (``maths.numpy_pays``; a caller running several keeps decides for all
+    of them at once, ``KeepPlan._replace(numpy=...)``)."""
     setup = _setup(classes, highest, k, w)
     if setup is None:
-        return KeepPlan(None, 1, 0, False)
-    steps, memory, numpy = keep_work(sum(n for n, _ in setup.classes), len(setup.values),
-                                     setup.k, setup.size, len(setup.classes), setup.shape)
-    return KeepPlan(setup, steps, memory, numpy)
+        return KeepPlan(None, Cost(1, 0, 1, 0), False)
+    cost = keep_cost(sum(n for n, _ in setup.classes), len(setup.values), setup.k, setup.size,
+                     len(setup.classes), setup.shape)
+    return KeepPlan(setup, cost, numpy_pays(cost.python, cost.numpy))
 
 
 def _head_and_tail(r: int, x: float, need: int) -> tuple[list[float], float]:

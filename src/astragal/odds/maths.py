@@ -29,10 +29,12 @@ __all__ = [
     "difference_of",
     "exact_floats",
     "geometric_rolls",
+    "in_python",
     "int_multiply",
     "int_power",
     "mix",
     "negative_binomial",
+    "numpy_pays",
     "power",
     "power_cost",
     "power_work",
@@ -131,37 +133,56 @@ def negative_binomial(n: int, r: float, eps: float) -> tuple[list[float], float]
 CELLS = 40
 CALL = 60  # about 1.5 µs
 LIST_BYTES = 32  # the pointer and the float object
-_NUMPY_WORTH = 200_000  # multiply-adds above which importing numpy pays for itself
-_python_work = 0  # multiply-adds done without numpy so far in this process
+# What importing numpy costs, in steps: ``python -c "import numpy"`` took 47-51 ms on the
+# 2-core machine of docs/performance.md (numpy 2.4), about 1.5 M steps of 30 ns
+NUMPY_IMPORT = 1_500_000
+_python_work = 0  # steps this process has done in Python loops that numpy could have done
+
+
+def numpy_pays(python: int, numpy: int) -> bool:
+    """Whether work of ``python`` steps in Python loops (``numpy`` steps with numpy) is better
+    done with numpy. Once numpy is loaded: when it is less work. Before, numpy's import is part
+    of the bill, until this process has done as much work in Python as the import costs (a
+    server or a long script: from then on the import pays for itself, as renting skis does
+    until their price is spent). Every kernel that may use numpy, and its estimate, asks this."""
+    if "numpy" in sys.modules or _python_work >= NUMPY_IMPORT:
+        return python > numpy
+    return python > numpy + NUMPY_IMPORT
+
+
+def in_python(steps: int) -> None:
+    """Count work done in Python loops that numpy could have done (``numpy_pays``)."""
+    global _python_work
+    _python_work += steps
 
 
 FFT_FROM = 4_000_000  # with ``fft``: a product of more multiply-adds goes through the FFT
 
 
-def convolve(a: Sequence[float], b: Sequence[float], fft: bool = False) -> list[float]:
-    """The law of the sum of two independent values (numpy only for large inputs).
+def _numpy_steps(direct: int, out: int) -> int:
+    """Steps of numpy's direct convolution of ``direct`` multiply-adds into ``out`` terms."""
+    return direct // 200 + 4 * CALL + out  # two arrays made, the product, a list back
 
-    Importing numpy costs about as much as 200,000 multiply-adds in Python, so a process that has
-    not loaded it does smaller products itself, until it has done ten times that much in all (a
-    server, or a long script: then numpy pays for itself); a one-off command never loads it.
+
+def convolve(a: Sequence[float], b: Sequence[float], fft: bool = False) -> list[float]:
+    """The law of the sum of two independent values (numpy when it pays, ``numpy_pays``).
+
     With ``fft``, a product of more than ``FFT_FROM`` multiply-adds (both parts 64 long or more)
     goes through numpy's FFT, O(n log n), its rounding about 1e-16 of the largest term (the
     general notation's sums of many dice).
     """
-    global _python_work
     if not a or not b:
         return []
-    size = len(a) * len(b)
+    size, out_len = len(a) * len(b), len(a) + len(b) - 1
     if fft and size > FFT_FROM and min(len(a), len(b)) >= 64:
         return _fft_convolve(a, b)
-    if "numpy" not in sys.modules and size <= _NUMPY_WORTH and _python_work < 10 * _NUMPY_WORTH:
-        _python_work += size
-    elif size > 256:
+    if len(a) > 1 and len(b) > 1 and numpy_pays(size, _numpy_steps(size, out_len)):
         import numpy as np
 
         out_np: list[float] = np.convolve(np.asarray(a), np.asarray(b)).tolist()
         return out_np
-    out = [0.0] * (len(a) + len(b) - 1)
+    in_python(size)
+    out = [0.0] * out_len
     for i, x in enumerate(a):
         if x:
             for j, y in enumerate(b):
@@ -187,11 +208,10 @@ def convolve_cost(la: int, lb: int, fft: bool = False) -> tuple[int, int]:
     if la == 1 or lb == 1:
         return direct, LIST_BYTES * direct
     if not fft or direct <= FFT_FROM or min(la, lb) < 64:
-        python = direct <= 256 or ("numpy" not in sys.modules and direct <= _NUMPY_WORTH
-                                   and _python_work < 10 * _NUMPY_WORTH)
-        if python:
+        numpy = _numpy_steps(direct, out)
+        if not numpy_pays(direct, numpy):
             return direct, LIST_BYTES * out
-        return direct // 200 + CALL + out, LIST_BYTES * out + 8 * 2 * (la + lb + out)
+        return numpy, LIST_BYTES * out + 8 * 2 * (la + lb + out)
     size = 1 << (out - 1).bit_length()
     return size * max(1, size.bit_length()) // 4 + 4 * CALL + out, \
         LIST_BYTES * out + 8 * 6 * size
@@ -472,7 +492,7 @@ def compound(count: Mapping[int, float], unit: Sequence[float]) -> list[float]:
     """
     top = max((c for c, p in count.items() if p), default=0)
     steps = top * len(unit) * max(1, top * (len(unit) - 1))
-    if "numpy" in sys.modules or steps > _NUMPY_WORTH:
+    if numpy_pays(steps, steps // CELLS + 2 * top * CALL):
         import numpy as np
 
         u = np.asarray(unit, dtype=float)
@@ -482,6 +502,7 @@ def compound(count: Mapping[int, float], unit: Sequence[float]) -> list[float]:
             acc[0] += count.get(c, 0.0)
         out: list[float] = acc.tolist()
         return out
+    in_python(steps)
     law = [count.get(top, 0.0)]
     for c in range(top - 1, -1, -1):
         nxt = [0.0] * (len(law) + len(unit) - 1)

@@ -42,13 +42,13 @@ results are remembered.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
 from .._records import Record
+from . import maths
 
 __all__ = ["Pool", "Work", "distribution", "estimate"]
 
@@ -265,7 +265,6 @@ def _numpy(shape: _Shape) -> tuple[list[float], int, int]:
 EXACT_STEPS_PER_MOVE = 20
 NUMPY_CELLS_PER_STEP = 8
 NUMPY_STEPS_PER_STAGE = 3500  # ~105 µs of numpy calls per placement step (measured: 1v1 d12)
-_NUMPY_IMPORT = 1_500_000  # steps importing numpy costs (~40 ms): the exact kernel below it
 
 
 def _count_moves(shape: _Shape) -> tuple[int, int, int]:
@@ -341,8 +340,7 @@ def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
         return exact
     if kernel == "numpy":
         return numpy
-    loading = 0 if "numpy" in sys.modules else _NUMPY_IMPORT
-    return exact if exact.steps <= numpy.steps + loading else numpy
+    return numpy if maths.numpy_pays(exact.steps, numpy.steps) else exact
 
 
 @lru_cache(maxsize=256)
@@ -390,7 +388,9 @@ def _distribution(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...
     elif kernel == "closed":
         result = [float(p) for p in _closed(shape)[0]]
     else:
-        result = [float(p) for p in _exact(shape)[0]]
+        result_exact, work = _exact(shape)
+        maths.in_python(work)  # what numpy could have done (maths.numpy_pays)
+        result = [float(p) for p in result_exact]
     while len(result) > 1 and result[-1] == 0.0:
         result.pop()
     return tuple(result)

@@ -13,7 +13,6 @@ below 1e-16; that mass is reported as truncated.
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -32,12 +31,6 @@ class Race(Record):
     lose: tuple[float, ...]
     tie: tuple[float, ...]
     truncated: float
-
-
-# Estimated steps above which numpy pays for its import (a process that has numpy loaded uses
-# it for every race); below, the race runs on Python lists (a first call spends no ~50 ms on
-# numpy's import).
-_NUMPY_FROM = 200_000
 
 
 def _rolls(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
@@ -76,17 +69,21 @@ def _python_per_roll(target: int, width: int) -> int:
     return 2 * target * width + 16 * width + 100
 
 
+def _numpy_per_roll(target: int, width: int) -> int:
+    return target * width // _NUMPY_CELLS_PER_STEP + _NUMPY_STEPS_PER_ROLL
+
+
 def _per_roll(target: int, width: int, rolls: float) -> int:
     """The steps of one roll of the race on the kernel it takes (``_in_python``)."""
     if _in_python(target, width, rolls):
         return _python_per_roll(target, width)
-    return target * width // _NUMPY_CELLS_PER_STEP + _NUMPY_STEPS_PER_ROLL
+    return _numpy_per_roll(target, width)
 
 
 def _in_python(target: int, width: int, rolls: float) -> bool:
-    """A race runs on Python lists while numpy is not loaded and its work is below what
-    numpy's import costs; else on numpy arrays."""
-    return "numpy" not in sys.modules and rolls * _python_per_roll(target, width) <= _NUMPY_FROM
+    """A race runs on Python lists unless numpy pays for itself (``maths.numpy_pays``)."""
+    return not maths.numpy_pays(int(rolls * _python_per_roll(target, width)),
+                                int(rolls * _numpy_per_roll(target, width)))
 
 
 def memory(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
@@ -114,7 +111,10 @@ def race(pa_law: Sequence[float], lost_a: float, pb_law: Sequence[float] | None,
             step[contest(m)] += p
     width = len(pa_law) + (len(pb_law) if pb_law is not None else 0)
     rolls = _rolls(pa_law, pb_law, target, max_rolls)
-    ops: _Ops = _PythonOps() if _in_python(target, width, rolls) else _NumpyOps()
+    python = _in_python(target, width, rolls)
+    if python:
+        maths.in_python(int(rolls * _python_per_roll(target, width)))
+    ops: _Ops = _PythonOps() if python else _NumpyOps()
     per_roll = _per_roll(target, width, rolls)
     pa = ops.array(pa_law)
     pb = ops.array(pb_law) if pb_law is not None else None

@@ -59,7 +59,7 @@ from astragal.odds import keep, maths
 from astragal.systems.dice import pmf
 from astragal.systems.dice.pmf import Budget
 # every kernel in plain Python, whatever the size: numpy's work would not show as lines
-maths._NUMPY_WORTH = keep._NUMPY_FROM = maths.FFT_FROM = 10**12
+maths.NUMPY_IMPORT = maths.FFT_FROM = 10**12
 limits = astragal.Limits(max_odds_work=10**9)
 made = []
 init = Budget.__init__
