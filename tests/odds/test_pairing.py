@@ -34,6 +34,52 @@ def test_exact_and_numpy_kernels_agree(a: list[int], d: list[int], fa: bool, fd:
     assert abs(sum(one) - 1) < 1e-12
 
 
+@settings(max_examples=60, deadline=None)
+@given(pools.filter(bool), pools.filter(bool), st.booleans(), st.booleans(),
+       st.sampled_from(KINDS), st.integers(0, 2))
+def test_defence_steps_as_unit_steps_count_what_the_exact_kernel_counts(
+        a: list[int], d: list[int], fa: bool, fd: bool, steps: tuple[tuple[int, int], ...],
+        bonus: int) -> None:
+    """The numpy kernel runs a big defence step as unit steps (one die at a time, the states
+    the history's clipping makes equal merged after each, the binomial coefficient read at
+    the end): forced on every defence step of small pools, it gives the exact kernel's law."""
+    from astragal.odds import pairing_numpy
+
+    att, dfn = P.Pool(tuple(a), fa), P.Pool(tuple(d), fd)
+    shape = P._shape(att, dfn, steps, bonus)
+    exact = [float(x) for x in P._exact(shape)[0]]
+    saved = pairing_numpy.CHAIN_FROM
+    pairing_numpy.CHAIN_FROM = 0
+    try:
+        chained = P._numpy(shape)[0]
+    finally:
+        pairing_numpy.CHAIN_FROM = saved
+    assert len(chained) == len(exact)
+    assert max(abs(x - y) for x, y in zip(exact, chained)) < 1e-15
+
+
+@pytest.mark.parametrize("a,d,fa,fd", [((12,) * 8 + (10,), (12,) * 6, False, False),
+                                       ((12,) * 9, (12,) * 7, True, False),
+                                       ((12, 12, 10, 8, 8, 6, 6), (12, 10, 10, 8), True, True)])
+def test_big_defence_steps_give_the_same_law_either_way(a: tuple[int, ...],
+                                                        d: tuple[int, ...], fa: bool,
+                                                        fd: bool) -> None:
+    """Pools big enough that the numpy kernel runs their defence steps as unit steps: the same
+    law (to 1e-15) as every (state, dice placed) moved at once."""
+    from astragal.odds import pairing_numpy
+
+    shape = P._shape(P.Pool(a, fa), P.Pool(d, fd), KINDS[0], 1)
+    chained = P._numpy(shape)[0]
+    saved = pairing_numpy.CHAIN_FROM
+    pairing_numpy.CHAIN_FROM = 10 ** 9
+    try:
+        whole = P._numpy(shape)[0]
+    finally:
+        pairing_numpy.CHAIN_FROM = saved
+    assert max(abs(x - y) for x, y in zip(chained, whole)) < 1e-15
+    assert abs(sum(chained) - 1) < 1e-12
+
+
 def test_no_attack_dice_score_nothing() -> None:
     assert P.distribution(P.Pool(()), P.Pool((12, 12)), ((1, 1),), 1) == [1.0]
 

@@ -1,6 +1,6 @@
 """The sorted-pool evaluator's numpy kernel (``pairing.py`` holds the rule, the shape, the exact
 kernel and the work estimate): float64, a face's states as rows of an int array, their hit laws as
-columns; each step's structure is built once and indexed."""
+rows of a float array; each step's structure is built once and indexed."""
 
 from __future__ import annotations
 
@@ -21,20 +21,24 @@ from .pairing import (
 
 __all__ = ["numpy_kernel"]
 
+# A defence step is run as unit steps (``chain``) when its states still place this many dice
+# or more in all: below it the unit steps' fixed costs (a few numpy calls each) outweigh the
+# moves they save (measured on 3 to 12 d12 a side)
+CHAIN_FROM = 3000
+
 
 # -------------------------------------------------------------------------------------------
 # The numpy kernel: float64, a face's states in arrays, duplicates summed through a dense index
 
 
-
 def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     """The numpy kernel. The states of a face are rows of an int array; their hit laws are the
-    columns of ``probs`` (hits × states). A step's *structure* (which state moves where, with
+    rows of ``probs`` (states × hits). A step's *structure* (which state moves where, with
     which binomial coefficient and hit shift) depends only on the states it starts from, not
-    on the face's probabilities, so it is built once and indexed: the states are ordered by how
-    many dice they still place, so the moves that place ``k`` dice are a leading slice (a
-    contiguous multiply, no gather), and one ``bincount`` sums every move into its new state.
-    Faces below the smallest die repeat the same structures."""
+    on the face's probabilities, so it is built once and indexed: one ``bincount`` over (new
+    state, hit count) sums every move's scaled row into its new state's row, shifted by the
+    move's hits. Faces below the smallest die repeat the last face's structures. A big defence
+    step runs as unit steps (``chain``): fewer moves, the same sums."""
     import numpy as np
 
     a_cls, d_cls = shape.attack.classes(), shape.defence.classes()
@@ -45,6 +49,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     first_read = min((t for t, _ in steps2), default=0)
     first = shape.step_at(1)
     width = shape.max_hits + 1
+    lanes = np.arange(width)
     radix = [len(c) + 1 for c in a_cls] + [len(c) + 1 for c in d_cls] + \
         [min(shape.n, m) + 1] * depth
     space = math.prod(radix)
@@ -52,11 +57,21 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     table = np.empty(space, dtype=np.int32) if space <= _DENSE_KEYS else None
     rmax = max(shape.n, m)
     states = np.zeros((1, nd + depth), dtype=np.int64)
-    probs = np.zeros((width, 1))
+    probs = np.zeros((1, width))  # a state a row: its hit law
     probs[0, 0] = 1.0
     work = 0
     peak = 0
+    # the structures of this face and of the face above (only a face's next one repeats them)
     memo: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    older: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+    def remembered(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        hit = memo.get(key)
+        if hit is None:
+            hit = older.get(key)
+            if hit is not None:
+                memo[key] = hit
+        return hit
 
     def dedupe(new: Any) -> tuple[Any, Any]:
         """(first row of each distinct state, each row's state number)."""
@@ -71,61 +86,112 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         _, firsts, ids = np.unique(keys, return_index=True, return_inverse=True)
         return firsts, ids.ravel()
 
+    def spread(ids: Any, shift: Any) -> tuple[Any, int]:
+        """Where each move's row lands in the new states' rows: its hit count w at ``ids[i] ·
+        width + shift[i] + w``. The cells past a row's end carry exactly 0 (no state holds a
+        hit count that a later move could take past the most hits), so they may spill into
+        the next row (the last row's into ``spill`` cells past the end)."""
+        return ids * width + shift, int(shift.max()) if len(shift) else 0
+
+    def cells(base: Any) -> Any:
+        """The cells of rows starting at ``base`` (made when used: kept, they would hold 8
+        bytes a cell where ``base`` holds 8 a row)."""
+        return (base[:, None] + lanes).ravel()
+
     def structure(key: tuple[Any, ...], col: int | None, elig: int,
                   move: Callable[[Any, Any], tuple[Any, Any]]) -> tuple[Any, ...]:
-        """The step from ``states`` placing up to ``elig - states[:, col]`` dice (``col`` None:
-        none, only ``move``): (order of the states, moves per k, coefficient index, target
-        index, largest shift, new states). ``move(rows, k)`` gives the moved rows and shifts."""
+        """The step from ``states`` placing k = 0 .. ``elig - states[:, col]`` dice (``col``
+        None: none, only ``move``): (each move's state, its coefficient index — None when
+        every coefficient is 1 —, its cells, the padded row, the new states). ``move(rows,
+        k)`` gives the moved rows and their hits."""
         full = key + (states.tobytes(),)
-        hit = memo.get(full)
+        hit = remembered(full)
         if hit is not None:
             return hit
-        if col is None:
-            r = np.zeros(len(states), dtype=np.int64)
-            order = None
-        else:
-            r = np.maximum(elig - states[:, col], 0)
-            order = np.argsort(-r, kind="stable")
-            if (order == np.arange(len(order))).all():
-                order = None
-            else:
-                r = r[order]
-        src = states if order is None else states[order]
-        counts = [int(x) for x in np.bincount(r, minlength=rmax + 1)[::-1].cumsum()[::-1]]
-        runs = [n for n in counts if n]  # runs[k]: the states that place k or more dice
-        rep = np.concatenate([np.arange(n) for n in runs])
-        k = np.repeat(np.arange(len(runs)), runs)
-        new, shift = move(src[rep], k)
+        r = np.zeros(len(states), dtype=np.int64) if col is None else \
+            np.maximum(elig - states[:, col], 0)
+        rep = np.repeat(np.arange(len(states)), r + 1)  # a move per state and k = 0..r
+        k = np.arange(len(rep)) - np.repeat(np.cumsum(r) - r, r + 1) - rep
+        new, shift = move(states[rep], k)
         firsts, ids = dedupe(new)
-        top = int(shift.max()) if len(shift) else 0
-        hit = memo[full] = (order, rep, r[rep] * (rmax + 1) + k, shift * len(firsts) + ids,
-                            top, new[firsts])
+        base, spill = spread(ids, shift)
+        coef = None if col is None else r[rep] * (rmax + 1) + k
+        hit = memo[full] = (rep, coef, base, spill, new[firsts])
         return hit
 
     def apply(hit: tuple[Any, ...], pmf: Any) -> Any:
-        """One step's numbers: each move's column scaled by its coefficient (a slice per k),
-        summed into its new state and hit count by one ``bincount``."""
+        """One step's numbers: each move's row scaled by its coefficient, summed into its new
+        state's row at its shift by one ``bincount``."""
         nonlocal work, peak
-        order, rep, coef, target, top, new_states = hit
-        src = probs if order is None else probs[:, order]
-        scale = pmf[coef]
-        n_out = len(new_states)
-        # a move from hit count w lands at w + shift in its new state (target = shift · n_out
-        # + state): one bincount per hit count, added in at w (nothing scores past the last)
-        out = np.zeros(width * n_out)
-        reach = (top + 1) * n_out
-        for w in range(width):
-            if w * n_out >= len(out):
+        rep, coef, base, spill, new_states = hit
+        src = probs[rep]
+        if coef is not None:
+            src *= pmf[coef][:, None]
+        size = len(new_states) * width
+        out = np.bincount(cells(base), weights=src.ravel(), minlength=size + spill)
+        work += len(rep) * width
+        peak = max(peak, 16 * src.size + out.nbytes)
+        return out[:size].reshape(len(new_states), width)
+
+    def chain(key: tuple[Any, ...], col: int, elig: int) -> tuple[Any, ...]:
+        """A defence step as unit steps. Placing k dice of a class is k placements of one die
+        (the class's count + 1; ``_defence_hits`` of one rank scored; every history slot − 1,
+        clipped at 0), and the binomial coefficient of k dice can be read at the end from the
+        new state's count and k (r = elig − (count after − k) dice could show the face). The
+        clipping makes states equal, which then move as one: the k-th unit step moves only the
+        distinct states k placements reach, not every (state, k). (Per unit step: its sources
+        among the last unit step's states, its cells, padded row and new states; per k: the
+        output number and coefficient index of each state reached; the new states.)"""
+        full = key + (states.tobytes(),)
+        hit = remembered(full)
+        if hit is not None:
+            return hit
+        rows = states
+        reached = [rows]
+        units = []
+        while True:
+            live = np.flatnonzero(rows[:, col] < elig)
+            if not len(live):
                 break
-            moved = np.bincount(target, weights=src[w][rep] * scale, minlength=reach)
-            end = min(len(out), w * n_out + reach)
-            out[w * n_out:end] += moved[:end - w * n_out]
-        work += len(target) * width
-        peak = max(peak, 2 * out.nbytes + 8 * reach + 24 * len(target))
-        return out.reshape(width, n_out)
+            new = rows[live]
+            new[:, col] += 1
+            hist = [new[:, nd + j] for j in range(depth)]
+            one = np.ones(len(new), dtype=np.int64)
+            shift = _defence_hits(one, hist, reads, np.minimum) if reads else 0 * one
+            new[:, nd:] = np.maximum(new[:, nd:] - 1, 0)
+            firsts, ids = dedupe(new)
+            rows = new[firsts]
+            units.append((live,) + spread(ids, shift) + (len(rows),))
+            reached.append(rows)
+        every = np.concatenate(reached)
+        firsts, ids = dedupe(every)
+        cuts = np.cumsum([0] + [len(x) for x in reached])
+        tail = [(ids[cuts[k]:cuts[k + 1]], (elig - reached[k][:, col] + k) * (rmax + 1) + k)
+                for k in range(len(reached))]
+        hit = memo[full] = (units, tail, every[firsts])
+        return hit
+
+    def run(hit: tuple[Any, ...], pmf: Any) -> Any:
+        """A ``chain``'s numbers: each unit step's moves summed by one ``bincount``; the states
+        each k reaches added into the new states times their coefficient."""
+        nonlocal work, peak
+        units, tail, new_states = hit
+        out = np.zeros((len(new_states), width))
+        ids, coef = tail[0]
+        u: Any = probs
+        out[ids] = u * pmf[coef][:, None]
+        for (live, base, spill, n_k), (ids, coef) in zip(units, tail[1:]):
+            src = u[live]
+            u = np.bincount(cells(base), weights=src.ravel(), minlength=n_k * width + spill)
+            u = u[:n_k * width].reshape(n_k, width)
+            out[ids] += u * pmf[coef][:, None]
+            work += (len(live) + n_k) * width
+            peak = max(peak, out.nbytes + 16 * src.size + 16 * n_k * width)
+        return out
 
     stages = 3 * (shape.top - 1)
     for v in range(shape.top, 1, -1):
+        older, memo = memo, {}
         q = 1.0 / v
         binom = np.zeros((rmax + 1, rmax + 1))
         for total in range(rmax + 1):
@@ -146,8 +212,12 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
                     new[:, nd + j] = np.maximum(0, hist[j] - k)
                 return new, shift
 
-            hit = structure(("d", col, elig), col, elig, defence)
-            probs, states = apply(hit, pmf), hit[5]
+            if int(np.maximum(elig - states[:, col], 0).sum()) >= CHAIN_FROM:
+                got = chain(("c", col, elig), col, elig)
+                probs, states = run(got, pmf), got[2]
+            else:
+                hit = structure(("d", col, elig), col, elig, defence)
+                probs, states = apply(hit, pmf), hit[4]
         surplus = shape.step_at(v - 1)
         if depth:  # one face lower: D(v+1) enters the history (0 once no step reads it);
             # states that differed only in the history slot that leaves are merged
@@ -160,7 +230,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
                 return new, 0 * k
 
             hit = structure(("e", live), None, 0, enter)
-            probs, states = apply(hit, pmf), hit[5]
+            probs, states = apply(hit, pmf), hit[4]
         for c, elig in enumerate(_eligible(a_cls, v)):
             if not (elig > states[:, c]).any():
                 continue
@@ -171,7 +241,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
                 return new, _attack_hits(a, k, b, m, first, surplus, np.minimum, np.maximum)
 
             hit = structure(("a", c, elig, surplus), c, elig, attack)
-            probs, states = apply(hit, pmf), hit[5]
+            probs, states = apply(hit, pmf), hit[4]
     # face 1, as in the exact kernel
     b = states[:, ka:nd].sum(axis=1)
     weight = np.ones(len(states))
@@ -188,7 +258,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     shift = _defence_hits(m - b, hist, reads, np.minimum) if reads else np.zeros_like(b)
     shift = shift + shape.bonus * (b == 0)
     flat = shift[:, None] + np.arange(width)
-    out = np.bincount(flat.ravel(), weights=(probs.T * weight[:, None]).ravel(),
+    out = np.bincount(flat.ravel(), weights=(probs * weight[:, None]).ravel(),
                       minlength=width)
     work += len(states) * width
     return [float(x) for x in out[:width]], work // NUMPY_CELLS_PER_STEP + stages * \
