@@ -61,17 +61,33 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     probs[0, 0] = 1.0
     work = 0
     peak = 0
-    # the structures of this face and of the face above (only a face's next one repeats them)
-    memo: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-    older: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    # the structures of this face and of the face above (only a face's next one repeats them),
+    # by step and number of states, then by the states' bytes (made only when a step with as
+    # many states is remembered: a favoured pool's states seldom repeat)
+    memo: dict[tuple[Any, ...], dict[bytes, tuple[Any, ...]]] = {}
+    older: dict[tuple[Any, ...], dict[bytes, tuple[Any, ...]]] = {}
 
     def remembered(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        hit = memo.get(key)
-        if hit is None:
-            hit = older.get(key)
+        key = key + (len(states),)
+        kept = memo.get(key) or older.get(key)
+        if kept:
+            hit = kept.get(states.tobytes())
             if hit is not None:
-                memo[key] = hit
+                memo.setdefault(key, {})[states.tobytes()] = hit
+                return hit
+        return None
+
+    def remember(key: tuple[Any, ...], hit: tuple[Any, ...]) -> tuple[Any, ...]:
+        memo.setdefault(key + (len(states),), {})[states.tobytes()] = hit
         return hit
+
+    def count(rows: Any, lo: int, hi: int) -> Any:
+        """The dice placed over classes ``lo .. hi − 1`` (column by column: ``sum(axis=1)``
+        over a few columns is slower)."""
+        out = rows[:, lo].copy() if hi > lo else np.zeros(len(rows), dtype=np.int64)
+        for j in range(lo + 1, hi):
+            out += rows[:, j]
+        return out
 
     def dedupe(new: Any) -> tuple[Any, Any]:
         """(first row of each distinct state, each row's state number)."""
@@ -104,8 +120,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         None: none, only ``move``): (each move's state, its coefficient index — None when
         every coefficient is 1 —, its cells, the padded row, the new states). ``move(rows,
         k)`` gives the moved rows and their hits."""
-        full = key + (states.tobytes(),)
-        hit = remembered(full)
+        hit = remembered(key)
         if hit is not None:
             return hit
         r = np.zeros(len(states), dtype=np.int64) if col is None else \
@@ -116,8 +131,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         firsts, ids = dedupe(new)
         base, spill = spread(ids, shift)
         coef = None if col is None else r[rep] * (rmax + 1) + k
-        hit = memo[full] = (rep, coef, base, spill, new[firsts])
-        return hit
+        return remember(key, (rep, coef, base, spill, new[firsts]))
 
     def apply(hit: tuple[Any, ...], pmf: Any) -> Any:
         """One step's numbers: each move's row scaled by its coefficient, summed into its new
@@ -142,8 +156,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         distinct states k placements reach, not every (state, k). (Per unit step: its sources
         among the last unit step's states, its cells, padded row and new states; per k: the
         output number and coefficient index of each state reached; the new states.)"""
-        full = key + (states.tobytes(),)
-        hit = remembered(full)
+        hit = remembered(key)
         if hit is not None:
             return hit
         rows = states
@@ -168,8 +181,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         cuts = np.cumsum([0] + [len(x) for x in reached])
         tail = [(ids[cuts[k]:cuts[k + 1]], (elig - reached[k][:, col] + k) * (rmax + 1) + k)
                 for k in range(len(reached))]
-        hit = memo[full] = (units, tail, every[firsts])
-        return hit
+        return remember(key, (units, tail, every[firsts]))
 
     def run(hit: tuple[Any, ...], pmf: Any) -> Any:
         """A ``chain``'s numbers: each unit step's moves summed by one ``bincount``; the states
@@ -224,7 +236,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
             live = v >= first_read
 
             def enter(new: Any, k: Any, live: bool = live) -> tuple[Any, Any]:
-                a, b = new[:, :ka].sum(axis=1), new[:, ka:nd].sum(axis=1)
+                a, b = count(new, 0, ka), count(new, ka, nd)
                 entry = np.maximum(0, np.minimum(a, m) - b) if live else 0 * a
                 new = np.concatenate([new[:, :nd], new[:, nd + 1:], entry[:, None]], axis=1)
                 return new, 0 * k
@@ -236,14 +248,14 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
                 continue
 
             def attack(new: Any, k: Any, c: int = c, surplus: int = surplus) -> tuple[Any, Any]:
-                a, b = new[:, :ka].sum(axis=1), new[:, ka:nd].sum(axis=1)
+                a, b = count(new, 0, ka), count(new, ka, nd)
                 new[:, c] += k
                 return new, _attack_hits(a, k, b, m, first, surplus, np.minimum, np.maximum)
 
             hit = structure(("a", c, elig, surplus), c, elig, attack)
             probs, states = apply(hit, pmf), hit[4]
     # face 1, as in the exact kernel
-    b = states[:, ka:nd].sum(axis=1)
+    b = count(states, ka, nd)
     weight = np.ones(len(states))
     for pool, lo, hi in ((shape.attack, 0, ka), (shape.defence, ka, nd)):
         if pool.favored:
