@@ -25,6 +25,8 @@ __all__ = ["numpy_kernel"]
 # or more in all: below it the unit steps' fixed costs (a few numpy calls each) outweigh the
 # moves they save (measured on 3 to 12 d12 a side)
 CHAIN_FROM = 3000
+# A favoured pool's classes are placed in one step while that makes this many moves or fewer
+TOGETHER_UPTO = 3000
 
 
 # -------------------------------------------------------------------------------------------
@@ -114,23 +116,36 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         bytes a cell where ``base`` holds 8 a row)."""
         return (base[:, None] + lanes).ravel()
 
-    def structure(key: tuple[Any, ...], col: int | None, elig: int,
+    def structure(key: tuple[Any, ...], cols: list[tuple[int, int]],
                   move: Callable[[Any, Any], tuple[Any, Any]]) -> tuple[Any, ...]:
-        """The step from ``states`` placing k = 0 .. ``elig - states[:, col]`` dice (``col``
-        None: none, only ``move``): (each move's state, its coefficient index — None when
-        every coefficient is 1 —, its cells, the padded row, the new states). ``move(rows,
-        k)`` gives the moved rows and their hits."""
+        """The step from ``states`` placing, for every (column, eligible) of ``cols``, k = 0 ..
+        ``eligible − states[:, column]`` dice of that class (no column: only ``move``): (each
+        move's state, its coefficient indices — one per column —, where its row lands, the
+        spill, the new states). ``move(rows, k)`` gives the rows moved by k dice in all (their
+        counts already raised) and their hits."""
         hit = remembered(key)
         if hit is not None:
             return hit
-        r = np.zeros(len(states), dtype=np.int64) if col is None else \
-            np.maximum(elig - states[:, col], 0)
-        rep = np.repeat(np.arange(len(states)), r + 1)  # a move per state and k = 0..r
-        k = np.arange(len(rep)) - np.repeat(np.cumsum(r) - r, r + 1) - rep
-        new, shift = move(states[rep], k)
+        r = [np.maximum(elig - states[:, col], 0) for col, elig in cols]
+        if len(r) == 1:  # a move per state and k = 0 .. r
+            rep = np.repeat(np.arange(len(states)), r[0] + 1)
+            ks = (np.arange(len(rep)) - np.repeat(np.cumsum(r[0]) - r[0], r[0] + 1) - rep)[None]
+        else:  # every combination of k per class a move: the combinations of k = 0 .. the
+            # most any state places, kept where each k is at most what the state places
+            grid = np.indices([int(x.max()) + 1 for x in r]).reshape(len(r), -1) if r else \
+                np.zeros((0, 1), dtype=np.int64)
+            fits = np.ones((len(states), grid.shape[1]), dtype=bool)
+            for c, x in enumerate(r):
+                fits &= grid[c] <= x[:, None]
+            rep, combo = np.nonzero(fits)
+            ks = grid[:, combo]
+        coef = [x[rep] * (rmax + 1) + k for x, k in zip(r, ks)]
+        new = states[rep]
+        for (col, _), k in zip(cols, ks):
+            new[:, col] += k
+        new, shift = move(new, ks.sum(axis=0))
         firsts, ids = dedupe(new)
         base, spill = spread(ids, shift)
-        coef = None if col is None else r[rep] * (rmax + 1) + k
         return remember(key, (rep, coef, base, spill, new[firsts]))
 
     def apply(hit: tuple[Any, ...], pmf: Any) -> Any:
@@ -139,8 +154,11 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         nonlocal work, peak
         rep, coef, base, spill, new_states = hit
         src = probs[rep]
-        if coef is not None:
-            src *= pmf[coef][:, None]
+        if coef:
+            scale = pmf[coef[0]]
+            for more in coef[1:]:
+                scale = scale * pmf[more]
+            src *= scale[:, None]
         size = len(new_states) * width
         out = np.bincount(cells(base), weights=src.ravel(), minlength=size + spill)
         work += len(rep) * width
@@ -201,6 +219,17 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
             peak = max(peak, out.nbytes + 16 * src.size + 16 * n_k * width)
         return out
 
+    def together(cols: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+        """The classes of a side placed in one step (every combination of k per class a move:
+        fewer numpy calls) while that makes at most ``TOGETHER_UPTO`` moves, else one step a
+        class (the sum of the combinations, not their product)."""
+        if len(cols) < 2:
+            return [cols] if cols else []
+        moves = np.ones(len(states), dtype=np.int64)
+        for col, elig in cols:
+            moves *= np.maximum(elig - states[:, col], 0) + 1
+        return [cols] if int(moves.sum()) <= TOGETHER_UPTO else [[c] for c in cols]
+
     stages = 3 * (shape.top - 1)
     for v in range(shape.top, 1, -1):
         older, memo = memo, {}
@@ -210,25 +239,24 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
             for j in range(total + 1):
                 binom[total, j] = math.comb(total, j) * q ** j * (1 - q) ** (total - j)
         pmf = binom.ravel()
-        for c, elig in enumerate(_eligible(d_cls, v)):
-            col = ka + c
-            if not (elig > states[:, col]).any():
-                continue
+        cols = [(ka + c, elig) for c, elig in enumerate(_eligible(d_cls, v))
+                if (elig > states[:, ka + c]).any()]
 
-            def defence(new: Any, k: Any, col: int = col) -> tuple[Any, Any]:
-                new[:, col] += k
-                hist = [new[:, nd + j] for j in range(depth)]
-                shift = _defence_hits(k, hist, reads, np.minimum) if reads else \
-                    np.zeros_like(k)
-                for j in range(depth):
-                    new[:, nd + j] = np.maximum(0, hist[j] - k)
-                return new, shift
+        def defence(new: Any, k: Any) -> tuple[Any, Any]:
+            hist = [new[:, nd + j] for j in range(depth)]
+            shift = _defence_hits(k, hist, reads, np.minimum) if reads else np.zeros_like(k)
+            for j in range(depth):
+                new[:, nd + j] = np.maximum(0, hist[j] - k)
+            return new, shift
 
-            if int(np.maximum(elig - states[:, col], 0).sum()) >= CHAIN_FROM:
+        for group in together(cols):
+            col, elig = group[0]
+            if len(group) == 1 and int(np.maximum(elig - states[:, col], 0).sum()) >= \
+                    CHAIN_FROM:
                 got = chain(("c", col, elig), col, elig)
                 probs, states = run(got, pmf), got[2]
             else:
-                hit = structure(("d", col, elig), col, elig, defence)
+                hit = structure(("d",) + tuple(group), group, defence)
                 probs, states = apply(hit, pmf), hit[4]
         surplus = shape.step_at(v - 1)
         if depth:  # one face lower: D(v+1) enters the history (0 once no step reads it);
@@ -241,18 +269,17 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
                 new = np.concatenate([new[:, :nd], new[:, nd + 1:], entry[:, None]], axis=1)
                 return new, 0 * k
 
-            hit = structure(("e", live), None, 0, enter)
+            hit = structure(("e", live), [], enter)
             probs, states = apply(hit, pmf), hit[4]
-        for c, elig in enumerate(_eligible(a_cls, v)):
-            if not (elig > states[:, c]).any():
-                continue
+        cols = [(c, elig) for c, elig in enumerate(_eligible(a_cls, v))
+                if (elig > states[:, c]).any()]
 
-            def attack(new: Any, k: Any, c: int = c, surplus: int = surplus) -> tuple[Any, Any]:
-                a, b = count(new, 0, ka), count(new, ka, nd)
-                new[:, c] += k
-                return new, _attack_hits(a, k, b, m, first, surplus, np.minimum, np.maximum)
+        def attack(new: Any, k: Any, surplus: int = surplus) -> tuple[Any, Any]:
+            a, b = count(new, 0, ka) - k, count(new, ka, nd)
+            return new, _attack_hits(a, k, b, m, first, surplus, np.minimum, np.maximum)
 
-            hit = structure(("a", c, elig, surplus), c, elig, attack)
+        for group in together(cols):
+            hit = structure(("a", surplus) + tuple(group), group, attack)
             probs, states = apply(hit, pmf), hit[4]
     # face 1, as in the exact kernel
     b = count(states, ka, nd)
