@@ -63,6 +63,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     probs[0, 0] = 1.0
     work = 0
     peak = 0
+    stages = 0  # numpy steps taken
     # the structures of this face and of the face above (only a face's next one repeats them),
     # by step and number of states, then by the states' bytes (made only when a step with as
     # many states is remembered: a favoured pool's states seldom repeat)
@@ -151,7 +152,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     def apply(hit: tuple[Any, ...], pmf: Any) -> Any:
         """One step's numbers: each move's row scaled by its coefficient, summed into its new
         state's row at its shift by one ``bincount``."""
-        nonlocal work, peak
+        nonlocal work, peak, stages
         rep, coef, base, spill, new_states = hit
         src = probs[rep]
         if coef:
@@ -162,6 +163,7 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
         size = len(new_states) * width
         out = np.bincount(cells(base), weights=src.ravel(), minlength=size + spill)
         work += len(rep) * width
+        stages += 1
         peak = max(peak, 16 * src.size + out.nbytes)
         return out[:size].reshape(len(new_states), width)
 
@@ -204,8 +206,9 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
     def run(hit: tuple[Any, ...], pmf: Any) -> Any:
         """A ``chain``'s numbers: each unit step's moves summed by one ``bincount``; the states
         each k reaches added into the new states times their coefficient."""
-        nonlocal work, peak
+        nonlocal work, peak, stages
         units, tail, new_states = hit
+        stages += 1
         out = np.zeros((len(new_states), width))
         ids, coef = tail[0]
         u: Any = probs
@@ -230,7 +233,6 @@ def numpy_kernel(shape: _Shape) -> tuple[list[float], int, int]:
             moves *= np.maximum(elig - states[:, col], 0) + 1
         return [cols] if int(moves.sum()) <= TOGETHER_UPTO else [[c] for c in cols]
 
-    stages = 3 * (shape.top - 1)
     for v in range(shape.top, 1, -1):
         older, memo = memo, {}
         q = 1.0 / v
