@@ -260,9 +260,10 @@ def _numpy(shape: _Shape) -> tuple[list[float], int, int]:
 
 # Work is counted in the steps of ``Limits.max_odds_work``: a step is about one multiply-add in a
 # Python loop (~30 ns). A move of the exact kernel (a dict update of a packed big integer) costs
-# about 20 steps; the numpy kernel does about 8 cells (a move's hit count: one multiply, one
-# index, one bincount slot) a step, plus the fixed cost of the numpy calls of each face's step.
-EXACT_STEPS_PER_MOVE = 20
+# about 12 steps (measured 11-20 ns a counted step at 20: 2 to 9 dice a side); the numpy kernel
+# does about 8 cells (a move's hit count: one multiply, one index, one bincount slot) a step,
+# plus the fixed cost of the numpy calls of each face's step.
+EXACT_STEPS_PER_MOVE = 12
 NUMPY_CELLS_PER_STEP = 8
 NUMPY_STEPS_PER_STAGE = 1500  # ~45 µs of numpy calls per placement step (measured 25-35 µs)
 
