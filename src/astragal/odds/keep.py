@@ -88,8 +88,9 @@ def keep_cost(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
     state (dice placed per class, fewer than k in all) by each m below what it still needs, a
     row of ``size`` sums each. ``classes``: (dice, its values) of each class when there are
     several."""
-    if n_classes == 1 and k == 1:  # the highest die's law in closed form: one power a value
-        steps, peak = 12 * n_values + 200, LIST_BYTES * (size + n_values)
+    if k == 1:  # the highest die's law in closed form: one power a value and class
+        steps = 12 * n_values * n_classes + 200
+        peak = LIST_BYTES * (size + 2 * n_values * n_classes)
         return Cost(steps, peak, steps, peak)
     if n_classes == 1:  # a state with j dice placed holds j/k of the sums: size/2 on average
         states, rows = k, n_values * (min(n, k) * (k + 1) // 2 + k)
@@ -158,8 +159,8 @@ class KeepPlan(Record):
         if setup is None:
             return 0, [1.0]
         live, values, scores, k, off, size, _ = setup
-        if len(live) == 1 and k == 1:
-            return _keep_highest(live[0][0], live[0][1], values, scores)
+        if k == 1:
+            return _keep_highest(live, values, scores)
         if not self.numpy:  # a DP numpy could have run (numpy_pays)
             in_python(self.steps)
         if len(live) == 1:
@@ -207,29 +208,47 @@ def _head_and_tail(r: int, x: float, need: int) -> tuple[list[float], float]:
     return head, max(tail, 0.0)
 
 
-def _keep_highest(n: int, pmf: dict[int, float], values: Sequence[int],
+def _below(pmf: dict[int, float], values: Sequence[int]) -> list[tuple[float, float]]:
+    """(F(v), p(v)/F(v)) at each of ``values`` from the lowest up, F(v) = P(a die ≤ v), for a
+    die of law ``pmf`` (normalised). F is summed exactly in linear time: every float is a whole
+    number over one power of two, so the running sums are exact integers and an integer division
+    rounds correctly; F is exactly 1 from the die's highest value on (no rounding raised to n)."""
+    masses = [pmf.get(v, 0.0) for v in reversed(values)]
+    total = math.fsum(masses)
+    ratios = [p.as_integer_ratio() for p in masses if p > 0]
+    scale = max([d for _, d in ratios], default=1)
+    everything = sum([a * (scale // d) for a, d in ratios])
+    top = max(i for i, p in enumerate(masses) if p > 0)
+    out = []
+    running = 0
+    for i, p in enumerate(masses):
+        if p > 0:
+            a, d = p.as_integer_ratio()
+            running += a * (scale // d)
+        upto = 1.0 if i >= top else min(1.0, running / everything)
+        out.append((upto, min(1.0, p / total / upto) if upto > 0 else 0.0))
+    return out
+
+
+def _keep_highest(live: Sequence[tuple[int, dict[int, float]]], values: Sequence[int],
                   scores: dict[int, int]) -> Law:
-    """The highest of ``n`` dice: P(highest = v) = F(v)ⁿ − F(v⁻)ⁿ with F(v) = P(a die ≤ v),
-    written F(v)ⁿ·(1 − (1 − p/F(v))ⁿ) so that no two close numbers are subtracted."""
+    """The highest of the dice: P(highest = v) = ∏ F_c(v)^n_c − ∏ F_c(v⁻)^n_c over the classes,
+    F_c(v) = P(a die of class c ≤ v), written ∏ F_c(v)^n_c · (1 − ∏ (1 − p_c(v)/F_c(v))^n_c) so
+    that no two close numbers are subtracted."""
     lo = min(scores.values())
     out = [0.0] * (max(scores.values()) - lo + 1)
-    masses = [(v, pmf.get(v, 0.0)) for v in reversed(values)]  # from the lowest value up
-    masses = [(v, p) for v, p in masses if p > 0]
-    total = math.fsum([p for _, p in masses])
-    # F(v) summed exactly in linear time: every float is a whole number over one power of two,
-    # so the running sums are exact integers, and an integer division rounds correctly
-    ratios = [p.as_integer_ratio() for _, p in masses]
-    scale = max([d for _, d in ratios], default=1)
-    whole = [a * (scale // d) for a, d in ratios]
-    everything = sum(whole)
-    running = 0
-    for i, (v, p) in enumerate(masses):
-        running += whole[i]
-        # F(v), and exactly 1 at the highest value (no rounding raised to n)
-        upto = 1.0 if i == len(masses) - 1 else min(1.0, running / everything)
-        share = min(1.0, p / total / upto)
-        fresh = 1.0 if share >= 1.0 else -math.expm1(n * math.log1p(-share))
-        out[scores[v] - lo] += upto ** n * fresh
+    below = [(n, _below(pmf, values)) for n, pmf in live]
+    for i, v in enumerate(reversed(values)):  # from the lowest value up
+        every, stays, fresh = 1.0, 0.0, False  # P(all ≤ v); Σ n log(1 − p/F); a die must show v
+        for n, cdf in below:
+            upto, share = cdf[i]
+            every *= upto ** n
+            if share >= 1.0:
+                fresh = True
+            elif share > 0.0:
+                stays += n * math.log1p(-share)
+        if every > 0.0:
+            out[scores[v] - lo] += every * (1.0 if fresh else -math.expm1(stays))
     return lo, out
 
 
@@ -310,7 +329,7 @@ def _keep_one_class(n: int, pmf: dict[int, float], values: Sequence[int],
                 new[m:m + rows, :shift] += part[:, -shift:]
         for j in range(live):
             if tails[j] > 0:
-                _shift_add(done, state[j] * tails[j], (k - j) * sv)
+                _shift_add(done, state[j], (k - j) * sv, tails[j])
         state = new
     return off, done.tolist()
 
@@ -323,10 +342,8 @@ def _keep_classes(classes: Sequence[tuple[int, dict[int, float]]], values: Seque
         import numpy as np
 
         zeros: Callable[[int], Any] = np.zeros
-        scale: Callable[[Any, float], Any] = lambda arr, c: arr * c
     else:
         zeros = lambda n: [0.0] * n
-        scale = lambda arr, c: [x * c for x in arr]
     cdf: list[dict[int, float]] = []
     for _, pmf in classes:
         acc, upto = 0.0, {}
@@ -348,41 +365,38 @@ def _keep_classes(classes: Sequence[tuple[int, dict[int, float]]], values: Seque
             nxt: dict[tuple[int, ...], Any] = {}
             for key, arr in state.items():
                 r = count - key[c]
-                if r <= 0:
-                    _acc(nxt, key, arr, 0, zeros)
+                if r <= 0:  # this class is placed in full: the row moves on as it is
+                    if key in nxt:
+                        _shift_add(nxt[key], arr, 0, 1.0)
+                    else:
+                        nxt[key] = arr  # no longer read where it was
                     continue
                 need = k - sum(key)
                 head, tail = _head_and_tail(r, x, need)
                 for m, pm in enumerate(head):
                     if pm > 0:
                         nk = key if m == 0 else key[:c] + (key[c] + m,) + key[c + 1:]
-                        _acc(nxt, nk, scale(arr, pm), m * sv, zeros)
+                        row = nxt.get(nk)
+                        if row is None:
+                            row = nxt[nk] = zeros(size)
+                        _shift_add(row, arr, m * sv, pm)
                 if tail > 0:
-                    _shift_add(done, scale(arr, tail), need * sv)
+                    _shift_add(done, arr, need * sv, tail)
             state = nxt
     return off, done.tolist() if numpy else done
 
 
-def _acc(dst: dict[tuple[int, ...], Any], key: tuple[int, ...], arr: Any, shift: int,
-         zeros: Callable[[int], Any]) -> None:
-    cur = dst.get(key)
-    if cur is None:
-        cur = zeros(len(arr))
-        dst[key] = cur
-    _shift_add(cur, arr, shift)
-
-
-def _shift_add(dst: Any, src: Any, shift: int) -> None:
-    """dst[i + shift] += src[i] where both are in range (lists or numpy arrays)."""
+def _shift_add(dst: Any, src: Any, shift: int, c: float) -> None:
+    """dst[i + shift] += c · src[i] where both are in range (lists or numpy arrays)."""
     n = len(dst)
     if isinstance(dst, list):
         if shift >= 0:
-            dst[shift:] = [a + b for a, b in zip(dst[shift:], src[:n - shift])]
+            dst[shift:] = [a + c * b for a, b in zip(dst[shift:], src)]
         else:
-            dst[:shift] = [a + b for a, b in zip(dst[:shift], src[-shift:])]
+            dst[:shift] = [a + c * b for a, b in zip(dst[:shift], src[-shift:])]
     elif shift == 0:
-        dst += src
+        dst += c * src
     elif shift > 0:
-        dst[shift:] += src[:-shift]
+        dst[shift:] += c * src[:n - shift]
     else:
-        dst[:shift] += src[-shift:]
+        dst[:shift] += c * src[-shift:]

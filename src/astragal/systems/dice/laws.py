@@ -276,10 +276,12 @@ def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
         return out.with_lost(lost)
     # classes of identical items; fractional values are scaled to whole numbers for the DP
     dists = [p.normalised().as_dict() for p in items]
-    scale = math.lcm(*(Fraction(v).denominator for d in dists for v in d))
+    whole = all(type(v) is int for d in dists for v in d)  # no Fraction made for whole values
+    scale = 1 if whole else math.lcm(*(Fraction(v).denominator for d in dists for v in d))
     classes: list[tuple[int, dict[int, float]]] = []
     for dist in dists:
-        scaled = {int(Fraction(v) * scale): p for v, p in dist.items()}
+        scaled: dict[int, float] = {int(v): p for v, p in dist.items()} if whole else \
+            {int(Fraction(v) * scale): p for v, p in dist.items()}
         for i, (n, other) in enumerate(classes):
             if other == scaled:
                 classes[i] = (n + 1, other)
