@@ -33,10 +33,10 @@ costs about what a plain pool does, not one evaluation per re-roll case.
 
 Two kernels run the same steps: ``exact`` (pure Python, integer counts, a hits polynomial packed
 into one integer — no numpy import, fast for small pools) and ``numpy`` (float64: a face's states
-as rows of an int array, their hit laws as columns; each step's structure is built once and
-indexed, see ``_numpy``). ``estimate`` counts the work and peak memory of either before any of it
-is done, in the units of ``Limits`` (tested within 4x of what the kernels count and allocate);
-results are remembered.
+as rows of an int array, their hit laws as rows of a float array; each step's structure is built
+once and indexed, a big defence step run one die at a time, see ``_numpy``). ``estimate`` counts
+the work and peak memory of either before any of it is done, in the units of ``Limits`` (tested
+within 4x of what the kernels count and allocate); results are remembered.
 """
 
 from __future__ import annotations
