@@ -164,19 +164,27 @@ def _numpy_steps(direct: int, out: int) -> int:
     return direct // 200 + 4 * CALL + out  # two arrays made, the product, a list back
 
 
-def convolve(a: Sequence[float], b: Sequence[float], fft: bool = False) -> list[float]:
-    """The law of the sum of two independent values (numpy when it pays, ``numpy_pays``).
+def _by_fft(la: int, lb: int, fft: bool) -> bool:
+    return fft and la * lb > FFT_FROM and min(la, lb) >= 64
+
+
+def convolve(a: Sequence[float], b: Sequence[float], fft: bool = False,
+             numpy: bool | None = None) -> list[float]:
+    """The law of the sum of two independent values.
 
     With ``fft``, a product of more than ``FFT_FROM`` multiply-adds (both parts 64 long or more)
     goes through numpy's FFT, O(n log n), its rounding about 1e-16 of the largest term (the
-    general notation's sums of many dice).
+    general notation's sums of many dice). Else numpy's direct loop when it pays for itself
+    (``numpy_pays``; ``numpy``: as the caller decided for a whole computation), else Python.
     """
     if not a or not b:
         return []
     size, out_len = len(a) * len(b), len(a) + len(b) - 1
-    if fft and size > FFT_FROM and min(len(a), len(b)) >= 64:
+    if _by_fft(len(a), len(b), fft):
         return _fft_convolve(a, b)
-    if len(a) > 1 and len(b) > 1 and numpy_pays(size, _numpy_steps(size, out_len)):
+    if numpy is None:
+        numpy = numpy_pays(size, _numpy_steps(size, out_len))
+    if numpy and len(a) > 1 and len(b) > 1:
         import numpy as np
 
         out_np: list[float] = np.convolve(np.asarray(a), np.asarray(b)).tolist()
@@ -201,54 +209,76 @@ def _fft_convolve(a: Sequence[float], b: Sequence[float]) -> list[float]:
     return result
 
 
-def convolve_cost(la: int, lb: int, fft: bool = False) -> tuple[int, int]:
+def convolve_cost(la: int, lb: int, fft: bool = False,
+                  numpy: bool | None = None) -> tuple[int, int]:
     """(steps, peak bytes) of ``convolve`` on parts of these lengths, by the path it takes:
     Python loops, numpy's direct loop (several hundred multiply-adds a step) or the FFT."""
     direct, out = la * lb, la + lb - 1
+    if _by_fft(la, lb, fft):
+        size = 1 << (out - 1).bit_length()
+        return size * max(1, size.bit_length()) // 4 + 4 * CALL + out, \
+            LIST_BYTES * out + 8 * 6 * size
     if la == 1 or lb == 1:
         return direct, LIST_BYTES * direct
-    if not fft or direct <= FFT_FROM or min(la, lb) < 64:
-        numpy = _numpy_steps(direct, out)
-        if not numpy_pays(direct, numpy):
-            return direct, LIST_BYTES * out
-        return numpy, LIST_BYTES * out + 8 * 2 * (la + lb + out)
-    size = 1 << (out - 1).bit_length()
-    return size * max(1, size.bit_length()) // 4 + 4 * CALL + out, \
-        LIST_BYTES * out + 8 * 6 * size
+    steps = _numpy_steps(direct, out)
+    if numpy is None:
+        numpy = numpy_pays(direct, steps)
+    if numpy:
+        return steps, LIST_BYTES * out + 8 * 2 * (la + lb + out)
+    return direct, LIST_BYTES * out
+
+
+def _products(length: int, n: int) -> list[tuple[int, int]]:
+    """The lengths multiplied by ``power`` of a law of ``length`` terms to ``n``, in turn."""
+    out = []
+    result, base = 0, length
+    while n:
+        if n & 1:
+            if result:
+                out.append((result, base))
+                result += base - 1
+            else:
+                result = base
+        n >>= 1
+        if n:
+            out.append((base, base))
+            base = 2 * base - 1
+    return out
+
+
+def _power_by_numpy(length: int, n: int, fft: bool) -> bool:
+    """Whether ``power``'s direct products run on numpy: decided once for all of them, by their
+    work in all (``numpy_pays``), so that numpy is not imported halfway through."""
+    direct = [(a, b) for a, b in _products(length, n) if not _by_fft(a, b, fft) and a > 1]
+    return numpy_pays(sum(a * b for a, b in direct),
+                      sum(_numpy_steps(a * b, a + b - 1) for a, b in direct))
 
 
 def power(unit: Sequence[float], n: int, fft: bool = False) -> list[float]:
     """The law of the sum of ``n`` independent copies of ``unit`` (squaring, O(log n) steps)."""
     if n == 0:
         return [1.0]
+    numpy = _power_by_numpy(len(unit), n, fft)
     result: list[float] | None = None
     base = list(unit)
     while True:
         if n & 1:
-            result = base if result is None else convolve(result, base, fft)
+            result = base if result is None else convolve(result, base, fft, numpy)
         n >>= 1
         if not n:
             assert result is not None
             return result
-        base = convolve(base, base, fft)
+        base = convolve(base, base, fft, numpy)
 
 
 def power_cost(length: int, n: int, fft: bool = False) -> tuple[int, int]:
     """(steps, peak bytes) of ``power`` of a law of ``length`` terms to ``n``: the squarings and
     products it will do, through the lengths they make, each by the path it takes."""
-    steps = peak = result = 0
-    base = length
-    while n:
-        if n & 1:
-            if result:
-                s, m = convolve_cost(result, base, fft)
-                steps, peak, result = steps + s, max(peak, m), result + base - 1
-            else:
-                result = base
-        n >>= 1
-        if n:
-            s, m = convolve_cost(base, base, fft)
-            steps, peak, base = steps + s, max(peak, m), 2 * base - 1
+    numpy = _power_by_numpy(length, n, fft)
+    steps = peak = 0
+    for a, b in _products(length, n):
+        s, m = convolve_cost(a, b, fft, numpy)
+        steps, peak = steps + s, max(peak, m)
     return steps, peak
 
 
