@@ -35,7 +35,49 @@ ODDS = [
     ("1000d6", "1000d6", "1000 @ icepool.d6"),
 ]
 SLOW = [("50d20!kh10", "50d20!kh10", "icepool.d20.explode(depth=11).highest(50, 10)")]
+# the shapes games' players type, first call only (the same goals): D&D, Savage Worlds, Cortex,
+# L5R's roll and keep, Shadowrun, Fate, PbtA, Year Zero, Cthulhu
+SWEEP = [
+    ("D&D advantage +5", "2d20kh1+5", "icepool.d20.highest(2, 1) + 5"),
+    ("D&D disadvantage", "2d20kl1", "icepool.d20.lowest(2, 1)"),
+    ("D&D elven accuracy", "3d20kh1", "icepool.d20.highest(3, 1)"),
+    ("D&D check", "d20+5 >= 15", "icepool.d20 + 5 >= 15"),
+    ("D&D fireball", "8d6", "8 @ icepool.d6"),
+    ("D&D smite", "2d8+1d6+4", "2 @ icepool.d8 + icepool.d6 + 4"),
+    ("D&D stat, 4d6 drop lowest", "4d6dl1", "icepool.d6.highest(4, 3)"),
+    ("Savage Worlds trait, d8", "{1d8!,1d6!}kh1",
+     "icepool.highest(icepool.d8.explode(depth=20), icepool.d6.explode(depth=20))"),
+    ("Savage Worlds trait, d12+2", "{1d12!,1d6!}kh1+2",
+     "icepool.highest(icepool.d12.explode(depth=20), icepool.d6.explode(depth=20)) + 2"),
+    ("Cortex, keep 2 of 3", "{d8,d6,d10}kh2",
+     "icepool.Pool([icepool.d8, icepool.d6, icepool.d10]).highest(2).sum()"),
+    ("Cortex, keep 2 of 5", "{d12,d10,d8,d6,d4}kh2",
+     ("icepool.Pool([icepool.d12, icepool.d10, icepool.d8, icepool.d6, icepool.d4])"
+      ".highest(2).sum()")),
+    ("L5R roll 6 keep 3", "6d10!kh3", "icepool.d10.explode(depth=20).highest(6, 3)"),
+    ("Shadowrun, 12 dice", "12d6>=5", "12 @ (icepool.d6 >= 5)"),
+    ("Fate", "4dF+2", "4 @ icepool.Die([-1, 0, 1]) + 2"),
+    ("PbtA", "2d6+1", "2 @ icepool.d6 + 1"),
+    ("Year Zero, 6 dice", "6d6>=6", "6 @ (icepool.d6 >= 6)"),
+    ("Cthulhu, bonus die", "d100", "icepool.d100"),
+    ("exploding 3d6", "3d6!", "3 @ icepool.d6.explode(depth=20)"),
+    ("exploding 8d10", "8d10!", "8 @ icepool.d10.explode(depth=20)"),
+]
 ROLLS = ["1d20+5", "4d6kh3+2"]
+
+
+def sweep_rows(samples: int) -> list[str]:
+    """First calls only, of the shapes players type most."""
+    rows = []
+    for name, notation, expr in SWEEP:
+        ours = ("import astragal\nimport astragal.systems.dice.exact",
+                f"astragal.odds({'dice: ' + notation!r})")
+        peer = ("import sys\nsys.setrecursionlimit(100_000)\nimport icepool", expr)
+        a, b = H.cold_pair(ours, peer, samples)
+        goal = 2.0 if statistics.median(b) < 0.010 else 10.0
+        rows.append(H.row(f"odds `{notation}` ({name}), first call", a, b, goal))
+        print(rows[-1], flush=True)
+    return rows
 
 
 def odds_rows(cases: list[tuple[str, str, str]], samples: int) -> list[str]:
@@ -117,6 +159,7 @@ def main() -> int:
               f"their min–max ({samples} fresh processes for first calls, 3–7 warm rounds). "
               "Peers: icepool (odds), d20 (rolling), scripts with them (CLI)."), "", H.HEADER]
     lines += odds_rows(ODDS + ([] if args.quick else SLOW), samples)
+    lines += sweep_rows(3 if args.quick else 5)
     lines += roll_rows(samples)
     lines += cli_rows(samples * 2)
     lines += ["", "Not measured: `100d100kh50` (icepool takes about 44 s; astragal 0.5 s)."]
