@@ -2,7 +2,7 @@
 
 Each sample is a fresh Python process (byte-compiled sources, as an installed package is) that
 imports astragal and times ``import astragal`` plus one seeded roll ("process"), or the roll alone
-after the import ("first roll"). The two source trees alternate, so a busy machine slows both
+after the import and a collection of its garbage ("first roll": see ``harness.py``). The two source trees alternate, so a busy machine slows both
 alike; ratio = before / now (above 1: now is faster), the median with its min–max.
 
 Run: ``python benchmarks/bench_first_roll.py --before OTHER/src [--samples 15]`` where OTHER is a
@@ -42,6 +42,8 @@ sys.path.insert(0, {src!r})
 t0 = time.perf_counter()
 import astragal
 {setup}
+import gc
+gc.collect()  # the import's garbage, as benchmarks/harness.py does: see there
 t1 = time.perf_counter()
 astragal.roll({text!r}{seed})
 t2 = time.perf_counter()
@@ -60,6 +62,8 @@ _D20_WORKER = r"""
 import time
 t0 = time.perf_counter()
 import d20
+import gc
+gc.collect()
 t1 = time.perf_counter()
 d20.roll({text!r})
 t2 = time.perf_counter()

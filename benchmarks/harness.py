@@ -2,8 +2,11 @@
 the peer in the same run, ratios with their spread, results saved with the machine.
 
 * cold: a fresh Python process per sample (byte-compiled sources, as an installed package is);
-  the libraries are imported, then the first call is timed. astragal and the peer alternate, so
-  a busy machine slows both alike;
+  the libraries are imported and the garbage they left collected, then the first call is timed.
+  (Without the collection, whether the collector's generation-1 pass over the import's objects,
+  ~0.4 ms, lands inside the first call depends on how many objects the import made, down to the
+  size of the environment, not on the call: the same call measured 0.12 or 0.55 ms.) astragal
+  and the peer alternate, so a busy machine slows both alike;
 * warm: in this process, rounds that alternate the two, the best time of each round; each
   library keeps its caches (its normal behaviour);
 * ratio = peer time / astragal time: the median of the per-round ratios, with their min–max.
@@ -28,6 +31,8 @@ _WORKER = r"""
 import sys, time
 sys.path[:0] = [{root!r}, {src!r}]
 {setup}
+import gc
+gc.collect()
 t0 = time.perf_counter()
 {call}
 print(time.perf_counter() - t0)
