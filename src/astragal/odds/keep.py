@@ -24,7 +24,6 @@ __all__ = ["Cost", "KeepPlan", "keep_cost", "keep_plan"]
 Law = tuple[int, list[float]]  # (lowest value, P(lowest), P(lowest + 1), ...)
 
 
-
 @lru_cache(maxsize=4096)
 def _class_rows(caps: tuple[int, ...], c: int, n: int, k: int) -> tuple[int, int]:
     """(live states, row updates) when class ``c`` (``n`` dice) places dice at one value and
