@@ -11,6 +11,7 @@ chi-square (false alarms 1e-7).
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -339,6 +340,28 @@ def test_each_roll_kept_alone_reads_a_re_roll_at_its_position() -> None:
         law(Keep(Pool(2, d6p._replace(limit=2)), 1, each=True))
     with pytest.raises(ValueError, match="plain chains"):  # a rote-style re-roll of the whole die
         law(Keep(Pool(2, Reroll(d6p, When(frozenset({1})))), 1, each=True))
+
+
+@pytest.mark.parametrize("size, top, n", [(6, 2, 5), (10, 3, 10), (8, 2, 12), (20, 6, 12),
+                                            (6, 3, 3), (10, 1, 4)])
+def test_a_pool_that_explodes_on_several_faces_has_one_law_by_either_route(
+        size: int, top: int, n: int) -> None:
+    # 10d10!>=8: the die's law is rational but not geometric; the pool's law is either the die's
+    # expanded law to the n-th power, or its numerator to the n-th power divided n times by the
+    # denominator (no numpy, no long products): the same law, the same mass cut
+    from astragal.odds import algebra, forms
+
+    goes = frozenset(range(size - top + 1, size + 1))
+    chain = Chain(size, Goes(goes, goes), Faces(*((tuple(range(1, size + 1)),) * 2)))
+    form = forms.form_of(chain)
+    numerator = form.numerator()
+    divided, cut = algebra._divided(form, numerator, n, 1e-18)
+    unit = forms.expand(form, numerator, 1e-18 / n)[0]
+    powered = maths.power(unit, n)
+    assert max(abs(a - b) for a, b in zip(divided, powered)) < 1e-15
+    assert abs(math.fsum(divided) + cut - 1.0) < 1e-14 and 0.0 <= cut < 1e-17
+    if top > 1:  # the pool takes the cheaper route: here, the divisions
+        assert algebra._general_route(form, n, 1e-18)[0]
 
 
 def test_a_keep_of_each_roll_runs_all_its_parts_on_one_kernel(monkeypatch) -> None:

@@ -212,9 +212,49 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
         # spread out every s values
         steps += (2 * nonzero * tail if s == 1 else 2 * width * terms) + width + tail
         return steps, low * n + width + tail - 1
+    terms = _series_terms(form, eps / max(1, n))[0]
+    return steps + _general_route(form, n, eps)[1], (terms - 1) * n + 1
+
+
+_DIVIDED_UPTO = 64  # numerators this long or shorter may be raised to the n-th power first
+
+
+def _general_route(form: Form, n: int, eps: float) -> tuple[bool, int]:
+    """How ``_pool_law`` takes a pool whose die is not geometric (an explosion on several
+    faces, ``10d10!>=8``): (divided?, its steps). Either the die's law expanded, then raised to
+    the n-th power (products of long series: numpy's, for most pools), or its numerator raised
+    to the n-th power and divided by the denominator n times (each a recurrence of nonnegative
+    terms, as long as the pool's law; in Python, no cancellation): the one with less work."""
     terms, feeds = _series_terms(form, eps / max(1, n))
-    steps += terms * (5 + 2 * feeds) + maths.power_work(terms, n)
-    return steps, (terms - 1) * n + 1
+    power = terms * (5 + 2 * feeds) + maths.power_work(terms, n)
+    length, products = form.numerator_shape()
+    if n < 2 or len(form.denominator) == 1 or length > _DIVIDED_UPTO or products > 4096 or \
+            any(c < 0 for c in form.numerator()):
+        return False, power
+    # the pool's law is as long as n numerators and the rounds that n dice go on for: their
+    # mean, nine standard widths, and the rounds for the chance left to fall below eps
+    den = form.denominator
+    r = sum(-c for c in den[1:] if c < 0) / den[0]
+    rounds = n * r / (1 - r) + 9 * math.sqrt(n * r) / (1 - r) + \
+        math.log(max(eps, 1e-300)) / math.log(min(max(r, 1e-9), 0.999))
+    law = (length - 1) * n + 1 + math.ceil(rounds * (len(den) - 1))
+    # n divisions, each a recurrence over a series at most as long, a term read per feed
+    divided = maths.power_work(length, n) + n * law * (4 + 4 * feeds)
+    return divided < power, min(divided, power)
+
+
+def _divided(form: Form, numerator: Poly, n: int, eps: float) -> tuple[list[float], float]:
+    """(N/D)ⁿ as Nⁿ divided by D n times, and the mass cut: after the i-th division the series
+    holds D(1)^(n−i) of the final mass, so what each cuts is counted at that scale."""
+    num, den = form.floats(numerator)
+    whole = math.fsum(den)  # D(1): N(1)/D(1) is the die's whole law
+    acc = maths.power(num, n)
+    lost = 0.0
+    for i in range(1, n + 1):
+        scale = whole ** (n - i)
+        acc, cut = maths.series_divide(acc, den, eps / n * scale)
+        lost += cut / scale
+    return acc, lost
 
 
 def _marked_work(program: Marked) -> int:
@@ -249,6 +289,8 @@ def _pool_law(program: Pool, eps: float) -> Law:
         tail, lost = maths.negative_binomial(n, float(r), eps)
         pmf = [0.0] * (low * n) + (maths.convolve(counts, tail) if s == 1 else
                                    spread(counts, tail, s))
+    elif _general_route(form, n, eps)[0]:
+        pmf, lost = _divided(form, numerator, n, eps)
     else:  # the general case: the unit's law, cut deeper, to the n-th power
         unit, unit_lost = expand(form, numerator, eps / max(1, n))
         pmf = maths.power(unit, n)

@@ -34,6 +34,7 @@ TEMPLATES = [
     "{n}d{s}ro<2", "{n}d{s}r<2kh{k}", "{n}d{s}mi2", "{n}d{s}k>{t}", "{n}d{s}mt2",
     "{{d{s},d{t}}}kh1", "{n}d{s} > {n}d{t}", "d{s}*d{t}", "(d{s}*0.5)/(d{t}*0.25)",
     "({n}d4)d{s}", "{n}d{s}+{n}d{t}", "3x {n}d{s}kh{k}", "max({n}d{s}, d{t})",
+    "{n}d{s}!>={u}", "{n}d{s}!!>={u}",
 ]
 
 
@@ -46,7 +47,9 @@ def shapes(count: int, seed: int) -> list[str]:
         template = TEMPLATES[i % len(TEMPLATES)]
         n = rng.randint(2, 12)
         s = rng.choice([4, 6, 8, 10, 12, 20])
-        out.append(template.format(n=n, s=s, k=rng.randint(1, n - 1), t=rng.randint(2, s)))
+        k, t = rng.randint(1, n - 1), rng.randint(2, s)
+        # u: an explosion on the faces from u up, in the die's upper half (lower, most refuse)
+        out.append(template.format(n=n, s=s, k=k, t=t, u=s // 2 + 1 + t % (s - s // 2)))
     return out
 
 
