@@ -228,15 +228,15 @@ def _general_route(form: Form, n: int, eps: float) -> tuple[bool, int]:
     terms, feeds = _series_terms(form, eps / max(1, n))
     power = terms * (5 + 2 * feeds) + maths.power_work(terms, n)
     length, products = form.numerator_shape()
-    if n < 2 or len(form.denominator) == 1 or length > _DIVIDED_UPTO or products > 4096 or \
-            any(c < 0 for c in form.numerator()):
+    den = form.denominator
+    r = sum(-c for c in den[1:] if c < 0) / den[0]  # the chance a roll goes on
+    if n < 2 or len(den) == 1 or not 0.0 < r < 1.0 or length > _DIVIDED_UPTO or \
+            products > 4096 or any(c < 0 for c in form.numerator()):
         return False, power
     # the pool's law is as long as n numerators and the rounds that n dice go on for: their
     # mean, nine standard widths, and the rounds for the chance left to fall below eps
-    den = form.denominator
-    r = sum(-c for c in den[1:] if c < 0) / den[0]
     rounds = n * r / (1 - r) + 9 * math.sqrt(n * r) / (1 - r) + \
-        math.log(max(eps, 1e-300)) / math.log(min(max(r, 1e-9), 0.999))
+        math.log(max(eps, 1e-300)) / math.log(min(r, 0.999))
     law = (length - 1) * n + 1 + math.ceil(rounds * (len(den) - 1))
     # n divisions, each a recurrence over a series at most as long, a term read per feed
     divided = maths.power_work(length, n) + n * law * (4 + 4 * feeds)

@@ -112,10 +112,10 @@ def race(pa_law: Sequence[float], lost_a: float, pb_law: Sequence[float] | None,
     width = len(pa_law) + (len(pb_law) if pb_law is not None else 0)
     rolls = _rolls(pa_law, pb_law, target, max_rolls)
     python = _in_python(target, width, rolls)
-    if python:
-        maths.in_python(int(rolls * _python_per_roll(target, width)))
+    per_roll = _python_per_roll(target, width) if python else _numpy_per_roll(target, width)
+    if python:  # counted after the choice: the work this race does, not the next one's
+        maths.in_python(int(rolls * per_roll))
     ops: _Ops = _PythonOps() if python else _NumpyOps()
-    per_roll = _per_roll(target, width, rolls)
     pa = ops.array(pa_law)
     pb = ops.array(pb_law) if pb_law is not None else None
     ga = ops.array([1.0] + [0.0] * (target - 1))
