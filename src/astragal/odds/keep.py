@@ -214,18 +214,20 @@ def _below(pmf: dict[int, float], values: Sequence[int]) -> list[tuple[float, fl
     rounds correctly; F is exactly 1 from the die's highest value on (no rounding raised to n)."""
     masses = [pmf.get(v, 0.0) for v in reversed(values)]
     total = math.fsum(masses)
-    ratios = [p.as_integer_ratio() for p in masses if p > 0]
-    scale = max([d for _, d in ratios], default=1)
-    everything = sum([a * (scale // d) for a, d in ratios])
-    top = max(i for i, p in enumerate(masses) if p > 0)
+    ratios = [p.as_integer_ratio() for p in masses]
+    scale = max([d for _, d in ratios])
+    whole = [a * (scale // d) for a, d in ratios]
+    everything = sum(whole)
+    top = len(masses) - 1
+    while masses[top] <= 0:
+        top -= 1
     out = []
     running = 0
     for i, p in enumerate(masses):
-        if p > 0:
-            a, d = p.as_integer_ratio()
-            running += a * (scale // d)
-        upto = 1.0 if i >= top else min(1.0, running / everything)
-        out.append((upto, min(1.0, p / total / upto) if upto > 0 else 0.0))
+        running += whole[i]
+        upto = 1.0 if i >= top else running / everything  # at most 1: running ≤ everything
+        share = p / total / upto if upto > 0 else 0.0
+        out.append((upto, min(1.0, share)))
     return out
 
 
