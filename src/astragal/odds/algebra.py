@@ -212,19 +212,20 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
         # spread out every s values
         steps += (2 * nonzero * tail if s == 1 else 2 * width * terms) + width + tail
         return steps, low * n + width + tail - 1
-    terms = _series_terms(form, eps / max(1, n))[0]
-    return steps + _general_route(form, n, eps)[1], (terms - 1) * n + 1
+    _, work_, terms = _general_route(form, n, eps)
+    return steps + work_, (terms - 1) * n + 1
 
 
 _DIVIDED_UPTO = 64  # numerators this long or shorter may be raised to the n-th power first
 
 
-def _general_route(form: Form, n: int, eps: float) -> tuple[bool, int]:
+def _general_route(form: Form, n: int, eps: float) -> tuple[bool, int, int]:
     """How ``_pool_law`` takes a pool whose die is not geometric (an explosion on several
     faces, ``10d10!>=8``): (divided?, its steps). Either the die's law expanded, then raised to
     the n-th power (products of long series: numpy's, for most pools), or its numerator raised
     to the n-th power and divided by the denominator n times (each a recurrence of nonnegative
-    terms, as long as the pool's law; in Python, no cancellation): the one with less work."""
+    terms, as long as the pool's law; in Python, no cancellation): the one with less work.
+    Also the die's expanded law's length (its terms), which the pool's length is read from."""
     terms, feeds = _series_terms(form, eps / max(1, n))
     power = terms * (5 + 2 * feeds) + maths.power_work(terms, n)
     length, products = form.numerator_shape()
@@ -232,7 +233,7 @@ def _general_route(form: Form, n: int, eps: float) -> tuple[bool, int]:
     r = sum(-c for c in den[1:] if c < 0) / den[0]  # the chance a roll goes on
     if n < 2 or len(den) == 1 or not 0.0 < r < 1.0 or length > _DIVIDED_UPTO or \
             products > 4096 or any(c < 0 for c in form.numerator()):
-        return False, power
+        return False, power, terms
     # the pool's law is as long as n numerators and the rounds that n dice go on for: their
     # mean, nine standard widths, and the rounds for the chance left to fall below eps
     rounds = n * r / (1 - r) + 9 * math.sqrt(n * r) / (1 - r) + \
@@ -240,7 +241,7 @@ def _general_route(form: Form, n: int, eps: float) -> tuple[bool, int]:
     law = (length - 1) * n + 1 + math.ceil(rounds * (len(den) - 1))
     # n divisions, each a recurrence over a series at most as long, a term read per feed
     divided = maths.power_work(length, n) + n * law * (4 + 4 * feeds)
-    return divided < power, min(divided, power)
+    return divided < power, min(divided, power), terms
 
 
 def _divided(form: Form, numerator: Poly, n: int, eps: float) -> tuple[list[float], float]:
