@@ -397,7 +397,7 @@ def _plan(program: Keep) -> tuple[KeepPlan, float]:
     law made, from the same set-up), and what was cut from the law of one die."""
     def make() -> tuple[KeepPlan, float]:
         classes, cut = _classes(program)
-        return keep_plan(classes, program.highest, _kept(program), program.read or _value), cut
+        return keep_plan(classes, program.highest, _kept(program), program.read), cut
 
     return by_identity(_PLANS, id(program), program, make, 64)
 
@@ -415,10 +415,6 @@ def _kept(program: Keep) -> int:
     return kept_count(program.pool.dice, program.keep, program.dropping)
 
 
-def _value(v: int) -> int:
-    return v
-
-
 def keep_shape(program: Keep) -> tuple[int, int]:
     """(steps, peak bytes) of ``law(program)`` for a caller that counts its own work."""
     one = _unit_work(program)
@@ -428,7 +424,7 @@ def keep_shape(program: Keep) -> tuple[int, int]:
         chain = _chain(program.pool.unit)
         rough = rough_parts(program) * keep_plan([(program.pool.dice, roll_once(chain))],
                                                   program.highest, _kept(program),
-                                                  program.read or _value).steps
+                                                  program.read).steps
         if rough > _READ_TO_COUNT * 100:
             return one + int(rough), 0
     steps, memory = _keep_shape(program)

@@ -34,10 +34,6 @@ Parts = tuple[tuple[float, Classes], ...]  # (weight, classes)
 _PART = 20  # steps to make one part of the mixture and mix its law in, a value at a time
 
 
-def _value(v: int) -> int:
-    return v
-
-
 def _split(chain: Chain, position: int, faces: dict[int, float]
            ) -> tuple[dict[int, float], dict[int, float], float, dict[int, float]]:
     """(values of the faces that go on, of those that stop, the chance to go on, of all faces)
@@ -124,10 +120,9 @@ def _plans(program: Keep, eps: float) -> list[tuple[float, KeepPlan]]:
     once per program (counted, then run). The parts run with numpy or without it together:
     numpy pays for its import by their work in all (``maths.numpy_pays``)."""
     def make() -> list[tuple[float, KeepPlan]]:
-        read = program.read or _value
         parts = [(weight, keep_plan(classes, program.highest,
                                     kept_count(sum(c for c, _ in classes), program.keep,
-                                               program.dropping), read))
+                                               program.dropping), program.read))
                  for weight, classes in _parts(program, eps)]
         numpy = maths.numpy_pays(sum(plan.cost.python for _, plan in parts),
                                  sum(plan.cost.numpy for _, plan in parts))

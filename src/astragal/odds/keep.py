@@ -96,7 +96,7 @@ def keep_cost(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
         per_row = size // 2 + 1
     else:
         states, rows = _multi_rows(classes, k)
-        per_row = 2 * size  # the row scaled, then added in
+        per_row = size // 2 + 1  # a row holds the sums of the dice placed: size/2 on average
     # plus the setup of a run: the values and their scores, the binomial terms of each value
     cells = rows * (per_row + 16) + 300 + 40 * n_values * n_classes
     # with numpy: a few calls per row (one class: per value and m, over every state)
@@ -116,17 +116,19 @@ class _Setup(Record):
 
 
 def _setup(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
-           w: Callable[[int], int]) -> _Setup | None:
+           w: Callable[[int], int] | None) -> _Setup | None:
     """What a ``KeepPlan`` counts and works on; None: nothing is kept."""
     live = [(n, pmf) for n, pmf in classes if n > 0]
     if k <= 0 or not live:
         return None
     if not highest:  # the lowest k of X are the highest k of −X
         live = [(n, {-v: p for v, p in pmf.items()}) for n, pmf in live]
-        inner = w
-        w = lambda v: inner(-v)
     values = sorted({v for _, pmf in live for v in pmf if pmf[v] > 0}, reverse=True)
-    scores = {v: w(v) for v in values}
+    sign = 1 if highest else -1  # a value ranked here is sign · the die's value
+    if w is None:  # each kept die adds its value
+        scores = {v: sign * v for v in values}
+    else:
+        scores = {v: w(sign * v) for v in values}
     off = k * min(min(scores.values()), 0)
     size = k * max(max(scores.values()), 0) - off + 1
     # each class's values, which only the several-class count reads
@@ -167,13 +169,13 @@ class KeepPlan(Record):
             if self.numpy:
                 return _keep_one_class(n, pmf, values, scores, k, off, size)
             return _keep_small(n, pmf, values, scores, k)
-        return _keep_classes(live, values, scores, k, off, size, self.numpy)
+        return _keep_classes(live, values, scores, k, self.numpy)
 
 
 def keep_plan(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
-              w: Callable[[int], int]) -> KeepPlan:
-    """Order statistics of the sum of ``w`` over the ``k`` highest (lowest) dice of ``classes``
-    (``n`` i.i.d. dice of a law each): their cost (``steps``, peak bytes), then ``law()``; with
+              w: Callable[[int], int] | None = None) -> KeepPlan:
+    """Order statistics of the sum of ``w`` (None: the value) over the ``k`` highest (lowest)
+    dice of ``classes`` (``n`` i.i.d. dice of a law each): their cost (``steps``, peak bytes), then ``law()``; with
     numpy when it pays (``maths.numpy_pays``; a caller running several keeps decides for all
     of them at once, ``KeepPlan._replace(numpy=...)``)."""
     setup = _setup(classes, highest, k, w)
@@ -188,6 +190,8 @@ def _head_and_tail(r: int, x: float, need: int) -> tuple[list[float], float]:
     """P(m of r show v) for m < need (m ≤ r), and P(at least ``need`` do)."""
     if r < 0:
         return [], 0.0
+    if r == 1 and 0.0 < x < 1.0:  # one die (a class of one, as Cortex's dice are)
+        return ([1.0 - x, x] if need > 1 else [1.0 - x]), (x if need == 1 else 0.0)
     top = min(r, need - 1)
     if 0.0 < x < 1.0:
         head = [(1.0 - x) ** r]
@@ -332,19 +336,20 @@ def _keep_one_class(n: int, pmf: dict[int, float], values: Sequence[int],
             if tails[j] > 0:
                 _shift_add(done, state[j], (k - j) * sv, tails[j])
         state = new
-    return off, done.tolist()
+    lo, hi = k * min(scores.values()), k * max(scores.values())  # the sums k dice can make
+    return lo, done[lo - off:hi - off + 1].tolist()
 
 
 def _keep_classes(classes: Sequence[tuple[int, dict[int, float]]], values: Sequence[int],
-                  scores: dict[int, int], k: int, off: int, size: int, numpy: bool) -> Law:
-    """Several classes: the state is how many dice of each class are placed."""
-    n_classes = len(classes)
+                  scores: dict[int, int], k: int, numpy: bool) -> Law:
+    """Several classes: the state is how many dice of each class are placed (``j`` in all,
+    fewer than ``k``), and its row the law of their sum: ``j·lo + i`` at ``row[i]``, so a row
+    holds only the sums ``j`` dice can make (one cell while none is placed)."""
+    lo = min(scores.values())
+    width = max(scores.values()) - lo
+    np: Any = None
     if numpy:
         import numpy as np
-
-        zeros: Callable[[int], Any] = np.zeros
-    else:
-        zeros = lambda n: [0.0] * n
     cdf: list[dict[int, float]] = []
     for _, pmf in classes:
         acc, upto = 0.0, {}
@@ -352,39 +357,52 @@ def _keep_classes(classes: Sequence[tuple[int, dict[int, float]]], values: Seque
             acc += pmf[v]
             upto[v] = acc
         cdf.append(upto)
-    start = zeros(size)
-    start[-off] = 1.0
-    state: dict[tuple[int, ...], Any] = {(0,) * n_classes: start}
-    done = zeros(size)
+    state: dict[tuple[int, ...], Any] = {(0,) * len(classes): np.ones(1) if numpy else [1.0]}
+    done: Any = np.zeros(k * width + 1) if numpy else [0.0] * (k * width + 1)
     for v in values:
-        sv = scores[v]
+        step = scores[v] - lo
         for c, (count, pmf) in enumerate(classes):
             p = pmf.get(v, 0.0)
             if p <= 0 or not state:
                 continue
             x = min(1.0, p / cdf[c][v])
             nxt: dict[tuple[int, ...], Any] = {}
-            for key, arr in state.items():
+            for key, row in state.items():
                 r = count - key[c]
                 if r <= 0:  # this class is placed in full: the row moves on as it is
                     if key in nxt:
-                        _shift_add(nxt[key], arr, 0, 1.0)
+                        _add_at(nxt[key], row, 0, 1.0)
                     else:
-                        nxt[key] = arr  # no longer read where it was
+                        nxt[key] = row  # no longer read where it was
                     continue
-                need = k - sum(key)
+                placed = sum(key)
+                need = k - placed
                 head, tail = _head_and_tail(r, x, need)
                 for m, pm in enumerate(head):
                     if pm > 0:
                         nk = key if m == 0 else key[:c] + (key[c] + m,) + key[c + 1:]
-                        row = nxt.get(nk)
-                        if row is None:
-                            row = nxt[nk] = zeros(size)
-                        _shift_add(row, arr, m * sv, pm)
+                        dst, at = nxt.get(nk), m * step
+                        if dst is not None:
+                            _add_at(dst, row, at, pm)
+                        elif numpy:  # a new state: the row scaled into place
+                            dst = nxt[nk] = np.zeros((placed + m) * width + 1)
+                            dst[at:at + len(row)] = pm * row
+                        else:
+                            nxt[nk] = ([0.0] * at + [pm * b for b in row]
+                                       + [0.0] * ((placed + m) * width + 1 - at - len(row)))
                 if tail > 0:
-                    _shift_add(done, arr, need * sv, tail)
+                    _add_at(done, row, need * step, tail)
             state = nxt
-    return off, done.tolist() if numpy else done
+    return k * lo, done.tolist() if numpy else done
+
+
+def _add_at(dst: Any, src: Any, at: int, c: float) -> None:
+    """dst[at + i] += c · src[i] for every i of ``src`` (lists or numpy arrays)."""
+    end = at + len(src)
+    if isinstance(dst, list):
+        dst[at:end] = [a + c * b for a, b in zip(dst[at:end], src)]
+    else:
+        dst[at:end] += c * src
 
 
 def _shift_add(dst: Any, src: Any, shift: int, c: float) -> None:

@@ -37,6 +37,7 @@ __all__ = [
     "numpy_pays",
     "power",
     "power_cost",
+    "power_plan",
     "power_work",
     "pushforward",
     "series_divide",
@@ -115,7 +116,7 @@ def negative_binomial(n: int, r: float, eps: float) -> tuple[list[float], float]
         out = [(1.0 - r) ** n]
         j = 0
         while True:
-            rho = ratio(j)
+            rho = (n + j) / (j + 1) * r  # ratio(j), written out: a call a term costs more
             nxt = out[-1] * rho
             j += 1
             if rho < 1 and nxt * rho / (1 - rho) < eps and nxt < eps:
@@ -254,11 +255,14 @@ def _power_by_numpy(length: int, n: int, fft: bool) -> bool:
                       sum(_numpy_steps(a * b, a + b - 1) for a, b in direct))
 
 
-def power(unit: Sequence[float], n: int, fft: bool = False) -> list[float]:
-    """The law of the sum of ``n`` independent copies of ``unit`` (squaring, O(log n) steps)."""
+def power(unit: Sequence[float], n: int, fft: bool = False,
+          numpy: bool | None = None) -> list[float]:
+    """The law of the sum of ``n`` independent copies of ``unit`` (squaring, O(log n) steps);
+    ``numpy``: the kernel of its direct products, as ``power_plan`` chose (None: choose now)."""
     if n == 0:
         return [1.0]
-    numpy = _power_by_numpy(len(unit), n, fft)
+    if numpy is None:
+        numpy = _power_by_numpy(len(unit), n, fft)
     result: list[float] | None = None
     base = list(unit)
     while True:
@@ -271,14 +275,21 @@ def power(unit: Sequence[float], n: int, fft: bool = False) -> list[float]:
         base = convolve(base, base, fft, numpy)
 
 
-def power_cost(length: int, n: int, fft: bool = False) -> tuple[int, int]:
-    """(steps, peak bytes) of ``power`` of a law of ``length`` terms to ``n``: the squarings and
-    products it will do, through the lengths they make, each by the path it takes."""
+def power_plan(length: int, n: int, fft: bool = False) -> tuple[int, int, bool]:
+    """(steps, peak bytes, numpy) of ``power`` of a law of ``length`` terms to ``n``: the
+    squarings and products it will do, through the lengths they make, each by the path it
+    takes; numpy: the kernel of the direct products, to hand to ``power``."""
     numpy = _power_by_numpy(length, n, fft)
     steps = peak = 0
     for a, b in _products(length, n):
         s, m = convolve_cost(a, b, fft, numpy)
         steps, peak = steps + s, max(peak, m)
+    return steps, peak, numpy
+
+
+def power_cost(length: int, n: int, fft: bool = False) -> tuple[int, int]:
+    """(steps, peak bytes) of ``power`` (``power_plan``)."""
+    steps, peak, _ = power_plan(length, n, fft)
     return steps, peak
 
 

@@ -26,6 +26,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from .._records import Record
 from ..dice.algebra import Chain, Favored, Highest, Least, Mixed, Paired, Program
 from ..dice.sampler import sample
+from . import pairing
 from .algebra import Law
 from .algebra import law as _law
 
@@ -187,8 +188,6 @@ def _evaluator_pool(side: Mixed | Favored) -> tuple[int, ...] | None:
 @lru_cache(maxsize=256)
 def _fast(program: Paired) -> _Fast | None:
     """The evaluator's form of ``program`` when the rule it reads fits it, else None."""
-    from . import pairing
-
     a_sizes, d_sizes = _evaluator_pool(program.attack), _evaluator_pool(program.defence)
     if a_sizes is None or d_sizes is None or program.filler != 1:
         return None
@@ -221,8 +220,6 @@ def paired_work(program: Paired) -> tuple[int, int]:
     """The steps and peak bytes of ``law(program)``, estimated before any of it is done."""
     fast = _fast(program)
     if fast is not None:
-        from . import pairing
-
         w = pairing.estimate(fast.attack, fast.defence, fast.steps, fast.bonus)
         return int(w.steps), int(w.peak_bytes)
     paths = [_paths(side) for side in (program.attack, program.defence)]
@@ -247,8 +244,6 @@ def _vectors(side: Mixed | Favored) -> int:
 def _paired_law(program: Paired, kernel: str) -> Law:
     fast = _fast(program) if kernel != "enumerate" else None
     if fast is not None:
-        from . import pairing
-
         return Law(tuple(pairing.distribution(fast.attack, fast.defence, fast.steps, fast.bonus,
                                               kernel)))
     # the sorted face vectors of each side, every pair of them read by the rule (numpy: this

@@ -34,7 +34,7 @@ TEMPLATES = [
     "{n}d{s}ro<2", "{n}d{s}r<2kh{k}", "{n}d{s}mi2", "{n}d{s}k>{t}", "{n}d{s}mt2",
     "{{d{s},d{t}}}kh1", "{n}d{s} > {n}d{t}", "d{s}*d{t}", "(d{s}*0.5)/(d{t}*0.25)",
     "({n}d4)d{s}", "{n}d{s}+{n}d{t}", "3x {n}d{s}kh{k}", "max({n}d{s}, d{t})",
-    "{n}d{s}!>={u}", "{n}d{s}!!>={u}",
+    "{n}d{s}!>={u}", "{n}d{s}!!>={u}", "{{d{s},d{t},d4,d6}}kh2", "{{{n}d{s},d{t},2d4}}kh{k}",
 ]
 
 

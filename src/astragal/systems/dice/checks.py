@@ -28,6 +28,7 @@ from .nodes import (
     Rolls,
     Sum,
 )
+from .rules import count_matching, die_range
 
 
 def _walk(node: Node) -> list[Node]:
@@ -60,8 +61,6 @@ def _walk(node: Node) -> list[Node]:
 
 def _check_dice(d: Dice, text: str, limits: Limits,
                 spans: Mapping[str, tuple[int, int]]) -> None:
-    from .rules import count_matching, die_range
-
     lo, hi = die_range(d)
     n = d.size
     name = Lazy(d.die_text)  # its text is made only for an error

@@ -27,6 +27,7 @@ from ...odds import Distribution
 from ...odds.maths import binomial
 from .. import Odds
 from . import laws
+from .checks import _walk
 from .laws import dice_pmf, group_pmf
 from .nodes import (
     PREFIX,
@@ -37,6 +38,7 @@ from .nodes import (
     Expression,
     Group,
     Label,
+    Lazy,
     Neg,
     Node,
     Num,
@@ -65,6 +67,7 @@ from .rules import (
     arith,
     call,
     compare,
+    count_matching,
 )
 
 __all__ = ["Budget", "Pmf", "evaluate", "odds"]
@@ -216,9 +219,6 @@ def _distribution(pmf: Pmf) -> Distribution:
 def denominator(node: Node) -> int | None:
     """A common denominator of every probability of the node's law (each die term's outcomes
     are equally likely tuples of faces), or None where an explosion makes the law infinite."""
-    from .checks import _walk
-    from .rules import count_matching
-
     out = 1
     for n in _walk(node):
         if isinstance(n, Computed):
@@ -264,10 +264,10 @@ def odds(expr: Expression | Rolls, limits: Limits, text: str) -> Odds:
             _BODIES.clear()
         _BODIES[key] = pmf
     else:  # remembered (laws are never changed in place): reading it is the work
-        budget.spend(len(pmf), expr.notation())
+        budget.spend(len(pmf), Lazy(expr.notation))
     # every possible value becomes a row of the answer: a d999999 is refused, not built
-    budget.spend(ROW * len(pmf), f"{expr.notation()} ({len(pmf):,} possible values)",
-                 memory=ROW_BYTES * len(pmf))
+    budget.spend(ROW * len(pmf), Lazy(lambda: f"{expr.notation()} ({len(pmf):,} possible "
+                                      "values)"), memory=ROW_BYTES * len(pmf))
     notes: list[str] = []
     is_check = isinstance(expr.body, Comparison)
     den = None if pmf.lost else denominator(expr.body)

@@ -31,7 +31,6 @@ from .pmf import (
     mapped,
     merge,
     power,
-    power_cost,
 )
 from .program import die_chain, roll_law
 from .rules import (
@@ -68,7 +67,7 @@ def _faces(d: Dice, budget: Budget) -> dict[int, float]:
     return roll_law(d)
 
 
-def kept(classes: Classes, highest: bool, k: int, w: Callable[[int], int], budget: Budget,
+def kept(classes: Classes, highest: bool, k: int, w: Callable[[int], int] | None, budget: Budget,
          what: object, span: tuple[int, int] | None = None) -> Pmf:
     """The sum of ``w`` over the ``k`` highest (lowest) dice of the classes: the shared order
     statistics (``odds.keep``), its work spent first."""
@@ -106,10 +105,8 @@ def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Bu
     if w is None and d.explode is None and not d.reroll and not d.custom:
         # plain dice (N0 only): a uniform law over the faces, added up by squarings
         low = face_value(d, 1)
-        steps, memory = power_cost(d.size, d.count)
-        budget.check(steps, Lazy(lambda: f"{what} ({(d.size - 1) * d.count + 1:,} possible "
-                                 "values)"), d.span, memory)
-        return power(Pmf(low, [1.0 / d.size] * d.size), d.count, budget, what)
+        return power(Pmf(low, [1.0 / d.size] * d.size), d.count, budget, what, d.span,
+                     answer=True)
     whole = d.explode == "compound" and w is not None
     pool = Pool(1 if whole else d.count, die_chain(d, None if whole else w))
     _readable(d, budget)  # before the die's law is set up
@@ -228,13 +225,11 @@ _CACHE: dict[tuple[Dice, int], Pmf] = {}
 
 
 def forget() -> None:
-    """Clear the remembered laws of dice terms, and the algebra's of their dice."""
-    from ...odds import explode
-    from ...odds.algebra import stood
+    """Clear the remembered laws of dice terms, and every law the algebra remembers."""
+    from ...odds.algebra import clear_caches
 
     _CACHE.clear()
-    explode.clear()
-    stood.cache_clear()
+    clear_caches()
 
 
 def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
@@ -276,7 +271,7 @@ def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
         return out.with_lost(lost)
     # classes of identical items; fractional values are scaled to whole numbers for the DP
     dists = [p.normalised().as_dict() for p in items]
-    whole = all(type(v) is int for d in dists for v in d)  # no Fraction made for whole values
+    whole = {type(v) for d in dists for v in d} == {int}  # no Fraction made for whole values
     scale = 1 if whole else math.lcm(*(Fraction(v).denominator for d in dists for v in d))
     classes: list[tuple[int, dict[int, float]]] = []
     for dist in dists:
@@ -290,7 +285,7 @@ def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
             classes.append((1, scaled))
     highest, k = keep_count(g.keep, len(items))
     if weight is None:
-        out = kept(classes, highest, k, lambda v: v, budget, what, g.span)
+        out = kept(classes, highest, k, None, budget, what, g.span)
         if scale != 1:
             out = mapped(out, lambda v: Fraction(v, scale) if v % scale else v // scale,
                          budget, what)

@@ -152,14 +152,6 @@ def convolve(a: Sequence[float], b: Sequence[float], budget: Budget, what: objec
     return maths.convolve(a, b, fft=True)
 
 
-def power_cost(length: int, n: int) -> tuple[int, int]:
-    """(steps, peak bytes) of ``power`` of a dense part of ``length`` values: the squarings and
-    products it will do, and the rows of its answer."""
-    steps, peak = maths.power_cost(length, n, fft=True)
-    result = (length - 1) * n + 1 if n else 1
-    return steps + ROW * result, max(peak, ROW_BYTES * result)
-
-
 def add(a: Pmf, b: Pmf, budget: Budget, what: object, sign: int = 1) -> Pmf:
     """The sum (or difference) of two independent parts."""
     if sign < 0:
@@ -208,8 +200,11 @@ def mapped(a: Pmf, f: Callable[[Value], Value], budget: Budget, what: object) ->
     return Pmf.from_dict(out, a.lost)
 
 
-def power(a: Pmf, n: int, budget: Budget, what: object) -> Pmf:
-    """The sum of ``n`` independent copies (``odds.maths.power``: repeated squaring)."""
+def power(a: Pmf, n: int, budget: Budget, what: object, span: tuple[int, int] | None = None,
+          answer: bool = False) -> Pmf:
+    """The sum of ``n`` independent copies (``odds.maths.power``: repeated squaring). With
+    ``answer`` (the sum is a term's whole law), it is refused before it is built when its
+    answer's rows (``ROW`` a possible value) would pass the limits."""
     lost = -math.expm1(n * math.log1p(-a.lost)) if a.lost else 0.0
     if n == 0:
         return Pmf.point(0)
@@ -218,10 +213,13 @@ def power(a: Pmf, n: int, budget: Budget, what: object) -> Pmf:
         for _ in range(n - 1):
             out = add(out, a, budget, what)
         return out.with_lost(lost)
-    steps, memory = maths.power_cost(len(a.p), n, fft=True)
+    steps, memory, numpy = maths.power_plan(len(a.p), n, fft=True)
     values = (len(a.p) - 1) * n + 1
-    budget.spend(steps, Lazy(lambda: f"{what} ({values:,} possible values)"), memory=memory)
-    return Pmf(a.off * n, maths.power(a.p, n, fft=True), lost=lost)
+    said = Lazy(lambda: f"{what} ({values:,} possible values)")
+    if answer:
+        budget.check(steps + ROW * values, said, span, max(memory, ROW_BYTES * values))
+    budget.spend(steps, said, span, memory)
+    return Pmf(a.off * n, maths.power(a.p, n, fft=True, numpy=numpy), lost=lost)
 
 
 def merge(a: Pmf, b: Pmf) -> Pmf:

@@ -302,7 +302,13 @@ def call(name: str, args: Sequence[Value]) -> Value:
 @rule(GAME, "N9", "a comparison of totals is 1 when it holds, else 0")
 def compare(op: str, a: Value, b: Value) -> int:
     """A comparison between totals: 1 if it holds, else 0."""
-    return int(Compare(op, 0)(a - b))
+    point = _AGAINST_ZERO.get(op)
+    if point is None:
+        point = _AGAINST_ZERO[op] = Compare(op, 0)
+    return int(point(a - b))
+
+
+_AGAINST_ZERO: dict[str, Compare] = {}  # each operator's compare point against 0, made once
 
 
 # --------------------------------------------------------------------------------------------
