@@ -177,9 +177,9 @@ class KeepPlan(Record):
 def keep_plan(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
               w: Callable[[int], int] | None = None) -> KeepPlan:
     """Order statistics of the sum of ``w`` (None: the value) over the ``k`` highest (lowest)
-    dice of ``classes`` (``n`` i.i.d. dice of a law each): their cost (``steps``, peak bytes), then ``law()``; with
-    numpy when it pays (``maths.numpy_pays``; a caller running several keeps decides for all
-    of them at once, ``KeepPlan._replace(numpy=...)``)."""
+    dice of ``classes`` (``n`` i.i.d. dice of a law each): their cost (``steps``, peak bytes),
+    then ``law()``; with numpy when it pays (``maths.numpy_pays``; a caller running several
+    keeps decides for all of them at once, ``KeepPlan._replace(numpy=...)``)."""
     setup = _setup(classes, highest, k, w)
     if setup is None:
         return KeepPlan(None, Cost(1, 0, 1, 0), False)

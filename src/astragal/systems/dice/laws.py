@@ -11,7 +11,7 @@ from typing import Any
 
 from ..._limits import Limits
 from ...dice.algebra import Keep, Pool
-from ...odds.algebra import keep_pool_law, keep_shape, pool_law, pool_shape
+from ...odds.algebra import keep_pool_law, keep_shape, pool_law, pool_shape, roll_once
 from ...odds.keep import keep_plan
 from ...odds.maths import binomial
 from .lexicon import TAIL
@@ -102,11 +102,14 @@ def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Bu
     law of the pool (``program.py``). A compounded die is read whole, so with a ``w`` its law is
     mapped, then added up ``count`` times."""
     what = d
-    if w is None and d.explode is None and not d.reroll and not d.custom:
-        # plain dice (N0 only): a uniform law over the faces, added up by squarings
-        low = face_value(d, 1)
-        return power(Pmf(low, [1.0 / d.size] * d.size), d.count, budget, what, d.span,
-                     answer=True)
+    if d.explode is None and not d.reroll:  # each die rolled once: one roll's law, added up
+        if w is None and not d.custom:  # plain dice (N0 only): a uniform law over the faces
+            unit = Pmf(face_value(d, 1), [1.0 / d.size] * d.size)
+        else:  # the algebra's law of what one roll scores (no generating function to make)
+            _readable(d, budget)
+            budget.spend(_READ * d.size, what, d.span)
+            unit = Pmf.from_dict(dict[Value, float](roll_once(die_chain(d, w)).items()))
+        return power(unit, d.count, budget, what, d.span, answer=True)
     whole = d.explode == "compound" and w is not None
     pool = Pool(1 if whole else d.count, die_chain(d, None if whole else w))
     _readable(d, budget)  # before the die's law is set up
