@@ -339,13 +339,14 @@ def parse(text: str, start: int, options: Mapping[str, Any],
     return _Parser(text, start, options, limits).request() if plain is None else plain
 
 
-_PLAIN_CHARS = frozenset("0123456789dkhl+- ")
+_PLAIN_CHARS = frozenset("0123456789dkhlFf+- ")
 _KEEPS = ("kh", "kl", "dh", "dl")
 
 
 def read_plain(text: str, start: int = 0) -> Expression | None:
-    """The common plain shapes, ``1d20+5``, ``4d6kh3 + 2``, ``3d6-1``: dice with at most a keep
-    or drop by rank, and whole numbers, added or taken away, read without the parser (whose
+    """The common plain shapes, ``1d20+5``, ``4d6kh3 + 2``, ``3d6-1``, ``4dF+2``: dice with at
+    most a keep or drop by rank, Fudge dice, and whole numbers, added or taken away, read
+    without the parser (whose
     first call in a fresh process costs ~0.2 ms of code run once). The tree is the one
     ``_Parser`` reads, spans included (``tests/systems/dice/test_notation.py`` holds them
     equal); anything else, or anything the parser would refuse or warn about, gives None.
@@ -366,7 +367,14 @@ def read_plain(text: str, start: int = 0) -> Expression | None:
             pos += 1
         digits = text[at:pos]
         node: Node
-        if pos < end and text[pos] == "d":
+        if pos < end and text[pos] == "d" and text[pos + 1:pos + 2] in ("F", "f"):
+            pos += 2  # Fudge dice, as Fate rolls them: 4dF
+            count = int(digits) if digits else 1
+            if len(digits) > 3 or count < 1 or (pos < end and text[pos] not in " +-"):
+                return None
+            node, dice = Dice(count, 0, (), False, None, None, None, None, None, None, None,
+                              None, None, None, None, 0, False, (), (at, pos)), True
+        elif pos < end and text[pos] == "d":
             pos += 1
             from_ = pos
             while pos < end and "0" <= text[pos] <= "9":
