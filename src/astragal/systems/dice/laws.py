@@ -10,7 +10,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..._limits import Limits
-from ...dice.algebra import Keep, Pool
+from ...dice.algebra import Keep, Pool, kept_count
 from ...odds.algebra import keep_pool_law, keep_shape, pool_law, pool_shape, roll_once
 from ...odds.keep import keep_plan
 from ...odds.maths import binomial
@@ -85,6 +85,12 @@ def _keep_pmf(d: Dice, w: Callable[[int], int] | None, budget: Budget) -> Pmf:
     assert d.keep is not None
     _readable(d, budget)
     n, highest, dropping = keep_spec(d.keep)
+    if w is None and d.explode is None and not d.reroll and not d.custom:
+        # plain dice (N0 only): one class of i.i.d. dice, a uniform law over the faces
+        low = face_value(d, 1)
+        unit = dict.fromkeys(range(low, low + d.size), 1.0 / d.size)
+        return kept([(d.count, unit)], highest, kept_count(d.count, n, dropping), None, budget,
+                    d, d.span)
     program = Keep(Pool(d.count, die_chain(d)), n, highest, w, dropping,
                    d.explode in ("explode", "penetrate", "once"))
     steps, memory = keep_shape(program)
