@@ -359,8 +359,14 @@ def stood(chain: Chain) -> dict[int, float]:
 def roll_once(chain: Chain, position: int = 0) -> dict[int, float]:
     """The law of what one roll of ``chain`` scores at ``position`` (0: a first face, 1: a
     re-roll), on the face that stands after its re-roll in place."""
-    out: dict[int, float] = {}
     score = chain.score
+    if chain.reroll is None:  # every face alike: a value's chance is its faces over the size,
+        faces: dict[int, int] = {}  # each correctly rounded (no sum of 1/size a face)
+        for f in range(1, chain.size + 1):
+            v = score(position, f)
+            faces[v] = faces.get(v, 0) + 1
+        return {v: c / chain.size for v, c in faces.items()}
+    out: dict[int, float] = {}
     for f, p in stood(chain).items():
         v = score(position, f)
         out[v] = out.get(v, 0.0) + p

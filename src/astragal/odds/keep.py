@@ -82,11 +82,13 @@ class Cost(Record):
 
 
 def keep_cost(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
-              classes: Sequence[tuple[int, AbstractSet[int]]] = ()) -> Cost:
+              classes: Sequence[tuple[int, AbstractSet[int]]] = (),
+              span: int | None = None) -> Cost:
     """The work of the order statistics in Python and with numpy: each value moves each live
     state (dice placed per class, fewer than k in all) by each m below what it still needs, a
     row of ``size`` sums each. ``classes``: (dice, its values) of each class when there are
-    several."""
+    several, whose rows hold only the sums k dice can make (``span`` of them: k · (highest −
+    lowest score) + 1, however far from 0 the scores lie)."""
     if k == 1:  # the highest die's law in closed form: one power a value and class
         steps = 12 * n_values * n_classes + 200
         peak = LIST_BYTES * (size + 2 * n_values * n_classes)
@@ -96,6 +98,7 @@ def keep_cost(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
         per_row = size // 2 + 1
     else:
         states, rows = _multi_rows(classes, k)
+        size = span if span is not None else size
         # a row holds the sums of the dice placed, size/2 on average; a cell of it costs about
         # 1.5 steps (sliced out, scaled and added, put back: one line, ~45 ns)
         per_row = 3 * size // 4 + 2
@@ -183,8 +186,10 @@ def keep_plan(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k:
     setup = _setup(classes, highest, k, w)
     if setup is None:
         return KeepPlan(None, Cost(1, 0, 1, 0), False)
+    scores = setup.scores.values()
     cost = keep_cost(sum(n for n, _ in setup.classes), len(setup.values), setup.k, setup.size,
-                     len(setup.classes), setup.shape)
+                     len(setup.classes), setup.shape,
+                     setup.k * (max(scores) - min(scores)) + 1)
     return KeepPlan(setup, cost, numpy_pays(cost.python, cost.numpy))
 
 

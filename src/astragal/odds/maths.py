@@ -261,6 +261,12 @@ def power(unit: Sequence[float], n: int, fft: bool = False,
     ``numpy``: the kernel of its direct products, as ``power_plan`` chose (None: choose now)."""
     if n == 0:
         return [1.0]
+    if len(unit) == 2 and min(unit) >= 0.0 < unit[0] + unit[1]:
+        # two values (a success count): the binomial term by term, where squaring would
+        # lose about n·eps of each term
+        total = unit[0] + unit[1]
+        counts = binomial(n, unit[1] / total)
+        return counts if total == 1.0 else [c * total**n for c in counts]
     if numpy is None:
         numpy = _power_by_numpy(len(unit), n, fft)
     result: list[float] | None = None
@@ -279,6 +285,8 @@ def power_plan(length: int, n: int, fft: bool = False) -> tuple[int, int, bool]:
     """(steps, peak bytes, numpy) of ``power`` of a law of ``length`` terms to ``n``: the
     squarings and products it will do, through the lengths they make, each by the path it
     takes; numpy: the kernel of the direct products, to hand to ``power``."""
+    if length == 2 and n:  # the binomial (``power``): a term a trial
+        return 4 * n + 16, LIST_BYTES * (n + 1), False
     numpy = _power_by_numpy(length, n, fft)
     steps = peak = 0
     for a, b in _products(length, n):

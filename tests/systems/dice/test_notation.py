@@ -368,3 +368,41 @@ def test_the_common_shapes_are_read_without_the_parser(text: str) -> None:
     fast = read_plain(text)
     assert fast is not None
     assert repr(fast) == repr(_Parser(text, 0, DEFAULTS, Limits()).request())
+
+
+# --------------------------------------------------------------------------------------------
+# Dice rolled once each and read by a rule: the sum of one roll's law, as exact as the algebra's
+
+
+def test_a_custom_die_with_gaps_makes_only_the_totals_its_faces_make() -> None:
+    # 100 dice of {0, 50}: the totals 0, 50, ..., 5000, none between (no FFT noise in a gap)
+    got = odds("100d{0,50}").distribution.as_dict()
+    assert sorted(got) == list(range(0, 5001, 50))
+    assert got[0] == pytest.approx(0.5**100, rel=1e-12)
+
+
+@pytest.mark.parametrize(("text", "n", "size"), [("999d1000>=1000", 999, 1000),
+                                                 ("999d100>=100", 999, 100),
+                                                 ("12d6>=5", 12, 3)])
+def test_a_success_count_is_the_binomial_to_its_last_digits(text: str, n: int, size: int) -> None:
+    import math
+    from fractions import Fraction
+
+    p = Fraction(1, size)
+    got = odds(text).distribution.as_dict()
+    for k in range(n + 1):
+        want = math.comb(n, k) * p**k * (1 - p) ** (n - k)
+        assert abs(got.get(k, 0.0) - float(want)) <= 2e-15, (text, k)
+
+
+def test_a_sparse_custom_die_is_refused_before_its_work_naming_its_values() -> None:
+    with pytest.raises(astragal.LimitError, match="possible values"):
+        odds("100d{1,2,3,1000}")
+
+
+def test_a_keep_over_dice_far_from_zero_costs_what_the_same_dice_near_zero_cost() -> None:
+    # the several-kind keep's rows hold the sums the kept dice can make, wherever they lie: its
+    # estimate counts those, not the distance from 0 (this was refused at 2.6e7 steps)
+    far = odds("{d6+1000000,d8+1000000,d10+1000000,d12+1000000}kh3").distribution.as_dict()
+    near = odds("{d6,d8,d10,d12}kh3").distribution.as_dict()
+    assert far == pytest.approx({k + 3_000_000: p for k, p in near.items()}, abs=1e-15)

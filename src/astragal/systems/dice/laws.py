@@ -109,13 +109,19 @@ def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Bu
     mapped, then added up ``count`` times."""
     what = d
     if d.explode is None and not d.reroll:  # each die rolled once: one roll's law, added up
+        unit: Pmf | None = None
         if w is None and not d.custom:  # plain dice (N0 only): a uniform law over the faces
             unit = Pmf(face_value(d, 1), [1.0 / d.size] * d.size)
-        else:  # the algebra's law of what one roll scores (no generating function to make)
+        else:  # what one roll scores (the algebra's roll_once): added up as a power when its
+            # values are whole numbers without a gap (else a zero inside the sum's law would
+            # not stay exact through the FFT: the algebra spreads the dice over their step)
             _readable(d, budget)
             budget.spend(_READ * d.size, what, d.span)
-            unit = Pmf.from_dict(dict[Value, float](roll_once(die_chain(d, w)).items()))
-        return power(unit, d.count, budget, what, d.span, answer=True)
+            once = Pmf.from_dict(dict[Value, float](roll_once(die_chain(d, w)).items()))
+            if once.p is not None and 0.0 not in once.p:
+                unit = once
+        if unit is not None:
+            return power(unit, d.count, budget, what, d.span, answer=True)
     whole = d.explode == "compound" and w is not None
     pool = Pool(1 if whole else d.count, die_chain(d, None if whole else w))
     _readable(d, budget)  # before the die's law is set up
