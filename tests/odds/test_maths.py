@@ -111,3 +111,17 @@ def test_a_one_off_computation_below_numpys_import_does_not_import_it(text: str)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "True"], (text, out)
+
+
+def test_power_of_two_values_is_the_binomial_and_of_counts_their_expansion() -> None:
+    import math as m
+
+    p = Fraction(1, 1000)
+    law = maths.power([float(1 - p), float(p)], 999)
+    for k, got in enumerate(law):  # term by term, each within a few ulps (squaring: 2.9e-14)
+        want = m.comb(999, k) * p**k * (1 - p) ** (999 - k)
+        if want > 1e-250:
+            assert abs(Fraction(got) - want) <= want * Fraction(5, 10**15), k
+    half = maths.power([0.25, 0.25], 4)  # a law with mass lost: (1/2)^4 of the binomial
+    assert half == pytest.approx([x / 16 for x in maths.binomial(4, 0.5)], rel=1e-15)
+    assert maths.power([2.0, 1.0], 3) == [8.0, 12.0, 6.0, 1.0]  # counts, not a law: (2 + z)^3

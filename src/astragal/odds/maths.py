@@ -261,10 +261,10 @@ def power(unit: Sequence[float], n: int, fft: bool = False,
     ``numpy``: the kernel of its direct products, as ``power_plan`` chose (None: choose now)."""
     if n == 0:
         return [1.0]
-    if len(unit) == 2 and min(unit) >= 0.0 < unit[0] + unit[1]:
-        # two values (a success count): the binomial term by term, where squaring would
-        # lose about n·eps of each term
-        total = unit[0] + unit[1]
+    total = math.fsum(unit) if len(unit) == 2 and min(unit) >= 0.0 else 0.0
+    if 0.0 < total <= 1.0:
+        # a law of two values (a success count): the binomial term by term, where squaring
+        # would lose about n·eps of each term
         counts = binomial(n, unit[1] / total)
         return counts if total == 1.0 else [c * total**n for c in counts]
     if numpy is None:
