@@ -282,11 +282,7 @@ def _pool_law(program: Pool, eps: float) -> Law:
         low = next(i for i, c in enumerate(numerator) if c)
         body = numerator[low:]
         total = sum(body)
-        if len(body) <= 2:
-            p = body[1] / total if len(body) == 2 else 0.0
-            counts = maths.binomial(n, p)
-        else:
-            counts = maths.power([c / total for c in body], n)
+        counts = maths.power([c / total for c in body], n)  # two values: the binomial
         tail, lost = maths.negative_binomial(n, float(r), eps)
         pmf = [0.0] * (low * n) + (maths.convolve(counts, tail) if s == 1 else
                                    spread(counts, tail, s))

@@ -346,8 +346,7 @@ _KEEPS = ("kh", "kl", "dh", "dl")
 def read_plain(text: str, start: int = 0) -> Expression | None:
     """The common plain shapes, ``1d20+5``, ``4d6kh3 + 2``, ``3d6-1``, ``4dF+2``: dice with at
     most a keep or drop by rank, Fudge dice, and whole numbers, added or taken away, read
-    without the parser (whose
-    first call in a fresh process costs ~0.2 ms of code run once). The tree is the one
+    without the parser (whose first call in a fresh process costs ~0.2 ms of code run once). The tree is the one
     ``_Parser`` reads, spans included (``tests/systems/dice/test_notation.py`` holds them
     equal); anything else, or anything the parser would refuse or warn about, gives None.
     Nothing in such a term has a check to fail (``checks._check_dice``): no re-roll, explosion,

@@ -85,8 +85,7 @@ def _keep_pmf(d: Dice, w: Callable[[int], int] | None, budget: Budget) -> Pmf:
     assert d.keep is not None
     _readable(d, budget)
     n, highest, dropping = keep_spec(d.keep)
-    if w is None and d.explode is None and not d.reroll and not d.custom:
-        # plain dice (N0 only): one class of i.i.d. dice, a uniform law over the faces
+    if _plain(d, w):  # one class of i.i.d. dice, a uniform law over the faces
         low = face_value(d, 1)
         unit = dict.fromkeys(range(low, low + d.size), 1.0 / d.size)
         return kept([(d.count, unit)], highest, kept_count(d.count, n, dropping), None, budget,
@@ -103,6 +102,12 @@ def _identity(v: int) -> int:
     return v
 
 
+def _plain(d: Dice, w: Callable[[int], int] | None) -> bool:
+    """Plain dice (N0 only): no explosion, re-roll, custom face or reading, so one die's law is
+    uniform over the faces from ``face_value(d, 1)`` up."""
+    return w is None and d.explode is None and not d.reroll and not d.custom
+
+
 def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Budget) -> Pmf:
     """A term that adds up its dice, each read by ``w`` (None: its value): the dice algebra's
     law of the pool (``program.py``). A compounded die is read whole, so with a ``w`` its law is
@@ -110,7 +115,7 @@ def _sum_pmf(d: Dice, w: Callable[[int], int] | None, limits: Limits, budget: Bu
     what = d
     if d.explode is None and not d.reroll:  # each die rolled once: one roll's law, added up
         unit: Pmf | None = None
-        if w is None and not d.custom:  # plain dice (N0 only): a uniform law over the faces
+        if _plain(d, w):
             unit = Pmf(face_value(d, 1), [1.0 / d.size] * d.size)
         else:  # what one roll scores (the algebra's roll_once): added up as a power when its
             # values are whole numbers without a gap (else a zero inside the sum's law would
