@@ -93,3 +93,13 @@ def test_an_unknown_option_is_named_with_its_commands_usage() -> None:
     assert "usage: astragal roll" in p.stderr
     assert "astragal roll: error: unrecognized arguments: --bogus" in p.stderr
     assert run("roll", "-d6", "--seed", "1").returncode == 0  # notation that starts with '-'
+
+
+def test_python_dash_m_astragal_runs_the_command_line() -> None:
+    out = subprocess.run([sys.executable, "-m", "astragal", "roll", "1d20+5", "--faces", "13"],
+                         check=False, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "18" in out.stdout
+    bad = subprocess.run([sys.executable, "-m", "astragal", "odds", "d{0,1000000000000}"],
+                         check=False, capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "limit" in bad.stderr

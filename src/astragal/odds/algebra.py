@@ -189,18 +189,17 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
     geo = form.geometric()
     length, products = form.numerator_shape()
     steps = 32 + 4 * length + 2 * len(form.first) + products
-    numerator = form.numerator() if geo is not None else ()  # geometric: made in linear time
-    if geo is not None and all(c >= 0 for c in numerator):
+    outline = _outline(form, length) if geo is not None else None
+    if geo is not None and outline is not None:
         r, s = geo
-        low = next(i for i, c in enumerate(numerator) if c)
-        body = numerator[low:]
-        if len(body) <= 2:
-            nonzero = n + 1 if len(body) == 2 and body[0] and body[1] else 1
+        low, body, two = outline
+        if body <= 2:
+            nonzero = n + 1 if two else 1
             steps += 3 * n if nonzero > 1 else 8
             width = n + 1
         else:
-            steps += maths.power_work(len(body), n)
-            nonzero = width = (len(body) - 1) * n + 1
+            steps += maths.power_work(body, n)
+            nonzero = width = (body - 1) * n + 1
         tail = terms = 1
         if r > 0:
             rf = float(r)
@@ -214,6 +213,30 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
         return steps, low * n + width + tail - 1
     _, work_, terms = _general_route(form, n, eps)
     return steps + work_, (terms - 1) * n + 1
+
+
+# A die rolled once whose numerator is longer than this has it outlined from the form's entries,
+# not made: a die whose faces lie far apart (``d{1,1000000000}``) has a few entries and a
+# numerator as long as their span
+_MADE_UPTO = 4096
+
+
+def _outline(form: Form, length: int) -> tuple[int, int, bool] | None:
+    """(first nonzero term, terms from it to the end, whether two such terms are both nonzero)
+    of a geometric form's numerator when every term is at least 0, else None. A long numerator
+    of a die rolled once (its entries are its faces' weights at their values) is read off the
+    entries: making it is work in its length, which the estimate is there to refuse first."""
+    if length > _MADE_UPTO and not any(times for _, _, _, times in form.first):
+        if any(c < 0 for _, _, num, _ in form.first for c in num):
+            return None
+        low = min(shift + next(i for i, c in enumerate(num) if c)
+                  for _, shift, num, _ in form.first if any(num))
+        return low, length - low, False
+    numerator = form.numerator()
+    if any(c < 0 for c in numerator):
+        return None
+    low = next(i for i, c in enumerate(numerator) if c)
+    return low, len(numerator) - low, len(numerator) - low == 2 and numerator[-1] != 0
 
 
 _DIVIDED_UPTO = 64  # numerators this long or shorter may be raised to the n-th power first

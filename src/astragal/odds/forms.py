@@ -150,6 +150,11 @@ def _accumulate(terms: list[tuple[int, int]]) -> list[int]:
     return out
 
 
+# A die that is rolled again has a form as long as its values' span (its polynomials hold a
+# term per value between them): a custom die's values may lie 10**15 apart, a plain die's at
+# most 10**6 (``MAX_SIDES``)
+_SPAN_UPTO = 4_000_000
+
 # A capped chain whose cap is reached with less probability than this is computed as uncapped:
 # the cap moves less mass than the tails cut anyway.
 _CAP_MATTERS = 1e-21
@@ -209,6 +214,11 @@ def chain_form(chain: Chain) -> Form:
     if any(k < 0 for k, go, _ in later if go):
         raise LimitError("a die here goes on after a face worth less than 0, so its value has "
                          "no lowest")
+    values = scores_first + [k for k, _, _ in later]
+    if max(values) - min(values) > _SPAN_UPTO:  # before the polynomials as long as that are made
+        raise LimitError(f"a die here that is rolled again shows values from {min(values):,} to "
+                         f"{max(values):,}: exact odds follow such dice when their values lie at "
+                         f"most {_SPAN_UPTO:,} apart")
     b = min([0, *(k for k, go, _ in later if not go)])  # a run after the first stops once
     stop = tuple(_accumulate([(k - b, w) for k, go, w in later if not go]))
     go = _accumulate([(k, w) for k, g, w in later if g])

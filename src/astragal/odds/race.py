@@ -53,6 +53,7 @@ def _rolls(pa_law: Sequence[float], pb_law: Sequence[float] | None, target: int,
 
 
 _NUMPY_CELLS_PER_STEP = 40  # numpy's convolution does ~40 multiply-adds in a Python step's time
+_FEW_ARRIVALS = 64  # running totals past the target summed in Python up to this many
 _NUMPY_STEPS_PER_ROLL = 500  # and a roll's dozen numpy calls cost about 500 steps
 
 
@@ -233,6 +234,8 @@ class _NumpyOps:
     def arrivals(self, ha: Any, hb: Any) -> tuple[float, float, float, float, float]:
         np = self.np
         n = max(len(ha), len(hb))
+        if n <= _FEW_ARRIVALS:  # a few: summed as lists, where numpy's dozen calls cost more
+            return _PythonOps().arrivals(ha.tolist(), hb.tolist())
         ha_, hb_ = np.pad(ha, (0, n - len(ha))), np.pad(hb, (0, n - len(hb)))
         below_b = np.concatenate(([0.0], np.cumsum(hb_)[:-1]))
         below_a = np.concatenate(([0.0], np.cumsum(ha_)[:-1]))

@@ -406,3 +406,73 @@ def test_a_keep_over_dice_far_from_zero_costs_what_the_same_dice_near_zero_cost(
     far = odds("{d6+1000000,d8+1000000,d10+1000000,d12+1000000}kh3").distribution.as_dict()
     near = odds("{d6,d8,d10,d12}kh3").distribution.as_dict()
     assert far == pytest.approx({k + 3_000_000: p for k, p in near.items()}, abs=1e-15)
+
+
+def _refused_peak(text: str) -> int:
+    """The peak bytes allocated while ``text``'s odds are refused (a LimitError, not a
+    MemoryError or a hang)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        with pytest.raises(astragal.LimitError):
+            odds(text)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("text", ["d{1,100000000}", "d{0,1000000000000}", "2d{1,1000000000}",
+                                  "3d{1,1000,1000000,1000000000}", "d{1,100000000}r1",
+                                  "d{1,100000000}mi5"])
+def test_a_custom_die_with_faces_far_apart_is_refused_before_its_law_is_laid_out(
+        text: str) -> None:
+    # its law's generating function is as long as the span of its faces: the estimate reads the
+    # few faces, where it once made that list (d{1,100000000}: 3 GiB and 11 s before the
+    # refusal; d{0,1000000000000}: a MemoryError)
+    assert _refused_peak(text) < 4 << 20
+
+
+@pytest.mark.parametrize("text", ["d{1,1000000000}!", "d{1,5000000}!>=5", "3d{1,2,9999999}!!"])
+def test_a_custom_die_rolled_again_with_faces_far_apart_is_refused_naming_its_values(
+        text: str) -> None:
+    with pytest.raises(astragal.LimitError, match="apart"):
+        odds(text)
+    assert _refused_peak(text) < 4 << 20
+
+
+def test_a_custom_die_with_faces_far_apart_still_has_odds_when_the_work_is_small() -> None:
+    # a die rolled once whose faces lie far apart is counted by its faces, and answered as
+    # before while its law is small enough
+    assert odds("d{1,100000}").distribution.as_dict() == {1: 0.5, 100000: 0.5}
+    assert odds("d{1,1000000000}>=5").distribution.as_dict() == {0: 0.5, 1: 0.5}
+
+
+@pytest.mark.parametrize("op, a, b, want", [
+    ("%", -7, 3, 2), ("%", 7, -3, -2), ("%", -7, -3, -1), ("//", -7, 2, -4), ("//", 7, -2, -4),
+    ("//", 9, 3, 3), ("/", 6, 3, 2), ("/", -6, 4, -1.5)])
+def test_whole_number_division_floors_and_takes_the_divisors_sign(op: str, a: int, b: int,
+                                                                  want: float) -> None:
+    assert odds(f"{a}{op}({b})").distribution.as_dict() == {want: 1.0}
+    assert astragal.roll(f"{a}{op}({b})").result["total"] == want
+
+
+@pytest.mark.parametrize("text", ["d1000/d1000", "d1400*d1400", "floor(d1000/d999)",
+                                  "(d1000*d1000)**2"])
+def test_an_operator_over_two_large_dice_is_refused_at_its_cost_a_pair(text: str) -> None:
+    # a quotient makes a Fraction a pair and a product a value a pair: counted at their cost
+    # (d1000/d1000 was refused after 9 s of pairs, d1400*d1400 after 1.8 s)
+    assert _refused_peak(text) < 4 << 20
+
+
+def test_remainder_and_floor_division_over_two_dice_count_every_pair() -> None:
+    counts: dict[int, int] = {}
+    quotients: dict[int, int] = {}
+    for a in range(1, 61):
+        for b in range(1, 41):
+            counts[a % b] = counts.get(a % b, 0) + 1
+            quotients[a // b] = quotients.get(a // b, 0) + 1
+    assert odds("d60%d40").distribution.as_dict() == pytest.approx(
+        {k: c / 2400 for k, c in counts.items()}, rel=1e-12, abs=0)
+    assert odds("d60//d40").distribution.as_dict() == pytest.approx(
+        {k: c / 2400 for k, c in quotients.items()}, rel=1e-12, abs=0)

@@ -121,7 +121,7 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
         case Call(name=name, args=args, span=span) if name == "pow":
             a, x = (evaluate(arg, limits, budget) for arg in args)
             try:
-                return binop(a, x, lambda u, v: call("pow", [u, v]), budget, node)
+                return binop(a, x, lambda u, v: call("pow", [u, v]), budget, node, op="**")
             except (ZeroDivisor, BadPower) as exc:
                 raise NotationError(f"{exc} for some rolls, so the odds are undefined",
                                     budget.text, span) from None
@@ -131,7 +131,7 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
                 return mapped(parts[0], lambda v: call(name, [v]), budget, node)
             acc = parts[0]
             for p in parts[1:]:
-                acc = binop(acc, p, lambda x, y: call(name, [x, y]), budget, node)
+                acc = binop(acc, p, lambda x, y: call(name, [x, y]), budget, node, op="call")
             return acc
         case Comparison(op=op, left=lhs, right=rhs):
             a = evaluate(lhs, limits, budget)
@@ -146,7 +146,7 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
             a = evaluate(b, limits, budget)
             x = evaluate(e, limits, budget)
             try:
-                return binop(a, x, lambda u, v: arith("**", u, v), budget, node)
+                return binop(a, x, lambda u, v: arith("**", u, v), budget, node, op="**")
             except (ZeroDivisor, BadPower) as exc:
                 raise NotationError(f"{exc} for some rolls, so the odds are undefined",
                                     budget.text, span) from None
@@ -199,7 +199,7 @@ def _product(op: str, a: Pmf, b: Pmf, budget: Budget, what: object) -> Pmf:
             scale = const.p[0]  # type: ignore[index]
             out = Pmf(other.off, [x * scale for x in other.p], lost=lost)
             return out if c == 1 else negate(out)
-    return binop(a, b, lambda x, y: arith(op, x, y), budget, what)
+    return binop(a, b, lambda x, y: arith(op, x, y), budget, what, op=op)
 
 
 # --------------------------------------------------------------------------------------------

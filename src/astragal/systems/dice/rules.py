@@ -245,16 +245,22 @@ def arith(op: str, a: Value, b: Value) -> Value:
         case "/":
             if b == 0:
                 raise ZeroDivisor("division by zero")
+            if type(a) is int and type(b) is int:  # the same fraction, made once
+                return as_number(Fraction(a, b))
             return as_number(Fraction(a) / Fraction(b))
         case "**":
             return power(a, b)
         case "//":
             if b == 0:
                 raise ZeroDivisor("division by zero")
+            if type(a) is int and type(b) is int:  # whole numbers: Python's // is this floor
+                return a // b
             return math.floor(Fraction(a) / Fraction(b))
         case _:
             if b == 0:
                 raise ZeroDivisor("remainder after division by zero")
+            if type(a) is int and type(b) is int:  # whole numbers: Python's % takes the
+                return a % b  # divisor's sign, as the floored remainder does
             return as_number(Fraction(a) % Fraction(b))
 
 
