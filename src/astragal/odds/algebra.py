@@ -231,7 +231,9 @@ def _outline(form: Form, length: int) -> tuple[int, int, bool] | None:
             return None
         low = min(shift + next(i for i, c in enumerate(num) if c)
                   for _, shift, num, _ in form.first if any(num))
-        return low, length - low, False
+        second = any(shift <= low + 1 < shift + len(num) and num[low + 1 - shift]
+                     for _, shift, num, _ in form.first)
+        return low, length - low, length - low == 2 and second
     numerator = form.numerator()
     if any(c < 0 for c in numerator):
         return None

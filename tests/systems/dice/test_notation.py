@@ -476,3 +476,20 @@ def test_remainder_and_floor_division_over_two_dice_count_every_pair() -> None:
         {k: c / 2400 for k, c in counts.items()}, rel=1e-12, abs=0)
     assert odds("d60//d40").distribution.as_dict() == pytest.approx(
         {k: c / 2400 for k, c in quotients.items()}, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("text", ["5d{5000,5001}", "5d{5000,5002}", "3d{4000,4001,4003}",
+                                  "7d{1,9000}", "2d{10000,10001}r10000", "3d{1,7000}ro1"])
+def test_a_long_numerator_outlined_from_its_faces_is_the_one_the_estimate_would_make(
+        text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from astragal.dice.algebra import Pool
+    from astragal.odds import algebra
+    from astragal.systems.dice.grammar import parse
+    from astragal.systems.dice.laws import die_chain
+
+    d = parse(text, 0, {}, Limits()).body
+    form = algebra.form_of(Pool(d.count, die_chain(d, None)).unit)
+    length = form.numerator_shape()[0]
+    outlined = algebra._outline(form, length)
+    monkeypatch.setattr(algebra, "_MADE_UPTO", 10**9)  # made, as it was
+    assert outlined == algebra._outline(form, length)
