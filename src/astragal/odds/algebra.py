@@ -83,8 +83,10 @@ DEFAULT_EPS = 1e-18
 
 
 class Law(Record):
-    """P(value = low + k) for k = 0, 1, 2, … and the probability lost where a tail was cut
-    (``low`` is 0 unless a face scores below 0)."""
+    """P(value = low + k) for k = 0, 1, 2, … and the probability lost where a tail was cut.
+    From ``law``, ``low`` is 0 unless a value lies below 0 (the games index a law by value);
+    from ``pool_law``, it is the lowest value the die's form counts from (a die whose faces all
+    lie far above 0 has a short law)."""
 
     pmf: tuple[float, ...]
     truncated: float = 0.0
@@ -149,7 +151,7 @@ def pool_shape(program: Pool, eps: float = DEFAULT_EPS) -> tuple[int, int]:
 
 def pool_law(program: Pool, eps: float = DEFAULT_EPS) -> Law:
     """The law of a pool whose work the caller has checked (``pool_shape``): ``law`` without
-    estimating it again."""
+    estimating it again, counted from its lowest value (see ``Law``)."""
     return _pool_law(program, eps)
 
 
@@ -157,7 +159,12 @@ def law_length(program: Pool | Chain | Reroll, eps: float = DEFAULT_EPS) -> int:
     """The estimated length of ``law(program).pmf`` (to estimate what is done with it next)."""
     if not isinstance(program, Pool):
         program = Pool(1, program)
-    return _pool_shape(program, eps)[1]
+    return _from_zero(program) + _pool_shape(program, eps)[1]
+
+
+def _from_zero(program: Pool) -> int:
+    """The values from 0 up to where a pool's form counts from, which ``law`` lays out."""
+    return max(0, program.dice * form_of(program.unit).low)
 
 
 def _capped_work(chain: Chain) -> int:
@@ -486,14 +493,20 @@ def law(program: Pool | Drop | Keep | Chain | Reroll | Highest | Least | Paired,
         return _drop_law(program)
     if not isinstance(program, Pool):
         program = Pool(1, program)
-    return _pool_law(program, eps)
+    out = _pool_law(program, eps)
+    if out.low > 0:  # counted from 0, as the games read it
+        out = Law((0.0,) * out.low + out.pmf, out.truncated)
+    return out
 
 
 @lru_cache(maxsize=256)
 def _marked_law(unit: Marked, eps: float) -> MarkedLaw:
     form = form_of(unit.unit)
-    if form.low:
+    if form.low < 0:
         raise ValueError("a marked die's law is kept over 0, 1, 2, …: it may not score below 0")
+    if form.low:  # the form counts from its lowest value: moved to count from 0
+        form = form._replace(first=tuple((f, shift + form.low, num, times)
+                                         for f, shift, num, times in form.first), low=0)
     # the series are linear in their numerators: add those of faces with the same mark first
     grouped: dict[Hashable, Poly] = {}
     check, size = unit.check, _chain(unit).size

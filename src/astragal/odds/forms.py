@@ -205,7 +205,9 @@ def chain_form(chain: Chain) -> Form:
     faces = [f for f, w in enumerate(weights, 1) if w]
     goes_first = [chain.again(0, f) for f in faces]
     scores_first = [chain.score(0, f) for f in faces]
-    a = min([0, *scores_first])  # the generating functions are kept in z^(value - low) ≥ 0
+    # the generating functions are kept in z^(value − low) ≥ 0, from the lowest first value (a
+    # die whose faces all lie far from 0 has short polynomials: 3d{1000000000,1000000002})
+    a = min(scores_first)
     if not any(goes_first) or chain.limit == 0:  # never rolled again
         alone: tuple[tuple[int, int, Poly, bool], ...] = tuple(
             (f, k - a, (weights[f - 1],), False) for f, k in zip(faces, scores_first))
@@ -214,11 +216,13 @@ def chain_form(chain: Chain) -> Form:
     if any(k < 0 for k, go, _ in later if go):
         raise LimitError("a die here goes on after a face worth less than 0, so its value has "
                          "no lowest")
+    # a roll again adds its value to the die's: its polynomial counts values from 0, so the
+    # span that is made runs from 0 (or the lowest value below it) to the highest
     values = scores_first + [k for k, _, _ in later]
-    if max(values) - min(values) > _SPAN_UPTO:  # before the polynomials as long as that are made
+    if max(values) - min(0, *values) > _SPAN_UPTO:  # before polynomials as long are made
         raise LimitError(f"a die here that is rolled again shows values from {min(values):,} to "
-                         f"{max(values):,}: exact odds follow such dice when their values lie at "
-                         f"most {_SPAN_UPTO:,} apart")
+                         f"{max(values):,}: exact odds follow such dice when their values, and "
+                         f"0, lie at most {_SPAN_UPTO:,} apart")
     b = min([0, *(k for k, go, _ in later if not go)])  # a run after the first stops once
     stop = tuple(_accumulate([(k - b, w) for k, go, w in later if not go]))
     go = _accumulate([(k, w) for k, g, w in later if g])

@@ -197,8 +197,8 @@ class _PythonOps:
     def total(self, values: list[float]) -> float:
         return math.fsum(values)
 
-    def arrivals(self, ha: list[float],
-                 hb: list[float]) -> tuple[float, float, float, float, float]:
+    @staticmethod
+    def arrivals(ha: list[float], hb: list[float]) -> tuple[float, float, float, float, float]:
         """(A arrives, B arrives, both with A further, both with B further, both level)."""
         more = less = equal = 0.0
         below_a = below_b = 0.0
@@ -235,7 +235,7 @@ class _NumpyOps:
         np = self.np
         n = max(len(ha), len(hb))
         if n <= _FEW_ARRIVALS:  # a few: summed as lists, where numpy's dozen calls cost more
-            return _PythonOps().arrivals(ha.tolist(), hb.tolist())
+            return _PythonOps.arrivals(ha.tolist(), hb.tolist())
         ha_, hb_ = np.pad(ha, (0, n - len(ha))), np.pad(hb, (0, n - len(hb)))
         below_b = np.concatenate(([0.0], np.cumsum(hb_)[:-1]))
         below_a = np.concatenate(([0.0], np.cumsum(ha_)[:-1]))

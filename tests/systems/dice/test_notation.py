@@ -423,7 +423,7 @@ def _refused_peak(text: str) -> int:
 
 
 @pytest.mark.parametrize("text", ["d{1,100000000}", "d{0,1000000000000}", "2d{1,1000000000}",
-                                  "3d{1,1000,1000000,1000000000}", "d{1,100000000}r1",
+                                  "3d{1,1000,1000000,1000000000}", "d{1,100000000}ro1",
                                   "d{1,100000000}mi5"])
 def test_a_custom_die_with_faces_far_apart_is_refused_before_its_law_is_laid_out(
         text: str) -> None:
@@ -441,11 +441,36 @@ def test_a_custom_die_rolled_again_with_faces_far_apart_is_refused_naming_its_va
     assert _refused_peak(text) < 4 << 20
 
 
+def test_a_custom_die_rolled_again_far_from_zero_is_refused_before_its_polynomials_are_made(
+        ) -> None:
+    # each roll again adds about 10**9: the law spans 10**9 a roll whatever the faces' spread
+    # (this took every byte of the machine's memory and was killed)
+    with pytest.raises(astragal.LimitError, match="and 0, lie at most"):
+        odds("d{1000000000,1000000002}!")
+    assert _refused_peak("d{1000000000,1000000002}!") < 4 << 20
+
+
+@pytest.mark.parametrize("text, near, shift", [
+    ("3d{1000000000,1000000002}", "3d{0,2}", 3_000_000_000),
+    ("2d{1000000,1000001,1000005}kh1", "2d{0,1,5}kh1", 1_000_000),
+    ("4d{1000000000,1000000002}>=1000000001", "4d{0,2}>=1", 0),
+    ("d{1000000000,1000000001}ro<1000000001", "d{0,1}ro<1", 1_000_000_000)])
+def test_dice_whose_faces_all_lie_far_from_zero_cost_what_the_same_dice_near_zero_cost(
+        text: str, near: str, shift: int) -> None:
+    # a die's generating function counts from its lowest value, not from 0: these were refused
+    # for billions of values they do not have
+    far = odds(text).distribution.as_dict()
+    assert far == pytest.approx({k + shift: p for k, p in odds(near).distribution.as_dict().items()},
+                                abs=1e-15)
+
+
 def test_a_custom_die_with_faces_far_apart_still_has_odds_when_the_work_is_small() -> None:
     # a die rolled once whose faces lie far apart is counted by its faces, and answered as
     # before while its law is small enough
     assert odds("d{1,100000}").distribution.as_dict() == {1: 0.5, 100000: 0.5}
     assert odds("d{1,1000000000}>=5").distribution.as_dict() == {0: 0.5, 1: 0.5}
+    # re-rolled until it shows the far face: one value (refused as 10**8 values before)
+    assert odds("d{1,100000000}r1").distribution.as_dict() == {100000000: 1.0}
 
 
 @pytest.mark.parametrize("op, a, b, want", [
