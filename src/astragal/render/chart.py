@@ -57,27 +57,45 @@ def series(odds: Odds, view: str = "eq", outcomes: bool = False) -> list[tuple[A
 
 
 def _union(all_series: Sequence[list[tuple[Any, float]]]) -> list[Any]:
-    keys: list[Any] = []
+    keys: dict[Any, None] = {}  # in order of first sight, each once (a list's ``in`` is quadratic)
     for s in all_series:
         for k, _ in s:
-            if k not in keys:
-                keys.append(k)
-    if all(isinstance(k, (int, float)) for k in keys):
-        keys.sort()
-    return keys
+            keys.setdefault(k)
+    out = list(keys)
+    if all(isinstance(k, (int, float)) for k in out):
+        out.sort()
+    return out
 
 
 def _fill(s: list[tuple[Any, float]], keys: list[Any], view: str) -> list[float]:
+    """The series at every key: a key it lacks has P(=) 0, and in a tail view the tail of the
+    nearest value it has on that side (the most of the tails beyond the key, found by bisection:
+    scanning the series for every key it lacks is quadratic)."""
     got = dict(s)
+    tails = view in ("at_least", "at_most")
+    if tails:
+        from bisect import bisect_left, bisect_right
+
+        points = sorted((x, p) for x, p in s if isinstance(x, (int, float)))
+        xs = [x for x, _ in points]
+        best = [p for _, p in points]  # at_least: most from i on; at_most: most up to i
+        if view == "at_least":
+            for i in range(len(best) - 2, -1, -1):
+                best[i] = max(best[i], best[i + 1])
+        else:
+            for i in range(1, len(best)):
+                best[i] = max(best[i], best[i - 1])
     out = []
     for k in keys:
         if k in got:
             out.append(got[k])
-        elif view == "at_least" and isinstance(k, (int, float)):
-            out.append(max((p for x, p in s if x >= k), default=0.0) if any(
-                x >= k for x, _ in s) else 0.0)
-        elif view == "at_most" and isinstance(k, (int, float)):
-            out.append(max((p for x, p in s if x <= k), default=0.0))
+        elif tails and isinstance(k, (int, float)):
+            if view == "at_least":
+                i = bisect_left(xs, k)
+                out.append(best[i] if i < len(xs) else 0.0)
+            else:
+                i = bisect_right(xs, k)
+                out.append(best[i - 1] if i else 0.0)
         else:
             out.append(0.0)
     return out
@@ -156,15 +174,17 @@ def _exact_fill(odds: Odds, view: str, outcomes: bool, keys: list[Any]) -> list[
         law = dict(dist.exact())
     except ValueError as exc:
         raise ValueError(f"{odds.input}: {exc}") from None
-    out: list[Fraction] = []
-    for k in keys:
-        if view == "eq" or not _numeric(dist):
-            out.append(law.get(k, Fraction(0)))
-        elif view == "at_least":
-            out.append(sum((p for x, p in law.items() if x >= k), Fraction(0)))
-        else:
-            out.append(sum((p for x, p in law.items() if x <= k), Fraction(0)))
-    return out
+    if view == "eq" or not _numeric(dist):
+        return [law.get(k, Fraction(0)) for k in keys]
+    from bisect import bisect_left, bisect_right
+
+    xs = sorted(law)
+    upto = [Fraction(0)]  # upto[i]: P(the i lowest values), summed once
+    for x in xs:
+        upto.append(upto[-1] + law[x])
+    if view == "at_least":
+        return [upto[-1] - upto[bisect_left(xs, k)] for k in keys]
+    return [upto[bisect_right(xs, k)] for k in keys]
 
 
 def cell(value: Any) -> Any:
