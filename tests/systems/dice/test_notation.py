@@ -7,6 +7,7 @@ Worked examples with scripted faces, worked by hand from docs/notation.md.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -518,3 +519,22 @@ def test_a_long_numerator_outlined_from_its_faces_is_the_one_the_estimate_would_
     outlined = algebra._outline(form, length)
     monkeypatch.setattr(algebra, "_MADE_UPTO", 10**9)  # made, as it was
     assert outlined == algebra._outline(form, length)
+
+
+@pytest.mark.parametrize("text", [
+    "2**255*2**255*2**255*2**255*2**255/7", "d6*2**255*2**255*2**255",
+    "{d6*2**255*2**255*2**255*2**255*2**255, d6}kh1", "15**85", "(d6*2**255)/(d6*3**160)",
+    "(d4*3**160*7**90)/(d4*5**109*11**73)"])
+def test_a_value_past_256_bits_is_refused_where_it_is_made(text: str) -> None:
+    # a product of powers each under the cap grew past what a float holds: the roll, the odds
+    # and their mean raised OverflowError (and fractions of thousands of bits ran for ~40 s)
+    for run in (astragal.roll, odds):
+        with pytest.raises(astragal.NotationError, match="more than 256 bits"):
+            run(text)
+
+
+def test_values_up_to_256_bits_keep_their_exact_odds_and_spread() -> None:
+    law = odds("2**200*d6*2**50")
+    assert law.distribution.mean() == pytest.approx(3.5 * 2.0 ** 250)
+    assert law.distribution.std() == pytest.approx(math.sqrt(35 / 12) * 2.0 ** 250)
+    assert astragal.roll("2**200*d6*2**50", faces="4").result["total"] == 4 * 2 ** 250

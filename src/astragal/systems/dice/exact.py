@@ -62,7 +62,7 @@ from .pmf import (
     power,
 )
 from .rules import (
-    BadPower,
+    BadValue,
     ZeroDivisor,
     arith,
     call,
@@ -116,13 +116,17 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
                 if op in ("/", "//", "%") and any(v == 0 for v, _ in right.items()):
                     raise NotationError("the divisor can come to 0, so the result is undefined "
                                         "for some rolls", budget.text, span)
-                acc = _product(op, acc, right, budget, node)
+                try:
+                    acc = _product(op, acc, right, budget, node)
+                except BadValue as exc:
+                    raise NotationError(f"{exc} for some rolls, past what the notation holds",
+                                        budget.text, span) from None
             return acc
         case Call(name=name, args=args, span=span) if name == "pow":
             a, x = (evaluate(arg, limits, budget) for arg in args)
             try:
                 return binop(a, x, lambda u, v: call("pow", [u, v]), budget, node, op="**")
-            except (ZeroDivisor, BadPower) as exc:
+            except (ZeroDivisor, BadValue) as exc:
                 raise NotationError(f"{exc} for some rolls, so the odds are undefined",
                                     budget.text, span) from None
         case Call(name=name, args=args):
@@ -147,7 +151,7 @@ def evaluate(node: Node, limits: Limits, budget: Budget) -> Pmf:
             x = evaluate(e, limits, budget)
             try:
                 return binop(a, x, lambda u, v: arith("**", u, v), budget, node, op="**")
-            except (ZeroDivisor, BadPower) as exc:
+            except (ZeroDivisor, BadValue) as exc:
                 raise NotationError(f"{exc} for some rolls, so the odds are undefined",
                                     budget.text, span) from None
         case Computed():

@@ -42,7 +42,7 @@ from .nodes import (
 )
 from .pool import forget as _forget_programs
 from .pool import group_items, roll_term, side_step
-from .rules import BadPower, ZeroDivisor, arith, call, compare, kept_flags, term_value
+from .rules import BadValue, ZeroDivisor, arith, call, compare, kept_flags, term_value
 
 __all__ = ["general", "json_value", "plain_steps", "roll"]
 
@@ -153,6 +153,8 @@ class _Roller:
                     except ZeroDivisor as exc:
                         raise NotationError(f"{exc}: the divisor came to 0", self.text,
                                             span) from None
+                    except BadValue as exc:
+                        raise NotationError(f"{exc}", self.text, span) from None
                     shown += f" {op} {_paren(s, f, 4)}"
                 return total, shown
             case Power(base=pb, exponent=pe, span=span):
@@ -160,7 +162,7 @@ class _Roller:
                 x, sx = self.value(pe, label)
                 try:
                     v = arith("**", a, x)
-                except (ZeroDivisor, BadPower) as exc:
+                except (ZeroDivisor, BadValue) as exc:
                     raise NotationError(f"{exc}", self.text, span) from None
                 return v, f"{_paren(sa, pb, 6)} ** {_paren(sx, pe, 4)}"
             case Computed(count=count, sides=sides, dice=d, span=span):
@@ -183,7 +185,7 @@ class _Roller:
                 vals, shows = zip(*(self.value(a, label) for a in args))
                 try:
                     v = call(name, list(vals))
-                except (ZeroDivisor, BadPower) as exc:
+                except (ZeroDivisor, BadValue) as exc:
                     raise NotationError(f"{exc}", self.text, span) from None
                 return v, f"{name}({', '.join(shows)})"
         raise TypeError(node)  # pragma: no cover

@@ -241,13 +241,13 @@ def arith(op: str, a: Value, b: Value) -> Value:
         case "-":
             return as_number(a - b)
         case "*":
-            return as_number(a * b)
+            return _held(as_number(a * b), "product")
         case "/":
             if b == 0:
                 raise ZeroDivisor("division by zero")
             if type(a) is int and type(b) is int:  # the same fraction, made once
-                return as_number(Fraction(a, b))
-            return as_number(Fraction(a) / Fraction(b))
+                return _held(as_number(Fraction(a, b)), "quotient")
+            return _held(as_number(Fraction(a) / Fraction(b)), "quotient")
         case "**":
             return power(a, b)
         case "//":
@@ -264,25 +264,40 @@ def arith(op: str, a: Value, b: Value) -> Value:
             return as_number(Fraction(a) % Fraction(b))
 
 
-MAX_POWER_BITS = 256  # a power whose value needs more bits than this is refused
+# A value that needs more bits than this is refused (its numerator and its denominator each):
+# products and powers are the only ways to grow one (a number has at most 15 digits), and a value
+# this size, squared, still fits in a float (the mean and spread are floats, to 2**1023)
+MAX_VALUE_BITS = 256
+_PAST = 1 << MAX_VALUE_BITS
 
 
-class BadPower(ValueError):
-    """A power with a fractional exponent, or too large a value (the caller adds the span)."""
+class BadValue(ValueError):
+    """A value the notation does not hold: a power with a fractional exponent, or a value of
+    more than ``MAX_VALUE_BITS`` bits (the caller adds the span)."""
+
+
+def _held(v: Value, what: str) -> Value:
+    """``v``, or BadValue when it needs more than ``MAX_VALUE_BITS`` bits."""
+    if type(v) is int:
+        if -_PAST < v < _PAST:
+            return v
+    elif -_PAST < v.numerator < _PAST and v.denominator < _PAST:
+        return v
+    raise BadValue(f"a {what} here comes to more than {MAX_VALUE_BITS} bits")
 
 
 def power(a: Value, b: Value) -> Value:
     """``a ** b``: a whole-number exponent; a negative one gives an exact fraction."""
     if type(b) is Fraction and b.denominator != 1:
-        raise BadPower(f"the exponent {float(b):g} is not a whole number")
+        raise BadValue(f"the exponent {float(b):g} is not a whole number")
     e = int(b)
     if e < 0 and a == 0:
         raise ZeroDivisor("0 to a negative power")
     base = Fraction(a)
     bits = max(abs(base.numerator), base.denominator).bit_length()
-    if bits > 1 and abs(e) * (bits - 1) > MAX_POWER_BITS:
-        raise BadPower(f"{a} ** {e} is too large (more than {MAX_POWER_BITS} bits)")
-    return as_number(base ** e)
+    if bits > 1 and abs(e) * (bits - 1) > MAX_VALUE_BITS:
+        raise BadValue(f"{a} ** {e} is too large (more than {MAX_VALUE_BITS} bits)")
+    return _held(as_number(base ** e), "power")
 
 
 @rule(GAME, "N8", "floor, ceil, round (halves up), abs, min, max")
