@@ -50,9 +50,12 @@ def _class_rows(caps: tuple[int, ...], c: int, n: int, k: int) -> tuple[int, int
     return states, total
 
 
-def _multi_rows(classes: Sequence[tuple[int, AbstractSet[int]]], k: int) -> tuple[int, int]:
+def _multi_rows(classes: Sequence[tuple[int, AbstractSet[int]]], k: int,
+                most: int | None = None) -> tuple[int, int]:
     """(most live states, row updates) of the several-class DP: values from the highest down;
-    a class has placed dice only once a value of its own has been passed."""
+    a class has placed dice only once a value of its own has been passed. Counting stops once
+    the rows pass ``most`` (the rows are then over it: a count of ~200 classes of ~200 values
+    would take a minute of its own, for a refusal)."""
     values = sorted({v for _, vs in classes for v in vs}, reverse=True)
     caps = [0] * len(classes)
     states = rows = 0
@@ -69,6 +72,8 @@ def _multi_rows(classes: Sequence[tuple[int, AbstractSet[int]]], k: int) -> tupl
                 else:
                     states, rows = max(states, live), rows + moved
                     caps[c] = min(n, k - 1)
+                if most is not None and rows > most:
+                    return states, rows
     return states, rows
 
 
@@ -83,12 +88,13 @@ class Cost(Record):
 
 def keep_cost(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
               classes: Sequence[tuple[int, AbstractSet[int]]] = (),
-              span: int | None = None) -> Cost:
+              span: int | None = None, most: int | None = None) -> Cost:
     """The work of the order statistics in Python and with numpy: each value moves each live
     state (dice placed per class, fewer than k in all) by each m below what it still needs, a
     row of ``size`` sums each. ``classes``: (dice, its values) of each class when there are
     several, whose rows hold only the sums k dice can make (``span`` of them: k · (highest −
-    lowest score) + 1, however far from 0 the scores lie)."""
+    lowest score) + 1, however far from 0 the scores lie). ``most``: the steps the caller
+    allows; the count may stop once it is past them (the cost is then over ``most``)."""
     if k == 1:  # the highest die's law in closed form: one power a value and class
         steps = 12 * n_values * n_classes + 200
         peak = LIST_BYTES * (size + 2 * n_values * n_classes)
@@ -97,11 +103,13 @@ def keep_cost(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
         states, rows = k, n_values * (min(n, k) * (k + 1) // 2 + k)
         per_row = size // 2 + 1
     else:
-        states, rows = _multi_rows(classes, k)
         size = span if span is not None else size
         # a row holds the sums of the dice placed, size/2 on average; a cell of it costs about
         # 1.5 steps (sliced out, scaled and added, put back: one line, ~45 ns)
         per_row = 3 * size // 4 + 2
+        # past ``most`` steps in either kernel's count, the rows need not be counted further
+        cheapest = min(per_row + 16, (per_row + 16) // CELLS + 2 * CALL)
+        states, rows = _multi_rows(classes, k, None if most is None else most // cheapest + 1)
     # plus the setup of a run: the values and their scores, the binomial terms of each value
     cells = rows * (per_row + 16) + 300 + 40 * n_values * n_classes
     # with numpy: a few calls per row (one class: per value and m, over every state)
@@ -178,7 +186,7 @@ class KeepPlan(Record):
 
 
 def keep_plan(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: int,
-              w: Callable[[int], int] | None = None) -> KeepPlan:
+              w: Callable[[int], int] | None = None, most: int | None = None) -> KeepPlan:
     """Order statistics of the sum of ``w`` (None: the value) over the ``k`` highest (lowest)
     dice of ``classes`` (``n`` i.i.d. dice of a law each): their cost (``steps``, peak bytes),
     then ``law()``; with numpy when it pays (``maths.numpy_pays``; a caller running several
@@ -189,7 +197,7 @@ def keep_plan(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k:
     scores = setup.scores.values()
     cost = keep_cost(sum(n for n, _ in setup.classes), len(setup.values), setup.k, setup.size,
                      len(setup.classes), setup.shape,
-                     setup.k * (max(scores) - min(scores)) + 1)
+                     setup.k * (max(scores) - min(scores)) + 1, most)
     return KeepPlan(setup, cost, numpy_pays(cost.python, cost.numpy))
 
 

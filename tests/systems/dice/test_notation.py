@@ -538,3 +538,29 @@ def test_values_up_to_256_bits_keep_their_exact_odds_and_spread() -> None:
     assert law.distribution.mean() == pytest.approx(3.5 * 2.0 ** 250)
     assert law.distribution.std() == pytest.approx(math.sqrt(35 / 12) * 2.0 ** 250)
     assert astragal.roll("2**200*d6*2**50", faces="4").result["total"] == 4 * 2 ** 250
+
+
+def test_a_keep_over_many_kinds_of_dice_stops_counting_once_past_the_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the rows of a keep over 79 kinds of dice were all counted before the refusal: thousands of
+    # counts, each over every kind (198 kinds: 55 s to be refused)
+    from astragal.odds import keep
+
+    calls = []
+    count = keep._class_rows
+
+    def counted(*args: Any) -> tuple[int, int]:
+        calls.append(args)
+        return count(*args)
+
+    monkeypatch.setattr(keep, "_class_rows", counted)
+    with pytest.raises(astragal.LimitError):
+        odds("{" + ",".join(f"d{s}" for s in range(2, 81)) + "}kh40")
+    assert 0 < len(calls) < 500
+
+
+def test_a_keep_over_a_group_of_large_dice_is_refused_before_their_values_are_copied() -> None:
+    # each item's values were read into dicts and sets before the keep was counted: twenty
+    # d650000 took 1.9 GB and raised MemoryError
+    assert _refused_peak("{" + ",".join(f"d{s}" for s in range(300000, 299992, -1)) + "}kh2") \
+        < 64 << 20

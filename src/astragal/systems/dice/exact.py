@@ -182,8 +182,9 @@ def computed_pmf(node: Computed, limits: Limits, budget: Budget) -> Pmf:
     budget.spend(sum(int(n) * int(s) for n, _ in counts for s, _ in sides), what, node.span)
     out: dict[Value, float] = {}
     lost = 0.0
-    for n, pn in counts:
-        for s, ps in sides:
+    # the most dice and sides first: the part that costs most is counted, and refused, first
+    for n, pn in sorted(counts, key=lambda c: c[0], reverse=True):
+        for s, ps in sorted(sides, key=lambda c: c[0], reverse=True):
             part = dice_pmf(node.dice._replace(count=int(n), sides=int(s)), limits, budget)
             lost += pn * ps * part.lost
             for v, p in part.items():

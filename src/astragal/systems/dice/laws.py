@@ -71,7 +71,7 @@ def kept(classes: Classes, highest: bool, k: int, w: Callable[[int], int] | None
          what: object, span: tuple[int, int] | None = None) -> Pmf:
     """The sum of ``w`` over the ``k`` highest (lowest) dice of the classes: the shared order
     statistics (``odds.keep``), its work spent first."""
-    plan = keep_plan(classes, highest, k, w)
+    plan = keep_plan(classes, highest, k, w, budget.limit - budget.used)
     budget.spend(plan.steps, what, span, plan.memory)
     low, pmf = plan.law()
     return Pmf(low, pmf)
@@ -276,6 +276,10 @@ def _dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
 # Groups
 
 
+_GROUP_READ = 10  # steps to read one value of a group's item for a keep (a line or so a copy)
+_GROUP_BYTES = 400  # bytes it holds meanwhile: its copies in a list, dicts and sets
+
+
 def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
     """``{a, b, ...}``: the sum of the items, or keep/drop and success counting over them."""
     what = g
@@ -289,7 +293,11 @@ def group_pmf(g: Group, items: Sequence[Pmf], budget: Budget) -> Pmf:
         for p in parts[1:]:
             out = add(out, p, budget, what)
         return out.with_lost(lost)
-    # classes of identical items; fractional values are scaled to whole numbers for the DP
+    # classes of identical items; fractional values are scaled to whole numbers for the DP:
+    # every value of every item read into a few dicts and sets first, counted before they are
+    # made (a group of twenty d650000 took 1.9 GB before its keep was counted)
+    values = sum(len(p) for p in items)
+    budget.spend(_GROUP_READ * values, what, g.span, _GROUP_BYTES * values)
     dists = [p.normalised().as_dict() for p in items]
     whole = {type(v) for d in dists for v in d} == {int}  # no Fraction made for whole values
     scale = 1 if whole else math.lcm(*(Fraction(v).denominator for d in dists for v in d))
