@@ -142,6 +142,24 @@ def _setup(classes: Sequence[tuple[int, dict[int, float]]], highest: bool, k: in
         scores = {v: sign * v for v in values}
     else:
         scores = {v: w(sign * v) for v in values}
+        # values next to each other in rank with one score: which of them a kept die shows
+        # does not change the kept sum, so each run of them is one value (successes counted
+        # over a keep, 100d100kh50>=50: two values, not a hundred)
+        runs = [v for i, v in enumerate(values) if not i or scores[values[i - 1]] != scores[v]]
+        if len(runs) < len(values):
+            head, at = {}, runs[0]
+            for v in values:
+                if scores[v] != scores[at]:
+                    at = v
+                head[v] = at
+            merged: list[tuple[int, dict[int, float]]] = []
+            for n, pmf in live:
+                one: dict[int, float] = {}
+                for v, p in pmf.items():
+                    if p > 0:
+                        one[head[v]] = one.get(head[v], 0.0) + p
+                merged.append((n, one))
+            live, values, scores = merged, runs, {v: scores[v] for v in runs}
     off = k * min(min(scores.values()), 0)
     size = k * max(max(scores.values()), 0) - off + 1
     # each class's values, which only the several-class count reads
