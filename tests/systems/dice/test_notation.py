@@ -564,3 +564,13 @@ def test_a_keep_over_a_group_of_large_dice_is_refused_before_their_values_are_co
     # d650000 took 1.9 GB and raised MemoryError
     assert _refused_peak("{" + ",".join(f"d{s}" for s in range(300000, 299992, -1)) + "}kh2") \
         < 64 << 20
+
+
+@pytest.mark.parametrize("text, message", [
+    ("(d1000)d6", "the count of dice can come to 1000"),
+    ("(d6-4)d6", "the count of dice can come to -3"),
+    ("(2)d(d6-1)", "the number of sides can come to 0")])
+def test_a_rolled_count_or_sides_out_of_range_is_named_by_its_farthest_value(
+        text: str, message: str) -> None:
+    with pytest.raises(NotationError, match=message):
+        odds(text)

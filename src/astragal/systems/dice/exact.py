@@ -169,16 +169,19 @@ def computed_pmf(node: Computed, limits: Limits, budget: Budget) -> Pmf:
         [(node.dice.count, 1.0)]
     sides = evaluate(node.sides, limits, budget).items() if node.sides is not None else \
         [(node.dice.sides, 1.0)]
-    for v, _ in counts:
-        if type(v) is Fraction or v < 0 or v > limits.max_dice:
-            raise NotationError(f"the count of dice can come to {format_value(v)}: it must be "
-                                f"a whole number from 0 to {limits.max_dice}", budget.text,
-                                node.span)
-    for v, _ in sides:
-        if type(v) is Fraction or v < 1 or v > MAX_SIDES:
-            raise NotationError(f"the number of sides can come to {format_value(v)}: it must "
-                                f"be a whole number from 1 to {MAX_SIDES:,}", budget.text,
-                                node.span)
+    # a rolled count or number of sides out of range is named by its farthest value (a fixed
+    # one was checked where it was read: Fudge dice have 0 sides)
+    for rolled, law, name, lo, hi in (
+            (node.count, counts, "count of dice", 0, limits.max_dice),
+            (node.sides, sides, "number of sides", 1, MAX_SIDES)):
+        if rolled is None:
+            continue
+        bad = [v for v, _ in law if type(v) is Fraction or v < lo or v > hi]
+        if bad:
+            v = next((b for b in bad if type(b) is Fraction), max(bad) if max(bad) > hi
+                     else min(bad))
+            raise NotationError(f"the {name} can come to {format_value(v)}: it must be a whole "
+                                f"number from {lo} to {hi:,}", budget.text, node.span)
     budget.spend(sum(int(n) * int(s) for n, _ in counts for s, _ in sides), what, node.span)
     out: dict[Value, float] = {}
     lost = 0.0
