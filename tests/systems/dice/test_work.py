@@ -105,6 +105,7 @@ def test_estimated_steps_are_within_4x_of_the_python_lines_run() -> None:
 MEMORY = [
     "1000d6", "100d100kh50", "50d20!kh10", "d100000!", "60d20kh30", "200d12", "400d6kl100",
     "d5000*d20", "30d10!!kh10", "20d6!pkh5", "100d20>=15!", "{10d6,10d8,10d10}kh2",
+    "{d50000,d49999,d49998}kh1",
 ]
 
 
