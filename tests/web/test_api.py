@@ -391,3 +391,35 @@ def test_opening_and_joining_rooms_is_limited_per_address(tmp_path: Any) -> None
         r = client.post(f"/api/rooms/{room.id}/members", json={"name": "c"})
         assert r.status_code == 429 and "from this address" in r.json()["message"]
         assert client.post("/api/rooms", json={}).status_code == 429
+
+
+def test_the_log_is_read_in_pages_of_bounded_size(store: Any) -> None:
+    # every entry is still read, in order, page after page; ``more`` says when to read on
+    import warnings
+
+    with warnings.catch_warnings():  # starlette's note about its httpx transport
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+
+    from astragal.web.app import create_app
+    from astragal.web.caps import Caps
+    from astragal.web.room import Table
+
+    from .conftest import Room
+
+    table = Table(store, caps=Caps(page_bytes=3000), roll_rate=(1000.0, 1000))
+    app = create_app(store, table=table, own_store=False,
+                     door_rate=(1000.0, 1000))
+    with TestClient(app) as client:
+        room = Room(client, system="dice")
+        for n in range(1, 9):
+            assert room.roll(room.gm, f"{n}d6").status_code == 201
+        seen, after, pages = [], 0, 0
+        while True:
+            page = room.log(room.gm, after).json()
+            pages += 1
+            seen += [e["id"] for e in page["entries"]]
+            after = page["last"]
+            if not page["more"]:
+                break
+        assert seen == list(range(1, 9)) and pages > 2

@@ -111,3 +111,20 @@ def test_schema_names_are_checked() -> None:
     assert split_schema("postgresql://h/db")[1] == "public"
     with pytest.raises(ValueError):
         split_schema('postgresql://h/db?schema=x";drop')
+
+
+def test_a_page_of_entries_ends_at_its_size_as_well_as_its_count(store: Store) -> None:
+    # a page of the 500 largest entries took ~50 MB of JSON and ~360 MB to answer: pages end at
+    # a size too, with at least one entry, and read on from there they cover the log in order
+    _room(store, "a")
+    made = [store.append("a", {"kind": "note", "n": n, "pad": "x" * 1000}) for n in range(10)]
+    one = len(store.entries("a", limit=1)[0]["pad"])
+    assert one == 1000
+    assert store.entries("a", max_bytes=1) == made[:1]  # never empty while entries remain
+    pages, after = [], 0
+    while rows := store.entries("a", after, 500, max_bytes=2500):
+        assert 1 <= len(rows) <= 3  # ~1,100 bytes an entry: the page ends just past 2,500
+        pages.append(rows)
+        after = rows[-1]["id"]
+    assert [e for page in pages for e in page] == made
+    assert store.entries("a", 0, 4, max_bytes=10**9) == made[:4]  # the count still ends it

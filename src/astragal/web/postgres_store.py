@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from .chain import GENESIS, canonical, seal
 from .fair import new_seed
 from .store_common import (
+    BYTES_PAGE,
     MAX_PAGE,
     MEMBERS_NOTE,
     Moved,
@@ -331,10 +332,15 @@ class PostgresStore:
             raise StoreError(503, "the database connection broke while the roll was being "
                                   "stored, and it was not stored: try again") from exc
 
-    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
-        rows = self._do("read the log", lambda conn, _: conn.execute(
-            f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq "
-            "LIMIT %s", (room_id, after, limit)).fetchall())
+    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE,
+                max_bytes: int | None = None) -> list[dict[str, Any]]:
+        if max_bytes is None:
+            rows = self._do("read the log", lambda conn, _: conn.execute(
+                f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq "
+                "LIMIT %s", (room_id, after, limit)).fetchall())
+        else:
+            rows = self._do("read the log", lambda conn, _: conn.execute(
+                BYTES_PAGE.format(log=self._log), (room_id, after, limit, max_bytes)).fetchall())
         return [json.loads(r[0]) for r in rows]
 
     def epoch(self, room_id: str) -> tuple[int, str]:

@@ -396,10 +396,14 @@ class Table(TableOdds, TableTools):
 
     def log(self, viewer: Member, after: int = 0, limit: int = MAX_PAGE) -> dict[str, Any]:
         """Entries after ``after`` that ``viewer`` may see; ``last`` is the last id read."""
-        rows = self.store.entries(viewer.room, after, max(1, min(limit, MAX_PAGE)))
+        count = max(1, min(limit, MAX_PAGE))
+        # a page ends at ``page_bytes`` of entries too: 500 of the largest took ~50 MB of JSON
+        # and ~360 MB to answer, and eight such requests at once took the server down
+        rows = self.store.entries(viewer.room, after, count, self.caps.page_bytes)
         out = [v for e in rows if (v := self.visible(e, viewer)) is not None]
         last = rows[-1]["id"] if rows else after
-        page = {"entries": out, "last": last, "more": len(rows) >= max(1, min(limit, MAX_PAGE))}
+        more = len(rows) >= count or (bool(rows) and self.store.head(viewer.room)[0] > last)
+        page = {"entries": out, "last": last, "more": more}
         if rows:  # the chain's head as of this read: players compare it with the GM's
             page["head"] = rows[-1]["hash"]
         return page

@@ -188,7 +188,8 @@ class TableOdds:
         """The entries after ``after`` up to ``last`` that ``viewer`` may see, a page at a time."""
         page = max(1, self.caps.export_page)
         while after < last:
-            rows = self.store.entries(viewer.room, after, min(page * 8, last - after))
+            rows = self.store.entries(viewer.room, after, min(page * 8, last - after),
+                                      self.caps.page_bytes)
             if not rows:
                 return
             for e in rows:

@@ -14,6 +14,7 @@ from typing import Any
 from .chain import GENESIS, canonical, seal
 from .fair import new_seed
 from .store_common import (
+    BYTES_PAGE,
     DEFAULT_DB,
     MAX_PAGE,
     Moved,
@@ -203,11 +204,16 @@ class SQLiteStore:
                 raise
         return entry
 
-    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE,
+                max_bytes: int | None = None) -> list[dict[str, Any]]:
         with _sqlite_errors("be read"):
-            rows = self._reader().execute(
-                "SELECT body FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (room_id, after, limit)).fetchall()
+            if max_bytes is None:
+                rows = self._reader().execute(
+                    "SELECT body FROM astragal_log WHERE room_id = ? AND seq > ? ORDER BY seq "
+                    "LIMIT ?", (room_id, after, limit)).fetchall()
+            else:
+                rows = self._reader().execute(BYTES_PAGE.replace("%s", "?").format(
+                    log="astragal_log"), (room_id, after, limit, max_bytes)).fetchall()
         return [json.loads(r[0]) for r in rows]
 
     def epoch(self, room_id: str) -> tuple[int, str]:

@@ -8,12 +8,20 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["DEFAULT_DB", "MAX_PAGE", "MEMBERS_NOTE", "Moved", "NameTaken", "RoomFull",
+__all__ = ["BYTES_PAGE", "DEFAULT_DB", "MAX_PAGE", "MEMBERS_NOTE", "Moved", "NameTaken", "RoomFull",
            "StoreError", "Wake", "name_key"]
 
 DEFAULT_DB = "astragal.db"
 MEMBERS_NOTE = "m:"  # a NOTIFY payload "m:<room>": someone joined the room (else: a new entry)
 MAX_PAGE = 500
+# A page of entries by size as well as count: the rows whose stored JSON before them comes to
+# less than the last parameter (so a page holds at least one entry, and ends just past it).
+# Both databases' SQL; %s placeholders (SQLite's are swapped in), {log} the log's table
+BYTES_PAGE = """SELECT body FROM (
+    SELECT body, seq, SUM(LENGTH(body)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING)
+                      - LENGTH(body) AS before
+    FROM {log} WHERE room_id = %s AND seq > %s ORDER BY seq LIMIT %s) AS page
+WHERE before < %s ORDER BY seq"""
 
 Wake = Callable[[str | None], None]
 """Called with a room id when another instance appended to it (None: wake every room)."""
