@@ -365,6 +365,25 @@ def test_exports_are_rate_limited_and_a_few_at_once(tmp_path: Path) -> None:
     del table
 
 
+def test_a_stalled_export_gives_its_place_to_the_next_one() -> None:
+    # four clients that stopped reading held every export of the server for as long as they
+    # stalled (and for a minute or more after they went away): past ``stall`` seconds without
+    # taking a piece, an export gives its place to the next one asked for, and ends
+    from astragal.web.app import _Streams
+
+    now = [0.0]
+    streams = _Streams(1, stall=30.0, clock=lambda: now[0])
+    held = streams.stream(iter(["a"] * 200_000))
+    assert len(next(held)) == 1 << 16
+    now[0] = 29.0
+    with pytest.raises(TableError):  # still reading, as far as anyone can tell
+        streams.stream(iter(["b"]))
+    now[0] = 61.0
+    assert b"".join(streams.stream(iter(["b"]))) == b"b"
+    assert list(held) == []  # the stalled one ends at its next piece
+    assert streams.active == 0
+
+
 # ------------------------------------------------------------------------------------------------
 # 3. Idle, slow and too many connections (a real server, raw sockets)
 

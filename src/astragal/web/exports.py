@@ -5,6 +5,7 @@ streamed in bounded pieces, a few at a time (``_Streams``).
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -44,11 +45,20 @@ def add_exports(app: FastAPI, table: Table) -> None:
 
 
 class _Streams:
-    """At most ``at_once`` exports streaming at a time (503 beyond), each in bounded pieces."""
+    """At most ``at_once`` exports streaming at a time (503 beyond), each in bounded pieces.
 
-    def __init__(self, at_once: int) -> None:
+    An export whose client has taken no piece for ``stall`` seconds (it stopped reading, or went
+    away and its stream waits for the garbage collector) gives its place to the next export
+    asked for, and ends: four stalled clients held every export of the server, for as long as
+    they stalled."""
+
+    def __init__(self, at_once: int, stall: float = 30.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.at_once = at_once
+        self.stall = stall
+        self.clock = clock
         self.active = 0
+        self._open: weakref.WeakSet[_Export] = weakref.WeakSet()
         self._lock = threading.Lock()
 
     def _release(self) -> None:
@@ -56,27 +66,44 @@ class _Streams:
             self.active -= 1
 
     def stream(self, chunks: Iterator[str]) -> _Export:
+        stalled = [e for e in list(self._open) if self.clock() - e.pulled > self.stall]
+        for export in stalled:
+            export.cut()
         with self._lock:
             if self.active >= self.at_once:
                 raise TableError(503, "Busy", f"{self.at_once} room logs are being exported at "
                                  "this moment, the most at once: try again shortly",
                                  retry_after=5)
             self.active += 1
-        return _Export(self, chunks)
+        export = _Export(self, chunks)
+        self._open.add(export)
+        return export
 
 
 class _Export:
     """An export's bytes, about 64 KiB at a time; its place among the streams is given back
-    when it ends, is closed, or is dropped (a client that went away)."""
+    when it ends, is closed, is dropped (a client that went away) or is cut (stalled)."""
 
     def __init__(self, owner: _Streams, chunks: Iterator[str]) -> None:
         self._chunks = chunks
+        self._clock = owner.clock
+        self.pulled = owner.clock()
+        self._cut = False
         self._done = weakref.finalize(self, owner._release)
 
     def __iter__(self) -> _Export:
         return self
 
+    def cut(self) -> None:
+        """Give the place back now; the stream ends at its next piece."""
+        self._cut = True
+        self._done()
+
     def __next__(self) -> bytes:
+        if self._cut:
+            self.close()
+            raise StopIteration
+        self.pulled = self._clock()
         parts: list[str] = []
         size = 0
         try:
