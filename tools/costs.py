@@ -222,8 +222,50 @@ async def phase_b(lines: list[str]) -> None:
                          f"{(max(ok) if ok else 0) / 2**20:.0f} MiB each in "
                          f"{time.monotonic() - t:.1f} s; server resident memory {before['rss']:.0f}"
                          f" MiB before, peak {after['hwm']:.0f} MiB (was {before['hwm']:.0f} MiB)")
+
+            t = time.monotonic()
+            pages = await asyncio.gather(*(c.get(f"/api/rooms/{rid}/log?limit=500", headers={
+                "Authorization": f"Bearer {gm}"}) for _ in range(8)))
+            lines.append(f"eight `/log?limit=500` at once: statuses "
+                         f"{sorted(r.status_code for r in pages)}, "
+                         f"{max(len(r.content) for r in pages) / 2**10:.0f} KiB each at most, in "
+                         f"{time.monotonic() - t:.1f} s; server peak {memory(pid)['hwm']:.0f} MiB")
+            await _silent_sockets(lines, server.url, rid, keys, pid)
     finally:
         server.stop()
+
+
+async def _silent_sockets(lines: list[str], url: str, rid: str, keys: list[str],
+                          pid: int) -> None:
+    """32 live connections (the most one address may hold) that say hello and never read."""
+    import base64
+    import json
+    import struct
+
+    host, port = url.split("//", 1)[1].rsplit(":", 1)
+    before, cpu = memory(pid)["rss"], cpu_seconds(pid)
+    socks = []
+    for n in range(32):
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a client that reads nothing
+        s.connect((host, int(port)))
+        s.sendall((f"GET /api/rooms/{rid}/live HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                   "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: "
+                   f"{base64.b64encode(os.urandom(16)).decode()}\r\n\r\n").encode())
+        await asyncio.sleep(0.05)
+        hello = json.dumps({"key": keys[n % len(keys)], "after": 0}).encode()
+        mask = os.urandom(4)
+        s.sendall(bytes([0x81, 0xFE]) + struct.pack(">H", len(hello)) + mask
+                  + bytes(b ^ mask[i % 4] for i, b in enumerate(hello)))
+        socks.append(s)
+    await asyncio.sleep(10)
+    after = memory(pid)["rss"]
+    for s in socks:
+        s.close()
+    lines.append(f"32 live connections that never read, to that room: server resident memory "
+                 f"{before:.0f} MiB before, {after:.0f} MiB after 10 s "
+                 f"(+{(after - before) / 32:.1f} MiB a connection); CPU "
+                 f"{cpu_seconds(pid) - cpu:.1f} s")
 
 
 def main() -> int:

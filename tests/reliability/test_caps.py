@@ -512,3 +512,67 @@ def test_log_lines_stay_short(tmp_path: Path, caplog: Any) -> None:
             c.get("/api/odds", params={"text": text})
     assert all(len(r.getMessage()) < 400 and "\n" not in r.getMessage()
                for r in caplog.records)
+
+
+def _silent_live(port: int, rid: str, key: str) -> socket.socket:
+    """A live connection that says hello and then never reads (a 4 KiB receive buffer)."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", port))
+    s.sendall((f"GET /api/rooms/{rid}/live HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+               "Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").encode())
+    answer = b""
+    while b"\r\n\r\n" not in answer:  # the 101 (its last bytes may bring the hello's reply)
+        answer += s.recv(1)
+    assert answer.startswith(b"HTTP/1.1 101"), answer
+    hello = json.dumps({"key": key, "after": 0}).encode()
+    mask = b"\x01\x02\x03\x04"
+    s.sendall(bytes([0x81, 0x80 | len(hello)]) + mask
+              + bytes(b ^ mask[i % 4] for i, b in enumerate(hello)))
+    return s
+
+
+def test_live_clients_that_never_read_cost_a_page_each_not_the_log(tmp_path: Path) -> None:
+    # A client that never reads must not make the server read (and hold) the room's log: the
+    # catch-up stops at the first message the transport cannot take. And pages are read a few
+    # at a time server-wide (Caps.live_reads), however many connections wake at once.
+    import threading
+
+    store = SQLiteStore(tmp_path / "t.db")
+    lock, reads, now, most = threading.Lock(), [0], [0], [0]
+
+    class Counting(Table):
+        def log(self, viewer: Any, after: int = 0, limit: int = 500) -> dict[str, Any]:
+            with lock:
+                reads[0] += 1
+                now[0] += 1
+                most[0] = max(most[0], now[0])
+            try:
+                time.sleep(0.002)  # a page read that takes a moment, so that reads overlap
+                return super().log(viewer, after, limit)
+            finally:
+                with lock:
+                    now[0] -= 1
+
+    table = Counting(store, caps=loose(page_bytes=1, live_reads=2))  # a page: one entry
+    app = create_app(store, table=table, door_rate=(1000.0, 1000))
+    with LiveServer(app) as server:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("POST", "/api/rooms", body=json.dumps({"system": "dice"}),
+                     headers={"Content-Type": "application/json"})
+        made = json.loads(conn.getresponse().read())
+        rid, key = made["room"]["id"], made["key"]
+        pad = "x" * 100_000
+        for n in range(240):  # a 24 MB log: six times what the kernel buffers a socket
+            store.append(rid, {"kind": "note", "n": n, "pad": pad})
+        silent = [_silent_live(server.port, rid, key) for _ in range(6)]
+        time.sleep(3)
+        seen = reads[0]
+        time.sleep(2)
+        assert reads[0] == seen, "a client that does not read is still being sent pages"
+        # each stopped within what its socket's buffers hold (~4 MB, 40 pages), not at 240
+        assert seen <= 6 * 60, seen
+        assert 1 < most[0] <= 2, most[0]
+        for s in silent:
+            s.close()

@@ -414,6 +414,8 @@ def test_the_log_is_read_in_pages_of_bounded_size(store: Any) -> None:
         room = Room(client, system="dice")
         for n in range(1, 9):
             assert room.roll(room.gm, f"{n}d6").status_code == 201
+        heads, head = [], store.head
+        store.head = lambda room_id: heads.append(room_id) or head(room_id)
         seen, after, pages = [], 0, 0
         while True:
             page = room.log(room.gm, after).json()
@@ -423,3 +425,4 @@ def test_the_log_is_read_in_pages_of_bounded_size(store: Any) -> None:
             if not page["more"]:
                 break
         assert seen == list(range(1, 9)) and pages > 2
+        assert heads == []  # a page says itself whether more may follow: one query a page

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from astragal.web.chain import GENESIS, verify_entries
+from astragal.web.chain import GENESIS, canonical, verify_entries
 from astragal.web.store import NameTaken, SQLiteStore, Store, open_store, split_schema
+from astragal.web.store_common import take_page
 
 from .conftest import PG_URL
 
@@ -117,14 +120,36 @@ def test_a_page_of_entries_ends_at_its_size_as_well_as_its_count(store: Store) -
     # a page of the 500 largest entries took ~50 MB of JSON and ~360 MB to answer: pages end at
     # a size too, with at least one entry, and read on from there they cover the log in order
     _room(store, "a")
-    made = [store.append("a", {"kind": "note", "n": n, "pad": "x" * 1000}) for n in range(10)]
-    one = len(store.entries("a", limit=1)[0]["pad"])
-    assert one == 1000
-    assert store.entries("a", max_bytes=1) == made[:1]  # never empty while entries remain
-    pages, after = [], 0
-    while rows := store.entries("a", after, 500, max_bytes=2500):
-        assert 1 <= len(rows) <= 3  # ~1,100 bytes an entry: the page ends just past 2,500
+    made = [store.append("a", {"kind": "note", "n": n, "pad": "é" * 400}) for n in range(10)]
+    size = len(canonical(made[0]).encode())
+    assert 900 < size < 1200, size  # "é" is two bytes stored: a page counts bytes, not letters
+    assert store.page("a", 0, 500, 1) == (made[:1], True)  # never empty while entries remain
+    pages, after, more = [], 0, True
+    while more:
+        rows, more = store.page("a", after, 500, 2500)
         pages.append(rows)
-        after = rows[-1]["id"]
+        after = rows[-1]["id"] if rows else after
+    # ~1,050 bytes an entry: each page ends at its third, past 2,500 bytes
+    assert [len(p) for p in pages] == [3, 3, 3, 1]
     assert [e for page in pages for e in page] == made
-    assert store.entries("a", 0, 4, max_bytes=10**9) == made[:4]  # the count still ends it
+    assert store.page("a", 0, 4, 10**9) == (made[:4], True)  # the count ends it too
+    assert store.page("a", 6, 500, 10**9) == (made[6:], False)  # the log's end: no more
+    assert store.page("a", 10, 500, 10**9) == ([], False)
+    # a page that ends at its size on the log's last entry says more may follow: the next
+    # read finds none (reading on is always safe, stopping early never is)
+    assert store.page("a", 9, 500, 1) == (made[9:], True)
+
+
+def test_a_page_reads_no_row_past_its_end() -> None:
+    # the rows after the one that reaches the size are never read: a page of the largest
+    # entries reads ~256 KiB, not the 500 entries (~50 MB) its count allows
+    pulled: list[int] = []
+
+    def rows() -> Iterator[tuple[str, int]]:
+        for n in range(500):
+            pulled.append(n)
+            yield json.dumps({"n": n}), 100_000
+
+    page, more = take_page(rows(), 500, 256 << 10)
+    assert [e["n"] for e in page] == [0, 1, 2] and more
+    assert pulled == [0, 1, 2]

@@ -171,6 +171,7 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub.loop = asyncio.get_running_loop()
+        hub.page_reads = asyncio.Semaphore(max(1, table.caps.live_reads))
         store.listen(hub.wake_threadsafe)
         yield
         hub.loop = None

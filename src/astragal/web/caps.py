@@ -40,6 +40,7 @@ class Caps:
     export_page: int = 16                   # entries read and sent at a time
     page_bytes: int = 256 << 10             # a page of the log (its stored JSON), over HTTP or
                                             # live: a page also ends at 500 entries
+    live_reads: int = 4                     # live connections reading a page at the same time
     odds_seconds: float = 5.0               # the hard cut: an odds computation is killed after
     odds_memory: int = 1 << 30              # bytes of address space for an odds worker
     odds_workers: int = 2                   # odds computed at once (processes)

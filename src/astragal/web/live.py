@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import deque
 from typing import Any
 
 from fastapi import FastAPI, WebSocket
@@ -43,6 +44,10 @@ class Hub:
         # room per change, whatever the number of connections watching it.
         self.member_lists: dict[str, tuple[tuple[int, int], list[dict[str, Any]]]] = {}
         self._member_reads: dict[str, asyncio.Lock] = {}
+        # Pages read at once, server-wide (``Caps.live_reads``, made when the app starts): a page
+        # is a few hundred KiB of JSON in memory, and a thousand connections waking at once must
+        # not read them all at once
+        self.page_reads: asyncio.Semaphore | None = None
 
     async def members(self, room_id: str, store: Store) -> list[dict[str, Any]]:
         """The room's members, read once per change of ``members_version``."""
@@ -183,13 +188,14 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub) -> None:
                     elif now != members:
                         await ws.send_json({"type": "members", "members": now})
                     members = now
-                page = await run_in_threadpool(table.log, member, after)
-                for entry in page["entries"]:
-                    await ws.send_json({"type": "entry", "entry": entry})
-                if "head" in page:
-                    await ws.send_json({"type": "head", "id": page["last"], "hash": page["head"]})
-                after = page["last"]
-                if page["more"]:
+                async with hub.page_reads or contextlib.nullcontext():
+                    messages, after, more = await run_in_threadpool(_page, table, member, after)
+                # sent as text, one at a time: a client that stops reading holds this
+                # connection at its next message with the rest of one page (uvicorn waits for
+                # the transport to drain before each send), whatever the length of the log
+                while messages:
+                    await ws.send_text(messages.popleft())
+                if more:
                     continue
                 waiter = asyncio.create_task(event.wait())
                 await asyncio.wait({receiver, waiter}, timeout=CATCH_UP_SECONDS,
@@ -222,6 +228,22 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub) -> None:
             receiver.cancel()
             with contextlib.suppress(Exception):
                 await ws.close()
+
+
+def _page(table: Table, member: Member, after: int) -> tuple[deque[str], int, bool]:
+    """The live messages of the page after ``after``: its entries, then the chain's head; the
+    last id read; whether more may follow. Written as JSON here, in the worker thread, so the
+    event loop neither encodes them nor holds a page of objects for a client that does not read.
+    """
+    page = table.log(member, after)
+    messages = deque(_text({"type": "entry", "entry": entry}) for entry in page["entries"])
+    if "head" in page:
+        messages.append(_text({"type": "head", "id": page["last"], "hash": page["head"]}))
+    return messages, page["last"], page["more"]
+
+
+def _text(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
 
 
 async def _receive_text(ws: WebSocket) -> str:

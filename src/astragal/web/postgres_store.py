@@ -16,7 +16,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from .chain import GENESIS, canonical, seal
 from .fair import new_seed
 from .store_common import (
-    BYTES_PAGE,
     MAX_PAGE,
     MEMBERS_NOTE,
     Moved,
@@ -27,6 +26,7 @@ from .store_common import (
     _member_row,
     _signer,
     name_key,
+    take_page,
 )
 
 __all__ = ["PostgresStore", "split_schema"]
@@ -332,16 +332,22 @@ class PostgresStore:
             raise StoreError(503, "the database connection broke while the roll was being "
                                   "stored, and it was not stored: try again") from exc
 
-    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE,
-                max_bytes: int | None = None) -> list[dict[str, Any]]:
-        if max_bytes is None:
-            rows = self._do("read the log", lambda conn, _: conn.execute(
-                f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq "
-                "LIMIT %s", (room_id, after, limit)).fetchall())
-        else:
-            rows = self._do("read the log", lambda conn, _: conn.execute(
-                BYTES_PAGE.format(log=self._log), (room_id, after, limit, max_bytes)).fetchall())
+    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+        rows = self._do("read the log", lambda conn, _: conn.execute(
+            f"SELECT body FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq "
+            "LIMIT %s", (room_id, after, limit)).fetchall())
         return [json.loads(r[0]) for r in rows]
+
+    def page(self, room_id: str, after: int, limit: int,
+             max_bytes: int) -> tuple[list[dict[str, Any]], bool]:
+        # The server sends only the rows that can be in the page: those with fewer than
+        # max_bytes before them (octet_length reads a stored value's size, not the value)
+        rows = self._do("read the log", lambda conn, _: conn.execute(
+            f"SELECT body, size FROM (SELECT body, seq, octet_length(body) AS size, "
+            "SUM(octet_length(body)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto "
+            f"FROM {self._log} WHERE room_id = %s AND seq > %s ORDER BY seq LIMIT %s) AS page "
+            "WHERE upto - size < %s ORDER BY seq", (room_id, after, limit, max_bytes)).fetchall())
+        return take_page(rows, limit, max_bytes)
 
     def epoch(self, room_id: str) -> tuple[int, str]:
         def work(conn: Any, _: dict[str, bool]) -> tuple[int, str]:

@@ -399,10 +399,9 @@ class Table(TableOdds, TableTools):
         count = max(1, min(limit, MAX_PAGE))
         # a page ends at ``page_bytes`` of entries too: 500 of the largest took ~50 MB of JSON
         # and ~360 MB to answer, and eight such requests at once took the server down
-        rows = self.store.entries(viewer.room, after, count, self.caps.page_bytes)
+        rows, more = self.store.page(viewer.room, after, count, self.caps.page_bytes)
         out = [v for e in rows if (v := self.visible(e, viewer)) is not None]
         last = rows[-1]["id"] if rows else after
-        more = len(rows) >= count or (bool(rows) and self.store.head(viewer.room)[0] > last)
         page = {"entries": out, "last": last, "more": more}
         if rows:  # the chain's head as of this read: players compare it with the GM's
             page["head"] = rows[-1]["hash"]

@@ -188,13 +188,13 @@ class TableOdds:
         """The entries after ``after`` up to ``last`` that ``viewer`` may see, a page at a time."""
         page = max(1, self.caps.export_page)
         while after < last:
-            rows = self.store.entries(viewer.room, after, min(page * 8, last - after),
-                                      self.caps.page_bytes)
-            if not rows:
-                return
+            rows, more = self.store.page(viewer.room, after, min(page * 8, last - after),
+                                         self.caps.page_bytes)
             for e in rows:
                 if (v := self.visible(e, viewer)) is not None:
                     yield v
+            if not more:
+                return
             after = rows[-1]["id"]
 
     def _refuse(self, key: tuple[str, str | None], error: TableError) -> NoReturn:

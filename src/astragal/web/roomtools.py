@@ -160,14 +160,14 @@ class TableTools:
         with self._state_lock:
             known = self._state_cache.get(room_id, {"last": 0})
         known = dict(known)
-        while True:
-            rows = self.store.entries(room_id, known["last"], MAX_PAGE, self.caps.page_bytes)
+        more = True
+        while more:  # a page may end early at its size: read on while more may follow
+            rows, more = self.store.page(room_id, known["last"], MAX_PAGE, self.caps.page_bytes)
             for e in rows:
                 if e.get("kind") in ("fight", "turns"):
                     known[e["kind"]] = e.get("state")
-            if not rows:  # a page may end early at its size: read on until none is left
-                break
-            known["last"] = rows[-1]["id"]
+            if rows:
+                known["last"] = rows[-1]["id"]
         with self._state_lock:
             if len(self._state_cache) > 2048:
                 self._state_cache.clear()

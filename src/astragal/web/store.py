@@ -85,10 +85,14 @@ class Store(Protocol):
         """The (id, hash) pairs of the hash column, id > ``after`` (``verify-log`` compares them
         with the entries)."""
 
-    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE,
-                max_bytes: int | None = None) -> list[dict[str, Any]]:
-        """The room's entries with id > ``after``, oldest first, at most ``limit``; with
-        ``max_bytes``, no more than reach it (at least one: ``BYTES_PAGE``)."""
+    def entries(self, room_id: str, after: int = 0, limit: int = MAX_PAGE) -> list[dict[str, Any]]:
+        """The room's entries with id > ``after``, oldest first, at most ``limit``."""
+
+    def page(self, room_id: str, after: int, limit: int,
+             max_bytes: int) -> tuple[list[dict[str, Any]], bool]:
+        """A page of the room's entries with id > ``after``: at most ``limit``, and no more than
+        reach ``max_bytes`` of stored JSON (``take_page``); and whether entries may follow.
+        Entries past the page's end are not read."""
 
     def head(self, room_id: str) -> tuple[int, str]:
         """The last entry's id and hash (0 and GENESIS for an empty log)."""

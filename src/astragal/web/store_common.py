@@ -5,23 +5,34 @@ backends use to check a join, read a member's row and sign an entry (``store.py`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["BYTES_PAGE", "DEFAULT_DB", "MAX_PAGE", "MEMBERS_NOTE", "Moved", "NameTaken", "RoomFull",
-           "StoreError", "Wake", "name_key"]
+__all__ = ["DEFAULT_DB", "MAX_PAGE", "MEMBERS_NOTE", "Moved", "NameTaken", "RoomFull", "StoreError",
+           "Wake", "name_key", "take_page"]
 
 DEFAULT_DB = "astragal.db"
 MEMBERS_NOTE = "m:"  # a NOTIFY payload "m:<room>": someone joined the room (else: a new entry)
 MAX_PAGE = 500
-# A page of entries by size as well as count: the rows whose stored JSON before them comes to
-# less than the last parameter (so a page holds at least one entry, and ends just past it).
-# Both databases' SQL; %s placeholders (SQLite's are swapped in), {log} the log's table
-BYTES_PAGE = """SELECT body FROM (
-    SELECT body, seq, SUM(LENGTH(body)) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING)
-                      - LENGTH(body) AS before
-    FROM {log} WHERE room_id = %s AND seq > %s ORDER BY seq LIMIT %s) AS page
-WHERE before < %s ORDER BY seq"""
+
+
+def take_page(rows: Iterable[tuple[str | bytes, int]], limit: int,
+              max_bytes: int) -> tuple[list[dict[str, Any]], bool]:
+    """A page of the log from ``(stored JSON, its size in bytes)`` rows read lazily, oldest first.
+
+    The page ends after ``limit`` entries, or after the entry that brings its stored JSON to
+    ``max_bytes`` (so it holds at least one entry): rows after that are never read. The flag
+    says whether entries may follow (the page was cut by its count or its size).
+    """
+    page: list[dict[str, Any]] = []
+    size = 0
+    for body, length in rows:
+        page.append(json.loads(body))
+        size += length
+        if len(page) >= limit or size >= max_bytes:
+            return page, True
+    return page, False
+
 
 Wake = Callable[[str | None], None]
 """Called with a room id when another instance appended to it (None: wake every room)."""
