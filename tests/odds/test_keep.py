@@ -48,3 +48,24 @@ def test_several_kinds_of_dice_keep_one_law_in_both_kernels(sizes: list[int], hi
         assert set(got) == set(want), (numpy, sorted(got), sorted(want))
         for total, p in want.items():
             assert got[total] == pytest.approx(float(p), rel=1e-12, abs=1e-16), (numpy, total)
+
+
+@pytest.mark.parametrize(("sizes", "highest"), [
+    ([20, 20], True),  # D&D advantage
+    ([20, 20], False),  # disadvantage
+    ([20, 20, 20], True),  # elven accuracy
+    ([12, 10, 8, 6, 4], True),  # one die of each size
+    ([6] * 9 + [8] * 4, False),
+])
+def test_the_highest_of_equally_likely_faces_is_exact_to_the_last_bit(
+        sizes: list[int], highest: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # faces all equally likely: P(all ≤ v) is a ratio of whole numbers, so each probability is
+    # the exact one rounded once; the general formula (in floats) agrees to a few ulps
+    classes = [(sizes.count(s), die(s)) for s in sorted(set(sizes), key=sizes.index)]
+    want = counted(sizes, highest, 1)
+    low, pmf = keep.keep_plan(classes, highest, 1).law()
+    assert {low + i: p for i, p in enumerate(pmf) if p} == {v: float(p) for v, p in want.items()}
+    monkeypatch.setattr(keep, "_UNIFORM_BITS", 0)  # the general formula, for every law
+    low, general = keep.keep_plan(classes, highest, 1).law()
+    assert general != pmf  # the other path ran: it rounds differently
+    assert general == pytest.approx(pmf, rel=1e-13, abs=1e-300)

@@ -268,6 +268,31 @@ def _below(pmf: dict[int, float], values: Sequence[int]) -> list[tuple[float, fl
     return out
 
 
+def _uniform_counts(live: Sequence[tuple[int, dict[int, float]]], values: Sequence[int]
+                    ) -> list[tuple[int, list[int]]] | None:
+    """Each class's faces and how many of them are at most each of ``values`` (from the lowest
+    up), when every class's faces are equally likely and the products stay small whole numbers
+    (at most ``_UNIFORM_BITS`` bits); else None."""
+    out = []
+    bits = 0
+    for n, pmf in live:
+        masses = [p for p in pmf.values() if p > 0]
+        if masses.count(masses[0]) != len(masses):
+            return None
+        bits += n * len(masses).bit_length()
+        if bits > _UNIFORM_BITS:
+            return None
+        upto, running = [], 0
+        for v in reversed(values):
+            running += pmf.get(v, 0.0) > 0
+            upto.append(running)
+        out.append((len(masses), upto))
+    return out
+
+
+_UNIFORM_BITS = 2048
+
+
 def _keep_highest(live: Sequence[tuple[int, dict[int, float]]], values: Sequence[int],
                   scores: dict[int, int]) -> Law:
     """The highest of the dice: P(highest = v) = ∏ F_c(v)^n_c − ∏ F_c(v⁻)^n_c over the classes,
@@ -275,6 +300,15 @@ def _keep_highest(live: Sequence[tuple[int, dict[int, float]]], values: Sequence
     that no two close numbers are subtracted."""
     lo = min(scores.values())
     out = [0.0] * (max(scores.values()) - lo + 1)
+    counts = _uniform_counts(live, values)
+    if counts is not None:  # equally likely faces: P(all ≤ v) = ∏ (faces ≤ v)^n / ∏ faces^n
+        whole = math.prod(m ** n for (n, _), (m, _) in zip(live, counts))
+        before = 0  # the numerator of P(all dice ≤ the value below v)
+        for i, v in enumerate(reversed(values)):
+            now = math.prod(upto[i] ** n for (n, _), (_, upto) in zip(live, counts))
+            out[scores[v] - lo] += (now - before) / whole  # one rounding: exact to the last bit
+            before = now
+        return lo, out
     below = [(n, _below(pmf, values)) for n, pmf in live]
     for i, v in enumerate(reversed(values)):  # from the lowest value up
         every, stays, fresh = 1.0, 0.0, False  # P(all ≤ v); Σ n log(1 − p/F); a die must show v
