@@ -344,7 +344,10 @@ def test_reroll_and_add_odds_equal_the_enumerated_roller(text: str) -> None:
 _PIECES = ["1d20", "d20", "4d6kh3", "4d6kl1", "5d6dh2", "4d6dl1", "2d6kh5", "3d6", "10d10",
            "5", "05", "0", "12", "d6d2", "4d6kh0", "4d6dl4", "4d6kh", "4d6k3", "1d0", "0d6",
            "1d020", "d1000000", "D6", "4d6kh3kh2", "d", "kh", "-", "+", " ", "  ", "4dF", "dF",
-           "4df", "0dF", "dFkh1", "dF2", "dFF", "F", "f", "df6", "1000dF"]
+           "4df", "0dF", "dFkh1", "dF2", "dFF", "F", "f", "df6", "1000dF",
+           # the total compared with a number: dialects differ right after a die (d20>=15)
+           ">", "<", "=", "==", ">=", "<=", "!=", "<>", "!", "=>", " >= 15", ">=15", " > 0",
+           "<>10 ", " = 1000000000", "15"]
 
 
 @given(st.lists(st.sampled_from(_PIECES + ["+", "-", " + ", " - "]), min_size=1, max_size=7),
@@ -364,7 +367,8 @@ def test_plain_shapes_are_read_as_the_parser_reads_them(pieces: list[str], diale
 
 
 @pytest.mark.parametrize("text", ["1d20+5", "4d6kh3 + 2", " 3d6-1 ", "d20", "2d20kh1+1d4+3",
-                                  "8d6 - 2 + 1d8", "4dF+2", "4df - 1"])
+                                  "8d6 - 2 + 1d8", "4dF+2", "4df - 1", "d20+5 >= 15",
+                                  "d20+5>=15", "2d6 + 1 > 7", "d20 = 20", "3d6 <> 10 "])
 def test_the_common_shapes_are_read_without_the_parser(text: str) -> None:
     fast = read_plain(text)
     assert fast is not None

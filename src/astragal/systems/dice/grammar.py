@@ -339,7 +339,7 @@ def parse(text: str, start: int, options: Mapping[str, Any],
     return _Parser(text, start, options, limits).request() if plain is None else plain
 
 
-_PLAIN_CHARS = frozenset("0123456789dkhlFf+- ")
+_PLAIN_CHARS = frozenset("0123456789dkhlFf+- <>=!")
 
 
 def _whole(digits: str) -> int:
@@ -413,15 +413,20 @@ def read_plain(text: str, start: int = 0) -> Expression | None:
         else:
             return None
         terms.append((op, node))
-        if pos < end and text[pos] != " " and text[pos] not in "+-":
+        if pos < end and text[pos] not in " +-<>=!":
             return None
+        after = pos
         while pos < end and text[pos] == " ":
             pos += 1
         if pos == end:
             break
         op = text[pos]
         if op not in "+-":
-            return None
+            # the total compared with a number, ``d20+5 >= 15``; right after a die (``d20>=15``)
+            # the dialects differ (a success count in Roll20's), so the parser reads that
+            if not dice or (pos == after and not isinstance(node, Num)):
+                return None
+            return _plain_comparison(text, first, pos, terms)
         pos += 1
         while pos < end and text[pos] == " ":
             pos += 1
@@ -429,3 +434,29 @@ def read_plain(text: str, start: int = 0) -> Expression | None:
         return None
     body = terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, end))
     return Expression(body, 1, "")
+
+
+def _plain_comparison(text: str, first: int, at: int,
+                      terms: list[tuple[str, Node]]) -> Expression | None:
+    """``read_plain``'s total, compared at ``at`` with a whole number that ends the text."""
+    end = len(text)
+    two = text[at:at + 2]
+    if two in _TWO_CHAR_CMP:
+        op, pos = _TWO_CHAR_CMP[two], at + 2
+    elif text[at] in "<>=":
+        op, pos = text[at], at + 1
+    else:
+        return None
+    while pos < end and text[pos] == " ":
+        pos += 1
+    from_ = pos
+    while pos < end and "0" <= text[pos] <= "9":
+        pos += 1
+    if not 0 < pos - from_ <= 9 or text[pos:].strip(" "):
+        return None
+    left = terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, at))
+    return Expression(Comparison(op, left, Num(_whole(text[from_:pos]), (from_, pos)),
+                                 (first, end)), 1, "")
+
+
+_TWO_CHAR_CMP = {">=": ">=", "<=": "<=", "==": "=", "!=": "!=", "<>": "!="}
