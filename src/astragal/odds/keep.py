@@ -282,6 +282,9 @@ def _uniform_counts(live: Sequence[tuple[int, dict[int, float]]], values: Sequen
         bits += n * len(masses).bit_length()
         if bits > _UNIFORM_BITS:
             return None
+        if len(masses) == len(values):  # every value is a face: 1, 2, … from the lowest up
+            out.append((len(masses), list(range(1, len(values) + 1))))
+            continue
         upto, running = [], 0
         for v in reversed(values):
             running += pmf.get(v, 0.0) > 0
@@ -302,10 +305,12 @@ def _keep_highest(live: Sequence[tuple[int, dict[int, float]]], values: Sequence
     out = [0.0] * (max(scores.values()) - lo + 1)
     counts = _uniform_counts(live, values)
     if counts is not None:  # equally likely faces: P(all ≤ v) = ∏ (faces ≤ v)^n / ∏ faces^n
-        whole = math.prod(m ** n for (n, _), (m, _) in zip(live, counts))
-        before = 0  # the numerator of P(all dice ≤ the value below v)
-        for i, v in enumerate(reversed(values)):
-            now = math.prod(upto[i] ** n for (n, _), (_, upto) in zip(live, counts))
+        whole, every = 1, [1] * len(values)  # every[i]: the numerator at the i-th lowest value
+        for (n, _), (m, upto) in zip(live, counts):
+            whole *= m ** n
+            every = [a * u ** n for a, u in zip(every, upto)]
+        before = 0
+        for v, now in zip(reversed(values), every):
             out[scores[v] - lo] += (now - before) / whole  # one rounding: exact to the last bit
             before = now
         return lo, out
