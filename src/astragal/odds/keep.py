@@ -305,12 +305,12 @@ def _keep_highest(live: Sequence[tuple[int, dict[int, float]]], values: Sequence
     out = [0.0] * (max(scores.values()) - lo + 1)
     counts = _uniform_counts(live, values)
     if counts is not None:  # equally likely faces: P(all ≤ v) = ∏ (faces ≤ v)^n / ∏ faces^n
-        whole, every = 1, [1] * len(values)  # every[i]: the numerator at the i-th lowest value
+        whole, tops = 1, [1] * len(values)  # tops[i]: the numerator at the i-th lowest value
         for (n, _), (m, upto) in zip(live, counts):
             whole *= m ** n
-            every = [a * u ** n for a, u in zip(every, upto)]
+            tops = [a * u ** n for a, u in zip(tops, upto)]
         before = 0
-        for v, now in zip(reversed(values), every):
+        for v, now in zip(reversed(values), tops):
             out[scores[v] - lo] += (now - before) / whole  # one rounding: exact to the last bit
             before = now
         return lo, out
