@@ -306,9 +306,9 @@ def _keep_highest(live: Sequence[tuple[int, dict[int, float]]], values: Sequence
     counts = _uniform_counts(live, values)
     if counts is not None:  # equally likely faces: P(all ≤ v) = ∏ (faces ≤ v)^n / ∏ faces^n
         whole, tops = 1, [1] * len(values)  # tops[i]: the numerator at the i-th lowest value
-        for (n, _), (m, upto) in zip(live, counts):
+        for (n, _), (m, faces) in zip(live, counts):
             whole *= m ** n
-            tops = [a * u ** n for a, u in zip(tops, upto)]
+            tops = [a * u ** n for a, u in zip(tops, faces)]
         before = 0
         for v, now in zip(reversed(values), tops):
             out[scores[v] - lo] += (now - before) / whole  # one rounding: exact to the last bit
