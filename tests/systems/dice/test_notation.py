@@ -368,7 +368,8 @@ def test_plain_shapes_are_read_as_the_parser_reads_them(pieces: list[str], diale
 
 @pytest.mark.parametrize("text", ["1d20+5", "4d6kh3 + 2", " 3d6-1 ", "d20", "2d20kh1+1d4+3",
                                   "8d6 - 2 + 1d8", "4dF+2", "4df - 1", "d20+5 >= 15",
-                                  "d20+5>=15", "2d6 + 1 > 7", "d20 = 20", "3d6 <> 10 "])
+                                  "d20+5>=15", "2d6 + 1 > 7", "d20 = 20", "3d6 <> 10 ",
+                                  "3d6 > 3d6", "2d20kh1+5 >= 1d20 + 3", "12 < 2d6"])
 def test_the_common_shapes_are_read_without_the_parser(text: str) -> None:
     fast = read_plain(text)
     assert fast is not None

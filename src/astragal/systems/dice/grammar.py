@@ -353,17 +353,52 @@ _KEEPS = ("kh", "kl", "dh", "dl")
 
 
 def read_plain(text: str, start: int = 0) -> Expression | None:
-    """The common plain shapes, ``1d20+5``, ``4d6kh3 + 2``, ``3d6-1``, ``4dF+2``: dice with at
-    most a keep or drop by rank, Fudge dice, and whole numbers, added or taken away, read
-    without the parser (whose first call in a fresh process costs ~0.2 ms of code run once). The tree is the one
-    ``_Parser`` reads, spans included (``tests/systems/dice/test_notation.py`` holds them
-    equal); anything else, or anything the parser would refuse or warn about, gives None.
-    Nothing in such a term has a check to fail (``checks._check_dice``): no re-roll, explosion,
-    bound or compare point, and a keep that leaves dice."""
+    """The common plain shapes, ``1d20+5``, ``4d6kh3 + 2``, ``3d6-1``, ``4dF+2``, ``d20+5 >= 15``,
+    ``3d6 > 3d6``: dice with at most a keep or drop by rank, Fudge dice, and whole numbers, added
+    or taken away, and two such totals compared, read without the parser (whose first call in a
+    fresh process costs ~0.2 ms of code run once). The tree is the one ``_Parser`` reads, spans
+    included (``tests/systems/dice/test_notation.py`` holds them equal in every dialect);
+    anything else, or anything the parser would refuse or warn about, gives None. Nothing in
+    such a term has a check to fail (``checks._check_dice``): no re-roll, explosion, bound or
+    compare point, and a keep that leaves dice."""
     end = len(text)
     if end - start > 60 or not _PLAIN_CHARS.issuperset(text[start:]):
         return None
-    pos = start
+    left = _plain_terms(text, start)
+    if left is None:
+        return None
+    first, terms, at, glued, dice = left
+    if at == end:
+        if not dice:
+            return None
+        return Expression(terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, end)),
+                          1, "")
+    # two totals compared; a compare glued to a die (``d20>=15``) is read as the dialects
+    # differ (a success count in Roll20's), so the parser reads that
+    if glued:
+        return None
+    two = text[at:at + 2]
+    if two in _TWO_CHAR_CMP:
+        op, pos = _TWO_CHAR_CMP[two], at + 2
+    elif text[at] in "<>=":
+        op, pos = text[at], at + 1
+    else:
+        return None
+    right = _plain_terms(text, pos)
+    if right is None or right[2] != end or not (dice or right[4]):
+        return None  # a second comparison (a < b < c), or no dice at all
+    lhs = terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, at))
+    rhs = right[1][0][1] if len(right[1]) == 1 else Sum(tuple(right[1]), (pos, end))
+    return Expression(Comparison(op, lhs, rhs, (first, end)), 1, "")
+
+
+def _plain_terms(text: str, pos: int) -> tuple[int, list[tuple[str, Node]], int, bool,
+                                                  bool] | None:
+    """``read_plain``'s terms added or taken away from ``pos``, up to the text's end or a
+    comparison: (where the first term starts, the terms, where they stop (after spaces),
+    whether a comparison follows a die with no space, whether there are dice); None where
+    the parser must read it."""
+    end = len(text)
     while pos < end and text[pos] == " ":
         pos += 1
     first = pos
@@ -418,45 +453,12 @@ def read_plain(text: str, start: int = 0) -> Expression | None:
         after = pos
         while pos < end and text[pos] == " ":
             pos += 1
-        if pos == end:
-            break
+        if pos == end or text[pos] not in "+-":
+            return first, terms, pos, pos == after and isinstance(node, Dice), dice
         op = text[pos]
-        if op not in "+-":
-            # the total compared with a number, ``d20+5 >= 15``; right after a die (``d20>=15``)
-            # the dialects differ (a success count in Roll20's), so the parser reads that
-            if not dice or (pos == after and not isinstance(node, Num)):
-                return None
-            return _plain_comparison(text, first, pos, terms)
         pos += 1
         while pos < end and text[pos] == " ":
             pos += 1
-    if not dice:
-        return None
-    body = terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, end))
-    return Expression(body, 1, "")
-
-
-def _plain_comparison(text: str, first: int, at: int,
-                      terms: list[tuple[str, Node]]) -> Expression | None:
-    """``read_plain``'s total, compared at ``at`` with a whole number that ends the text."""
-    end = len(text)
-    two = text[at:at + 2]
-    if two in _TWO_CHAR_CMP:
-        op, pos = _TWO_CHAR_CMP[two], at + 2
-    elif text[at] in "<>=":
-        op, pos = text[at], at + 1
-    else:
-        return None
-    while pos < end and text[pos] == " ":
-        pos += 1
-    from_ = pos
-    while pos < end and "0" <= text[pos] <= "9":
-        pos += 1
-    if not 0 < pos - from_ <= 9 or text[pos:].strip(" "):
-        return None
-    left = terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, at))
-    return Expression(Comparison(op, left, Num(_whole(text[from_:pos]), (from_, pos)),
-                                 (first, end)), 1, "")
 
 
 _TWO_CHAR_CMP = {">=": ">=", "<=": "<=", "==": "=", "!=": "!=", "<>": "!="}
