@@ -526,16 +526,20 @@ def test_a_long_numerator_outlined_from_its_faces_is_the_one_the_estimate_would_
     assert outlined == algebra._outline(form, length)
 
 
-@pytest.mark.parametrize("text", [
-    "2**255*2**255*2**255*2**255*2**255/7", "d6*2**255*2**255*2**255",
-    "{d6*2**255*2**255*2**255*2**255*2**255, d6}kh1", "15**85", "(d6*2**255)/(d6*3**160)",
-    "(d4*3**160*7**90)/(d4*5**109*11**73)"])
-def test_a_value_past_256_bits_is_refused_where_it_is_made(text: str) -> None:
+@pytest.mark.parametrize(("text", "faces"), [
+    ("2**255*2**255*2**255*2**255*2**255/7", None), ("d6*2**255*2**255*2**255", "1"),
+    ("{d6*2**255*2**255*2**255*2**255*2**255, d6}kh1", "1,1"), ("15**85", None),
+    # 2·2²⁵⁵ over 5·3¹⁶⁰: 257 bits above (a roll of 1 there would make 256: within the cap)
+    ("(d6*2**255)/(d6*3**160)", "2,5"), ("(d4*3**160*7**90)/(d4*5**109*11**73)", "1,1")])
+def test_a_value_past_256_bits_is_refused_where_it_is_made(text: str, faces: str | None) -> None:
     # a product of powers each under the cap grew past what a float holds: the roll, the odds
     # and their mean raised OverflowError (and fractions of thousands of bits ran for ~40 s)
-    for run in (astragal.roll, odds):
-        with pytest.raises(astragal.NotationError, match="more than 256 bits"):
-            run(text)
+    with pytest.raises(astragal.NotationError, match="more than 256 bits"):
+        astragal.roll(text, faces=faces)
+    with pytest.raises(astragal.NotationError, match="more than 256 bits"):
+        odds(text)  # every roll: some past the cap
+    if faces == "2,5":  # the one roll within the cap answers, as exactly as it is
+        assert astragal.roll(text, faces="1,4").result["total"] == pytest.approx(2**255 / (4 * 3**160))
 
 
 def test_values_up_to_256_bits_keep_their_exact_odds_and_spread() -> None:
