@@ -41,6 +41,7 @@ from .lexicon import (
     _NORMALISE,
     _REPEAT,
     _TOTAL_CMP,
+    _TOTAL_OPS,
     _WORD,
     MAX_DEPTH,
     MAX_SIDES,
@@ -230,7 +231,7 @@ class _Parser(Atoms):
         m = _TOTAL_CMP.match(self.text, self.pos)
         if not m:
             return left
-        op = {"==": "=", "<>": "!="}.get(m.group(), m.group())
+        op = _TOTAL_OPS[m.group()]
         self.pos = m.end()
         right = self.sum()
         self.ws()
@@ -369,27 +370,25 @@ def read_plain(text: str, start: int = 0) -> Expression | None:
         return None
     first, terms, at, glued, dice = left
     if at == end:
-        if not dice:
-            return None
-        return Expression(terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, end)),
-                          1, "")
+        return Expression(_total(terms, first, end), 1, "") if dice else None
     # two totals compared; a compare glued to a die (``d20>=15``) is read as the dialects
     # differ (a success count in Roll20's), so the parser reads that
     if glued:
         return None
-    two = text[at:at + 2]
-    if two in _TWO_CHAR_CMP:
-        op, pos = _TWO_CHAR_CMP[two], at + 2
-    elif text[at] in "<>=":
-        op, pos = text[at], at + 1
-    else:
+    width = 2 if text[at:at + 2] in _TOTAL_OPS else 1  # the longest form, as _TOTAL_CMP
+    op = _TOTAL_OPS.get(text[at:at + width])
+    if op is None:  # "!" alone
         return None
-    right = _plain_terms(text, pos)
+    right = _plain_terms(text, at + width)
     if right is None or right[2] != end or not (dice or right[4]):
         return None  # a second comparison (a < b < c), or no dice at all
-    lhs = terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (first, at))
-    rhs = right[1][0][1] if len(right[1]) == 1 else Sum(tuple(right[1]), (pos, end))
-    return Expression(Comparison(op, lhs, rhs, (first, end)), 1, "")
+    return Expression(Comparison(op, _total(terms, first, at),
+                                 _total(right[1], at + width, end), (first, end)), 1, "")
+
+
+def _total(terms: list[tuple[str, Node]], start: int, end: int) -> Node:
+    """One term as it is, several as their ``Sum`` over ``start:end`` (as ``_Parser.sum``)."""
+    return terms[0][1] if len(terms) == 1 else Sum(tuple(terms), (start, end))
 
 
 def _plain_terms(text: str, pos: int) -> tuple[int, list[tuple[str, Node]], int, bool,
@@ -459,6 +458,3 @@ def _plain_terms(text: str, pos: int) -> tuple[int, list[tuple[str, Node]], int,
         pos += 1
         while pos < end and text[pos] == " ":
             pos += 1
-
-
-_TWO_CHAR_CMP = {">=": ">=", "<=": "<=", "==": "=", "!=": "!=", "<>": "!="}

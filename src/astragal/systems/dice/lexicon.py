@@ -21,6 +21,10 @@ _COMPUTED_SIDES = re.compile(r"(\d*)[dD](?:\d|%|[fF]|\(|\{)", re.ASCII)
 _WORD = re.compile(r"[A-Za-z_]+", re.ASCII)
 _CMP = re.compile(r">=|<=|==|=|>|<", re.ASCII)
 _TOTAL_CMP = re.compile(r"!=|<>|>=|<=|==|=|>|<", re.ASCII)
+# each way of writing a comparison of totals, and the operator it means (the parser and
+# the plain reader both read them through this)
+_TOTAL_OPS = {"!=": "!=", "<>": "!=", ">=": ">=", "<=": "<=", "==": "=", "=": "=",
+              ">": ">", "<": "<"}
 _REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(]|\d*[dD])", re.ASCII)
 _ENDS_DICE = re.compile(r"(?:\d*[dD](?:\d+|%|[fF])\S*|\}\S*)$", re.ASCII)
 _ENDS_NUMBER = re.compile(r"(?<![\w.)\]}])\d+$", re.ASCII)
