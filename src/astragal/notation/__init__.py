@@ -80,6 +80,8 @@ _PREFIX = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*:")
 
 def split_prefix(text: str) -> tuple[str | None, int, tuple[int, int]]:
     """Find a system prefix such as ``jc:``: (name or None, where the rest starts, name span)."""
+    if ":" not in text:  # most notation has none; a regex's first match in a process costs ~5 µs
+        return None, 0, (0, 0)
     m = _PREFIX.match(text)
     if m is None:
         return None, 0, (0, 0)

@@ -29,7 +29,7 @@ from .rules import DEFAULTS, SWITCHES, check_options
 __all__ = ["DEFAULTS", "SWITCHES", "SYSTEM", "Expression", "Rolls", "odds", "parse", "roll"]
 
 
-_READ: dict[tuple[str, int, Any, Any, Any, Limits], Expression | Rolls] = {}
+_READ: dict[tuple[str, int, Any, Any, Any, int], tuple[Expression | Rolls, Limits]] = {}
 
 
 def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
@@ -40,21 +40,21 @@ def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
     dice: 4d6kh3+2
     """
     opts = options or DEFAULTS
-    try:
+    try:  # keyed by the limits' identity (held beside the read): hashing a record costs more
         key = (text, start, opts.get("dialect", "astragal"), opts.get("reroll", "dialect"),
-               opts.get("greater_than", "dialect"), limits)
+               opts.get("greater_than", "dialect"), id(limits))
         hit = _READ.get(key)
     except TypeError:  # an unhashable option value: it is refused below
         key, hit = None, None
-    if hit is not None:
-        return hit
+    if hit is not None and hit[1] is limits:
+        return hit[0]
     merged = {**DEFAULTS, **opts}
     check_options(merged)
     expr = _parse(text, start, merged, limits)
     if key is not None:
         if len(_READ) > 2048:
             _READ.clear()
-        _READ[key] = expr
+        _READ[key] = expr, limits
     return expr
 
 
@@ -79,9 +79,13 @@ _roller: Any = None
 def odds(spec: Expression | Rolls, options: Mapping[str, Any] | None = None,
          limits: Limits = DEFAULT_LIMITS, text: str = "") -> Odds:
     """The exact odds of a parsed expression (explosion tails cut below 1e-15, and said so)."""
-    from .exact import odds as _odds
+    global _exact
+    if _exact is None:  # imported on the first odds (it imports numpy when a law needs it)
+        from .exact import odds as _exact
+    return _exact(spec, limits, text or str(spec))
 
-    return _odds(spec, limits, text or str(spec))
+
+_exact: Any = None
 
 
 SYSTEM = Game("dice", "General dice notation", parse, roll, odds, SWITCHES)
