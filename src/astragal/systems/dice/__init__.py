@@ -82,7 +82,8 @@ def odds(spec: Expression | Rolls, options: Mapping[str, Any] | None = None,
     global _exact
     if _exact is None:  # imported on the first odds (it imports numpy when a law needs it)
         from .exact import odds as _exact
-    return _exact(spec, limits, text or str(spec))
+    result: Odds = _exact(spec, limits, text or str(spec))
+    return result
 
 
 _exact: Any = None
