@@ -12,6 +12,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from ._digits import digits
 from ._errors import FacesError
 
 __all__ = ["ScriptedSource", "SeededSource", "Source", "SystemSource", "make_source", "parse_faces",
@@ -188,7 +189,7 @@ def parse_faces(text: str) -> list[list[int]]:
         for token in part.replace(",", " ").split():
             start = text.find(token, pos)
             pos = start + len(token)
-            if not token.isdigit() or len(token) > 6:
+            if not digits(token) or len(token) > 6:
                 raise FacesError(f"'{token}' is not a face: faces are whole numbers", text,
                                  (start, start + len(token)))
             faces.append(int(token))

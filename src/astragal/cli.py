@@ -12,6 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from ._digits import digits
 from ._errors import AstragalError, InputError
 from .cli_commands import (
     DEMO,
@@ -47,7 +48,7 @@ def _tables_help() -> str:
 
 def _port(text: str) -> int:
     """A TCP port number (argparse exits 2 with this message otherwise)."""
-    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+    if not digits(text.strip()) or not 1 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"'{text}' is not a port: give a whole number from 1 "
                                          "to 65535")
     return int(text)

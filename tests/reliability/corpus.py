@@ -75,7 +75,7 @@ WORDS: dict[str, list[str]] = {
 
 GENERIC = ["0", "1", "-1", "6", "99", "1000", "2147483648", "9" * 30, "1e9", "0x10", "1.5",
            "=", ":", "vs", "&", "(", ")", "\x00", "\u202e", "é", "\u00a0", "🎲", "\n", "\t",
-           "true", "false", "none", "NaN", "inf"]
+           "true", "false", "none", "NaN", "inf", "²", "٣", "３"]
 
 NASTY: list[str] = [
     "dice: 100000000d20", "dice: d1!", "dice: d6!>0", "dice: d6!<7", "dice: d1!!", "dice: d1!p",

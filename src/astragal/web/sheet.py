@@ -34,8 +34,9 @@ _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_'\-]{0,39}$")
 _WORD = re.compile(r"(?<![A-Za-z0-9_'\-=:])[A-Za-z][A-Za-z0-9_'\-]*(?![A-Za-z0-9_'\-=:])")
 _PREFIX = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*:")
 # Names a player may not take: they read as notation in every game (dice, Jadeclaw Levels, 'vs').
-_RESERVED = re.compile(r"(\d*d\d+|l\d+|vs|dmg|damage)$", re.IGNORECASE)
-_DICE_VALUE = re.compile(r"\s*(\d*d\d+|L\d+)(\s*(&|,)?\s*(\d*d\d+|L\d+))*\s*$", re.IGNORECASE)
+_RESERVED = re.compile(r"(\d*d\d+|l\d+|vs|dmg|damage)$", re.IGNORECASE | re.ASCII)
+_DICE_VALUE = re.compile(r"\s*(\d*d\d+|L\d+)(\s*(&|,)?\s*(\d*d\d+|L\d+))*\s*$",
+                         re.IGNORECASE | re.ASCII)
 
 
 class SheetError(InputError):

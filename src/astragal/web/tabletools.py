@@ -170,7 +170,7 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
         name = words[1][:40]
         init = 0
         if len(words) == 3:
-            if not re.fullmatch(r"[+-]?\d{1,4}", words[2]):
+            if not re.fullmatch(r"[+-]?\d{1,4}", words[2], re.ASCII):
                 raise InputError(f"the initiative is a whole number, not '{words[2]}'", text,
                                  (len(text) - len(words[2]), len(text)))
             init = int(words[2])

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..._digits import digits
 from ..._errors import OptionError
 from ..._rng import Source, SystemSource, make_source
 from .combatants import FightError
@@ -58,7 +59,7 @@ class Args:
         else:
             if self.seed is not None:
                 raise FightError("the seed is given twice")
-            if not value.strip().lstrip("-").isdigit() or len(value) > 30:
+            if not digits(value.strip().lstrip("-")) or len(value) > 30:
                 raise FightError(f"a seed is a whole number, not '{value}'")
             self.seed = int(value)
 

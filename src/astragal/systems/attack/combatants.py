@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..._digits import digits as is_digits
 from ..._errors import InputError
 from .rules import BERSERK_LAST_TURN, DEFENSIVE_LAST_TURN, THREW_LAST_TURN, WHIFFED_LAST_TURN
 
@@ -74,7 +75,7 @@ def _field_value(key: str, kind: str, text: str, word: str) -> Any:
         return None
     signed = kind == "signed"
     digits = low[1:] if signed and low[:1] in "+-" else low
-    if not digits.isdigit() or len(digits) > 5 or int(digits) > _MAX:
+    if not is_digits(digits) or len(digits) > 5 or int(digits) > _MAX:
         what = "a whole number such as +2 or -1" if signed else "a whole number ≥ 0"
         extra = " (or '-' for not tracked)" if kind == "optional" else ""
         raise FightError(f"{word} takes {what}{extra}, not '{text}'")

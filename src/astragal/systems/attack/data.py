@@ -12,6 +12,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from ..._digits import digits
 from ..._errors import OptionError
 from ..._records import Record
 from ...switches import Switch, resolve
@@ -319,7 +320,7 @@ def _parse_class_map(value: str) -> tuple[tuple[str, int], ...]:
     for part in _split(value):
         cls, sep, n = part.partition(":")
         cls = cls.strip().upper()
-        if not sep or not (len(cls) == 1 and cls.isalpha()) or not n.strip().lstrip("+").isdigit() \
+        if not sep or not (len(cls) == 1 and cls.isalpha()) or not digits(n.strip().lstrip("+")) \
                 or len(n) > 4:
             raise OptionError(f"option weapon_class_crit_dice: write class letters and extra "
                               f"critical dice as C:1/D:2, not '{part}'")
@@ -336,7 +337,7 @@ def _override_table(table: AttackTable, options: Mapping[str, Any]) -> AttackTab
             raise OptionError(f"option damage_by_column gives {len(values)} values for the "
                               f"{len(names)} hit columns ({', '.join(names)})")
         for name, v in zip(names, values):
-            if not v.isdigit() or len(v) > 6:
+            if not digits(v) or len(v) > 6:
                 raise OptionError(f"option damage_by_column: '{v}' is not a whole number ≥ 0")
             c = cols[name]
             cols[name] = Column(c.name, int(v), c.stun, c.block, c.critical)
@@ -358,7 +359,7 @@ def _override_table(table: AttackTable, options: Mapping[str, Any]) -> AttackTab
                 block = MATCH
             elif v in ("-", "none"):
                 block = None
-            elif v.isdigit() and len(v) <= 6 and int(v) >= 1:
+            elif digits(v) and len(v) <= 6 and int(v) >= 1:
                 block = int(v)
             else:
                 raise OptionError(f"option sixes_to_block_by_column: '{v}' is not a number of "

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..._digits import digits
 from ..._errors import FacesError, InputError, OptionError
 from ..._limits import DEFAULT_LIMITS
 from ...switches import no_table
@@ -174,7 +175,7 @@ def _spend(c: dict[str, Any], counter: str, n: int, why: str) -> str:
 
 
 def _count_arg(text: str, what: str) -> int:
-    if not text.isdigit() or len(text) > 5:
+    if not digits(text) or len(text) > 5:
         raise FightError(f"{what} takes a whole number ≥ 0, not '{text}'")
     return int(text)
 

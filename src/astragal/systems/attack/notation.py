@@ -150,8 +150,8 @@ class Exchange(Record):
 # --------------------------------------------------------------------------------------------
 # Reading the notation
 
-_DICE = re.compile(r"(\d*)d(\d+)$")
-_NUMBER = re.compile(r"[+-]?\d+$")
+_DICE = re.compile(r"(\d*)d(\d+)$", re.ASCII)
+_NUMBER = re.compile(r"[+-]?\d+$", re.ASCII)
 _ATTACK_WORDS = {"atk": "attack", "attack": "attack", "wpn": "weapon", "weapon": "weapon",
                  "class": "class", "crit": "crit", "throw": "throw", "thrown": "throw",
                  "luck": "luck", "dice": "dice"}

@@ -95,7 +95,7 @@ _LEX = re.compile(r"""\s*(?:
     | (?P<op>[+\-\u2212\u2013])
     | (?P<word>[A-Za-z][A-Za-z_'\u2019]*(?:-[A-Za-z][A-Za-z_'\u2019]*)*)
     | (?P<other>\S)
-    )""", re.VERBOSE)
+    )""", re.VERBOSE | re.ASCII)
 
 _KEYWORDS = {"vs": "vs", "versus": "vs", "v": "vs", "target": "target", "rolls": "rolls",
              "rote": "rote", "willpower": "willpower", "wp": "willpower", "chance": "chance",

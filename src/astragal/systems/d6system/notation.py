@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..._digits import digits
 from ..._errors import LimitError, OptionError
 from ..._limits import Limits
 from ..._records import Record
@@ -120,11 +121,11 @@ def _opt_text(v: Any) -> str:
     return ("on" if v else "off") if isinstance(v, bool) else str(v)
 
 
-_CODE = re.compile(r"(\d+)d(?:([+-])(\d+))?$")
-_D6_CODE = re.compile(r"(\d+)d6([+-]\d+)?$")
-_DICE_TERM = re.compile(r"([+-])(\d+)d(?:\+(\d+))?$")
-_NUMBER_TERM = re.compile(r"([+-])(\d+)$")
-_PIPS_TERM = re.compile(r"([+-])(\d+)(?:pips?)$")
+_CODE = re.compile(r"(\d+)d(?:([+-])(\d+))?$", re.ASCII)
+_D6_CODE = re.compile(r"(\d+)d6([+-]\d+)?$", re.ASCII)
+_DICE_TERM = re.compile(r"([+-])(\d+)d(?:\+(\d+))?$", re.ASCII)
+_NUMBER_TERM = re.compile(r"([+-])(\d+)$", re.ASCII)
+_PIPS_TERM = re.compile(r"([+-])(\d+)(?:pips?)$", re.ASCII)
 _DIGITS = 6  # longer numbers are refused before int() ever sees them
 _QUALIFIERS = ("slightly", "slight", "very", "extremely")
 _WORDS = {"advantaged", "disadvantaged"}
@@ -279,7 +280,7 @@ def _read_against(toks: Tokens, limits: Limits,
         number = DIFFICULTIES[name][0]
         if toks.accept("(") is not None:  # D-A2: a number chosen inside the level's range
             num_tok = toks.next()
-            if not num_tok.text.isdigit():
+            if not digits(num_tok.text):
                 raise toks.error(f"expected the difficulty number, such as ({number})", num_tok)
             number = _number(num_tok.text, num_tok, toks)
             _, low, high = DIFFICULTIES[name]
@@ -291,12 +292,12 @@ def _read_against(toks: Tokens, limits: Limits,
                 raise (toks.error("expected ')'", close) if close is not None
                        else toks.error_at_end("expected ')'"))
         return Difficulty(name, number), None
-    if tok.text.isdigit():
+    if digits(tok.text):
         toks.next()
         return Difficulty(None, _number(tok.text, tok, toks)), None
     if _CODE.match(tok.lower) or _D6_CODE.match(tok.lower):
         return None, _read_side(toks, limits, "opposing", wild)
-    if tok.text.startswith("-") and tok.text[1:].isdigit():
+    if tok.text.startswith("-") and digits(tok.text[1:]):
         raise toks.error("a difficulty number is 0 or more", tok)
     raise toks.error(f"'{tok.text}' is not a standard difficulty ({_DIFFICULTY_HELP}), a "
                      "difficulty number or a die code to oppose", tok)

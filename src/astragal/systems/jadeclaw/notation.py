@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..._digits import digits
 from ..._errors import LimitError, NotationError, OptionError
 from ..._limits import Limits
 from ..._records import Record
@@ -116,11 +117,11 @@ def _opt_text(v: Any) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
 
 
-_DIE = re.compile(r"(\d*)d(\d+)$")
-_LEVEL = re.compile(r"l(\d+)$")
-_BONUS = re.compile(r"([+-]?)(\d*)(b|bonus|bonuses|p|penalty|penalties)$")
-_INCLUDE = re.compile(r"\+(\d*)d(\d+)$")
-_LIMIT = re.compile(r"limit[=:]?d?(\d+)$")
+_DIE = re.compile(r"(\d*)d(\d+)$", re.ASCII)
+_LEVEL = re.compile(r"l(\d+)$", re.ASCII)
+_BONUS = re.compile(r"([+-]?)(\d*)(b|bonus|bonuses|p|penalty|penalties)$", re.ASCII)
+_INCLUDE = re.compile(r"\+(\d*)d(\d+)$", re.ASCII)
+_LIMIT = re.compile(r"limit[=:]?d?(\d+)$", re.ASCII)
 
 _STOP = {"vs", "soak", "resolve", "calm", "slaying", "enervated"}
 
@@ -282,7 +283,7 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
 
 
 def _quality(text: str, tok: Token, toks: Tokens) -> str:
-    if text.isdigit() and len(text) < 4:
+    if digits(text) and len(text) < 4:
         return str(int(text))  # a Skill Level: its band is read with quality_bands (J-A6)
     if text in QUALITIES:
         return text
@@ -371,7 +372,7 @@ def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) ->
     _check_sizes(spec, limits, text)
     for pool in (spec.actor, spec.opposition) if isinstance(spec, Simple) else (spec.resolve,):
         q = pool.quality if pool is not None else None
-        if q is not None and q.isdigit() and quality_in_force(q, merged["quality_bands"]) is None:
+        if q is not None and digits(q) and quality_in_force(q, merged["quality_bands"]) is None:
             at = text.find(f"q={q}")
             raise NotationError(f"Skill Level {q} has no Quality under quality_bands="
                                 f"{merged['quality_bands']} (J-A6); with quality_bands=0-4 it "

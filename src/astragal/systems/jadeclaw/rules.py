@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..._digits import digits
 from ..._errors import InputError
 from ..._records import Record
 from ...dice import STEP_SIZES
@@ -365,7 +366,7 @@ def resolve_tested(hits: int) -> bool:
 
 def quality_in_force(quality: str | None, bands: str) -> str | None:
     """J8, J-A6: a Quality by name, or a Skill Level (``q=7``) read with the bands in force."""
-    if quality is not None and quality.isdigit():
+    if quality is not None and digits(quality):
         return quality_of_level(int(quality), bands)
     return quality
 
