@@ -75,7 +75,7 @@ __all__ = ["Budget", "Pmf", "evaluate", "odds"]
 # --------------------------------------------------------------------------------------------
 # The expression
 
-_BODIES: dict[tuple[Node, int], Pmf] = {}  # whole expressions' laws (a repeated request)
+_BODIES: dict[tuple[int, int], tuple[Node, Pmf]] = {}  # whole expressions' laws (a repeated request)
 
 
 def forget() -> None:
@@ -264,14 +264,17 @@ def odds(expr: Expression | Rolls, limits: Limits, text: str) -> Odds:
                                 "one roll at a time", text, (0, len(text)))
         expr = expr.parts[0]
     budget = Budget(limits, text)
-    key = (expr.body, limits.max_explosions)
-    pmf = _BODIES.get(key)
-    if pmf is None:
+    # keyed by the parsed body's identity (parsed trees are cached and immutable; hashing a
+    # whole tree, field by field in Python, costs more than a small law's first computing)
+    key = (id(expr.body), limits.max_explosions)
+    hit = _BODIES.get(key)
+    if hit is None or hit[0] is not expr.body:
         pmf = evaluate(expr.body, limits, budget)
         if len(_BODIES) > 256:
             _BODIES.clear()
-        _BODIES[key] = pmf
-    else:  # remembered (laws are never changed in place): reading it is the work
+        _BODIES[key] = expr.body, pmf
+    else:
+        pmf = hit[1]  # remembered (laws are never changed in place): reading it is the work
         budget.spend(len(pmf), Lazy(expr.notation))
     # every possible value becomes a row of the answer: a d999999 is refused, not built
     budget.spend(ROW * len(pmf), Lazy(lambda: f"{expr.notation()} ({len(pmf):,} possible "

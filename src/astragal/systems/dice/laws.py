@@ -229,19 +229,19 @@ def dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
 
 
 def _dice_pmf_cached(d: Dice, limits: Limits, budget: Budget) -> Pmf:
-    key = (d, limits.max_explosions)
+    key = (id(d), limits.max_explosions)  # the term's identity, as exact._BODIES (see there)
     hit = _CACHE.get(key)
-    if hit is not None:
-        budget.spend(len(hit), d)
-        return hit
+    if hit is not None and hit[0] is d:
+        budget.spend(len(hit[1]), d)
+        return hit[1]
     out = _dice_pmf(d, limits, budget)
     if len(_CACHE) > 256:
         _CACHE.clear()
-    _CACHE[key] = out
+    _CACHE[key] = d, out
     return out
 
 
-_CACHE: dict[tuple[Dice, int], Pmf] = {}
+_CACHE: dict[tuple[int, int], tuple[Dice, Pmf]] = {}
 
 
 def forget() -> None:
