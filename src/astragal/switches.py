@@ -18,7 +18,7 @@ from typing import Any
 from ._errors import OptionError
 from ._records import Record
 
-__all__ = ["Switch", "defaults_of", "load_files", "no_table", "read_bool", "read_int", "resolve"]
+__all__ = ["Switch", "load_files", "no_table", "read_bool", "read_int", "resolve"]
 
 _TRUE = ("true", "on", "yes", "1")
 _WHOLE = re.compile(r"[+-]?[0-9]+")
@@ -186,11 +186,6 @@ Switch.__hash__ = object.__hash__  # type: ignore[method-assign]
 @lru_cache(maxsize=64)
 def _table(switches: tuple[Switch, ...]) -> tuple[dict[str, Switch], dict[str, Any]]:
     return {s.name: s for s in switches}, {s.name: s.default for s in switches}
-
-
-def defaults_of(switches: Iterable[Switch]) -> Mapping[str, Any]:
-    """Each switch's default by its name (remembered per set of switches: do not change it)."""
-    return _table(tuple(switches))[1]
 
 
 def resolve(switches: Iterable[Switch], options: Mapping[str, Any] | None,

@@ -19,7 +19,7 @@ from .._records import Record
 from .._rng import Source
 from ..dice import Roll
 from ..odds import Odds
-from ..switches import Switch, defaults_of, load_files, read_bool, read_int, resolve
+from ..switches import Switch, load_files, read_bool, read_int, resolve
 
 __all__ = ["ENTRY_POINT_GROUP", "Game", "Odds", "System", "get_system", "register",
            "resolve_options", "system_names"]
@@ -167,8 +167,6 @@ def resolve_options(system: System, options: Mapping[str, Any] | None) -> dict[s
                           f"{type(options).__name__}")
     switches = getattr(system, "switches", None)
     if switches:
-        if not options:  # the defaults as they are (no file to read, no value to check)
-            return dict(defaults_of(switches))
         return resolve(switches, load_files(switches, options), system.title)
     out = dict(system.defaults)
     for key, value in (options or {}).items():
