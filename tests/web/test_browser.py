@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+import astragal
 from astragal import Source
 from astragal._rng import make_source
 from astragal.web.store import SQLiteStore
@@ -441,6 +442,8 @@ def test_dice_tiles_show_what_happened(browser: Any, server: ServerThread) -> No
     # re-rolls: the first face struck, the one that stands after it
     t = tiles(roll("8d6r<3", "1,4,5,2,6,3,3,4,6,6"))
     assert t[0]["face"] == "1→4" and t[0]["struck"] == ["1"]
+    # r<3 is the re-roll's compare, not a target: no die is a success
+    assert not any("success" in x["cls"] or "success" in x["said"] for x in t)
     assert "re-rolled to 4" in t[0]["said"] and "natural 1" not in t[0]["said"]
     assert [x["face"] for x in t[1:]] == ["5", "2→6", "3", "3", "4", "6", "6"]
 
@@ -679,6 +682,12 @@ def test_sheets_checked_when_saved(browser: Any, server: ServerThread) -> None:
     assert other.page.input_value("#roll-text") == "2d20kh1+5"
     other.page.get_by_role("button", name="dis").click()
     assert other.page.input_value("#roll-text") == "2d20kl1+5"
+    # with no d20 in the text, a d20 with advantage and then the text: notation that rolls
+    for typed, made in (("d200+1", "2d20kh1 + d200+1"), ("+3", "2d20kh1 +3")):
+        other.page.fill("#roll-text", typed)
+        other.page.get_by_role("button", name="adv").click()
+        assert other.page.input_value("#roll-text") == made
+        assert astragal.parse(made)
     # the start page chooses no game for you
     start = Player(browser, errors)
     start.page.goto(server.url + "/")
@@ -790,6 +799,25 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
         wu.page.click("#turns-form button[type=submit]")
         wu.page.wait_for_selector(f"#turns li:has-text('{name}')")
     assert wu.page.locator("#turns li").all_inner_texts()[0].startswith("Li")
+    # a name with spaces, and a name of 40 letters with none: the phone's page stays its width
+    long = "X" * 40
+    for name, init in (("Big Troll", "12"), (long, "3")):
+        wu.page.fill("#turns-name", name)
+        wu.page.fill("#turns-init", init)
+        wu.page.click("#turns-form button[type=submit]")
+    li.page.evaluate("document.getElementById('turns-panel').open = true")
+    li.page.wait_for_selector(f"#turns li:has-text('{long}')")
+    # ... and a roll by a member whose name is 40 letters with no space
+    yan = join(browser, link, "Y" * 40, errors)
+    yan.roll("at: 3d6 vs 2d6")
+    li.page.wait_for_selector(f"#log li .who:has-text('{'Y' * 40}')")
+    yan.close()
+    check_layout(li, PHONE["width"])
+    assert "Big Troll" in li.page.inner_text("#turns")
+    for name in ("Big Troll", long):
+        wu.page.get_by_role("button", name=f"remove {name} from the turn order").click()
+        wu.page.wait_for_function(f"() => !document.getElementById('turns').innerText"
+                                  f".includes({name!r})")
     assert "Li goes first" in li.page.inner_text("#turn-now")
     wu.page.click("#turns-next")
     li.page.wait_for_selector("#turn-now:has-text('Round 1')")
@@ -818,7 +846,7 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
     data = json.loads(Path(got.value.path()).read_text(encoding="utf-8"))
     report = verify_export(data)
     assert report.ok and report.entries == len(data["entries"]) >= 10, report.problems
-    assert [e["kind"] for e in data["entries"]].count("turns") == 6
+    assert [e["kind"] for e in data["entries"]].count("turns") == 10
     with gm.page.expect_download() as got:
         gm.page.click("#export-md")
     md = Path(got.value.path()).read_text(encoding="utf-8")

@@ -174,6 +174,20 @@ def test_turn_order() -> None:
         turns_command(s, "add Bo x")
     with pytest.raises(astragal.InputError, match="already in the turn order"):
         turns_command(s, "add li 3")
+    with pytest.raises(astragal.InputError, match="from -9999 to 9999, not '99999'"):
+        turns_command(s, "add Bo 99999")
+    # a name with spaces, as the page sends it (in double quotes), in and out of the order
+    msg, s = turns_command(s, 'add "Big  Troll" 12')
+    assert msg == "Big Troll joins the turn order (12)"
+    assert [x["name"] for x in s["order"]] == ["Ana", "Li", "Big Troll", "Orc"]
+    msg, s = turns_command(s, 'remove "big troll"')
+    assert msg == "Big Troll leaves the turn order" and len(s["order"]) == 3
+    # the page's form with no name and an initiative sends 'add 3': no fighter called "3"
+    for text in ("add 3", 'add "" 3', "add Big Troll 12"):
+        with pytest.raises(astragal.InputError, match="add NAME"):
+            turns_command(s, text)
+    with pytest.raises(astragal.InputError, match="quote is not closed"):
+        turns_command(s, 'add "Big Troll 12')
 
 
 def test_two_instances_lose_no_fight_or_turn_command(pg_schema: str) -> None:

@@ -153,26 +153,43 @@ def fight_command(state: Mapping[str, Any] | None, text: str,
 MAX_TURNS = 60
 
 
+_INITIATIVE = re.compile(r"[+-]?[0-9]{1,4}")
+_TURN_WORD = re.compile(r'"([^"]*)"|([^\s"]+)|(")')
+
+
+def _turn_words(text: str) -> list[str]:
+    """The command's words; a name with spaces is written in double quotes (``"Big Troll"``)."""
+    words = []
+    for m in _TURN_WORD.finditer(text):
+        if m.group(3):
+            raise InputError("a quote is not closed: write a name with spaces in double quotes, "
+                             'such as "Big Troll"', text, (m.start(), len(text)))
+        words.append(" ".join(m.group(1).split()) if m.group(1) is not None else m.group(2))
+    return words
+
+
 def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict[str, Any]]:
-    """The turn order: ``add NAME [initiative]``, ``remove NAME``, ``next``, ``clear``."""
+    """The turn order: ``add NAME [initiative]``, ``remove NAME``, ``next``, ``clear``; a name
+    with spaces in double quotes (``add "Big Troll" 12``)."""
     order: list[dict[str, Any]] = [dict(x) for x in (state or {}).get("order", [])]
     current = int((state or {}).get("current", 0))
     round_no = int((state or {}).get("round", 1))
     started = bool((state or {}).get("started", False))  # the first 'next' starts round 1
-    words = text.split()
+    words = _turn_words(text)
     if not words:
         raise InputError("an empty command: add NAME [initiative], remove NAME, next, clear",
                          text, (0, max(1, len(text))))
     command = words[0].lower()
     if command == "add":
-        if len(words) not in (2, 3):
-            raise InputError("add NAME [initiative], such as 'add Wu 14'", text, (0, len(text)))
+        if len(words) not in (2, 3) or not words[1] or re.fullmatch(r"[+-]?\d+", words[1]):
+            raise InputError('add NAME [initiative], such as \'add Wu 14\' (a name with spaces '
+                             'in double quotes: add "Big Troll" 12)', text, (0, len(text)))
         name = words[1][:40]
         init = 0
         if len(words) == 3:
-            if not re.fullmatch(r"[+-]?\d{1,4}", words[2], re.ASCII):
-                raise InputError(f"the initiative is a whole number, not '{words[2]}'", text,
-                                 (len(text) - len(words[2]), len(text)))
+            if not _INITIATIVE.fullmatch(words[2]):
+                raise InputError(f"the initiative is a whole number from -9999 to 9999, not "
+                                 f"'{words[2]}'", text, (len(text) - len(words[2]), len(text)))
             init = int(words[2])
         if any(x["name"].lower() == name.lower() for x in order):
             raise InputError(f"{name} is already in the turn order", text, (4, 4 + len(name)))
@@ -186,7 +203,8 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
         message = f"{name} joins the turn order ({init})"
     elif command == "remove":
         if len(words) != 2:
-            raise InputError("remove NAME", text, (0, len(text)))
+            raise InputError('remove NAME (a name with spaces in double quotes)', text,
+                             (0, len(text)))
         at = next((i for i, x in enumerate(order) if x["name"].lower() == words[1].lower()),
                   None)
         if at is None:

@@ -110,8 +110,8 @@ def _find(data: dict[str, Any], name: str) -> dict[str, Any]:
         if c["name"].lower() == name.lower():
             return c  # type: ignore[no-any-return]
     known = ", ".join(c["name"] for c in data["combatants"]) or "nobody yet"
-    raise FightError(f"no combatant '{name}' in this fight (it has {known}); add one with "
-                     f"'astragal fight add {name} atk=4 wpn=3 …'")
+    raise FightError(f"no combatant '{name}' in this fight (it has {known}); add one first: "
+                     f"add {name} atk=4 wpn=3 …")
 
 
 def _check_name(data: dict[str, Any], name: str) -> None:

@@ -609,10 +609,12 @@ function successOf(d, system, roll) {
     const chance = roll && roll.result && roll.result.chance_die;
     return (f) => chance ? f === 10 : f >= 8;
   }
-  const m = (d.group || "").match(/^\d*d\d+[^<>=]*?(>=|<=|>|<|=)(\d+)$/);
-  if (m && !/[+\-*/]/.test((d.group || "").replace(/^\d*d\d+/, "").replace(/(>=|<=|>|<|=)\d+$/, ""))) {
-    const t = Number(m[2]);
-    return { ">=": (f) => f >= t, "<=": (f) => f <= t, ">": (f) => f > t, "<": (f) => f < t, "=": (f) => f === t }[m[1]];
+  // the pool's own compare: the last one, after the die or a modifier's number (10d10>=8,
+  // 4d6kh3>=4); after a modifier's letter it is that modifier's (12d6r<3, d6!>5, cs>19)
+  const m = (d.group || "").match(/^\d*d\d+([^<>=]*?)(>=|<=|>|<|=)(\d+)$/);
+  if (m && (m[1] === "" || /\d$/.test(m[1])) && !/[+\-*/]/.test(m[1])) {
+    const t = Number(m[3]);
+    return { ">=": (f) => f >= t, "<=": (f) => f <= t, ">": (f) => f > t, "<": (f) => f < t, "=": (f) => f === t }[m[2]];
   }
   return null;
 }
@@ -828,11 +830,15 @@ function setRollText(text) {
 }
 
 // Advantage and disadvantage (general notation): the first d20 becomes two, keep one.
+// A name as a command's word: in double quotes when it holds a space ("Big Troll").
+function quoted(name) { return /\s/.test(name) ? '"' + name + '"' : name; }
+
 function d20Twice(text, keep) {
   const t = text.trim() || "d20";
   const re = /(^|[^\dA-Za-z])(?:1|2)?d20(?:k[hl]1)?(?!\d)/i;
-  if (!re.test(t)) return "2d20" + keep + " " + t;
-  return t.replace(re, (m, pre) => pre + "2d20" + keep);
+  if (re.test(t)) return t.replace(re, (m, pre) => pre + "2d20" + keep);
+  // no d20 to roll twice: a d20 with advantage, then what was typed (+5 as it is, d200+1 added)
+  return "2d20" + keep + (/^[+-]/.test(t) ? " " : " + ") + t;
 }
 
 // Jadeclaw: one more Bonus (+Nb) or Penalty (-Np) on the actor's side (before 'vs').
@@ -898,7 +904,7 @@ function renderTurns() {
     ol.append(el("li", { class: now ? "current" : "", "aria-current": now ? "step" : null },
       el("span", {}, x.name), el("span", { class: "init" }, String(x.init)),
       el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
-                     onclick: () => command("/turns", "remove " + x.name, $("turns-error")) }, "×")));
+                     onclick: () => command("/turns", "remove " + quoted(x.name), $("turns-error")) }, "×")));
   });
   $("turns-round").textContent = t.order.length && t.started ? "(round " + t.round + ")" : "";
   $("turns-clear").hidden = !t.order.length;
@@ -930,7 +936,7 @@ function renderFight() {
     const stance = el("select", { "aria-label": c.name + "'s stance" },
       el("option", { value: "" }, "normal"), el("option", { value: "berserk" }, "berserk"),
       el("option", { value: "defensive" }, "defensive"));
-    const q = (s) => /\s/.test(s) ? '"' + s + '"' : s;
+    const q = quoted;
     const actions = el("div", { class: "fighter-actions" }, target, stance,
       el("button", { type: "button", onclick: () => command("/fight", ["attack", q(c.name), q(target.value), stance.value].filter(Boolean).join(" "), $("fight-error")) }, "attack"),
       el("button", { type: "button", class: "secondary", onclick: () => command("/fight", "pass " + q(c.name), $("fight-error")) }, "pass"),
@@ -998,7 +1004,8 @@ function wire() {
   });
   $("turns-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const text = ("add " + $("turns-name").value.trim() + " " + $("turns-init").value.trim()).trim();
+    const name = $("turns-name").value.trim();
+    const text = ("add " + (name ? quoted(name) : "") + " " + $("turns-init").value.trim()).trim();
     if (await command("/turns", text, $("turns-error"))) { $("turns-name").value = ""; $("turns-init").value = ""; }
   });
   $("turns-next").addEventListener("click", () => command("/turns", "next", $("turns-error")));
