@@ -536,6 +536,12 @@ def test_table_tools(browser: Any, server: ServerThread) -> None:
     wu.page.get_by_role("button", name="+1 Penalty").click()
     assert wu.page.input_value("#roll-text") == "d12 d8 +2b -1p vs 2d10"
 
+    # an error about a roll's text goes once the text is changed
+    li.roll("d12 vs d7")
+    li.page.wait_for_selector("#roll-error .err-msg")
+    li.page.locator("#roll-text").press_sequentially("x")
+    li.page.wait_for_function("() => !document.querySelector('#roll-error .err-msg')")
+
     # a colour per member
     wu.roll("d6 vs d6")
     li.roll("d8 vs d6")

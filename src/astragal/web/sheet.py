@@ -73,8 +73,9 @@ def _check_entries(kind: str, entries: Any, limit: int, value_limit: int) -> tup
     seen: set[str] = set()
     for name, value in entries.items():
         if not isinstance(name, str) or not _NAME.match(name):
-            raise SheetError(f"'{name}' cannot be a name: use a letter, then letters, digits, "
-                             "- _ or ' (at most 40)", str(name), (0, max(1, len(str(name)))))
+            raise SheetError(f"'{name}' cannot be a name: use a letter A-Z, then letters A-Z, "
+                             "digits, - _ or ' (at most 40), so that it reads in the notation",
+                             str(name), (0, max(1, len(str(name)))))
         if _RESERVED.match(name):
             raise SheetError(f"'{name}' cannot be a name: it reads as dice notation",
                              name, (0, len(name)))

@@ -76,7 +76,8 @@ def _field_value(key: str, kind: str, text: str, word: str) -> Any:
     signed = kind == "signed"
     digits = low[1:] if signed and low[:1] in "+-" else low
     if not is_digits(digits) or len(digits) > 5 or int(digits) > _MAX:
-        what = "a whole number such as +2 or -1" if signed else "a whole number ≥ 0"
+        what = (f"a whole number from -{_MAX:,} to {_MAX:,}, such as +2 or -1" if signed
+                else f"a whole number from 0 to {_MAX:,}")
         extra = " (or '-' for not tracked)" if kind == "optional" else ""
         raise FightError(f"{word} takes {what}{extra}, not '{text}'")
     return int(low)

@@ -73,6 +73,9 @@ async function api(method, path, body, key) {
 function showError(box, err) {
   clear(box);
   const d = err.data || {};
+  // an error about a request (the text, the server down) goes once the text changes or the
+  // table is live again; a sign-out's stays until the page is reloaded
+  box.dataset.passing = err.status !== undefined ? "yes" : "";
   if (d.text !== undefined && d.text !== null && Array.isArray(d.span)) {
     const [s, e] = d.span;
     const line = d.text.replace(/\n/g, " ");
@@ -361,6 +364,7 @@ function connect() {
 
 function setLive(kind, words) {
   const live = $("live");
+  if (kind === "on" && $("roll-error").dataset.passing === "yes") clear($("roll-error"));
   live.hidden = false;
   live.textContent = words;
   live.className = "live " + kind;
@@ -880,6 +884,7 @@ function showVisibility() {
 }
 
 function checkLength() {
+  if ($("roll-error").dataset.passing === "yes") clear($("roll-error"));
   const n = $("roll-text").value.length;
   const w = $("roll-warning");
   w.hidden = n <= MAX_ROLL;
@@ -1019,10 +1024,15 @@ function wire() {
   });
   // On phones the roll bar is fixed at the bottom: keep the page's end clear of it.
   const bar = $("roll-form");
+  let shown = 0;
   const fit = () => {
     const h = phone.matches && !$("room").hidden ? bar.offsetHeight : 0;
+    const grew = h > shown;
+    shown = h;
     document.body.style.paddingBottom = h ? h + 8 + "px" : "";
     document.documentElement.style.setProperty("--bar-height", h + "px");
+    // the bar grew (an error, a warning, more macros): the newest entry stays above it
+    if (grew && h && state.room && atEnd()) toEnd();
   };
   if (window.ResizeObserver) new ResizeObserver(fit).observe(bar);
   phone.addEventListener("change", fit);
