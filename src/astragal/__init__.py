@@ -89,6 +89,9 @@ def _parse(text: str, options: Mapping[str, Any] | None, limits: Limits,
            default_system: str | None) -> tuple[Any, Parsed, dict[str, Any]]:
     """The system, the request and its options; remembered for requests without options
     (parsed specs are immutable), so a repeated roll skips the reading."""
+    if type(text) is not str or type(limits) is not Limits or not (
+            default_system is None or type(default_system) is str):
+        _check_arguments(text, limits, default_system)
     if options is None:  # keyed by the limits' identity: hashing a dataclass costs more
         hit = _READ.get((text, id(limits), default_system))
         if hit is not None and hit[3] is limits:
@@ -99,6 +102,17 @@ def _parse(text: str, options: Mapping[str, Any] | None, limits: Limits,
             _READ.clear()
         _READ[text, id(limits), default_system] = out[0], out[1], dict(out[2]), limits
     return out
+
+
+def _check_arguments(text: object, limits: object, default_system: object) -> None:
+    """Refuse, by name, an argument of the wrong type (what a typed caller cannot pass)."""
+    if not isinstance(text, str):
+        raise NotationError(f"the notation must be text, not {type(text).__name__}")
+    if not isinstance(limits, Limits):
+        raise OptionError(f"limits must be astragal.Limits(...), not {type(limits).__name__}")
+    if not (default_system is None or isinstance(default_system, str)):
+        raise OptionError(f"default_system must be a system's name (text) or None, not "
+                          f"{type(default_system).__name__}")
 
 
 def _read(text: str, options: Mapping[str, Any] | None, limits: Limits,
@@ -145,6 +159,9 @@ def roll(text: str, *, seed: int | None = None,
     'success'
     """
     system, parsed, opts = _parse(text, options, limits, default_system)
+    if source is not None and not isinstance(source, Source):
+        raise OptionError(f"source must be an astragal Source (such as SeededSource(7)), not "
+                          f"{type(source).__name__}")
     src = source if source is not None else make_source(seed, faces)
     result: Roll = system.roll(parsed.spec, src, opts, limits, text)
     src.finish()  # every system: typed-in faces left over are an error, not silently ignored

@@ -25,6 +25,7 @@ __all__ = [
     "LimitError",
     "NotationError",
     "OptionError",
+    "shown",
 ]
 
 
@@ -75,3 +76,10 @@ class OptionError(InputError):
 
 class LimitError(InputError):
     """The request is beyond the configured Limits."""
+
+
+def shown(value: object) -> str:
+    """A value as an error message names it: text in quotes, anything else as Python writes it,
+    cut to 40 characters (a message names what was wrong; it does not echo a megabyte)."""
+    text = f"'{value}'" if isinstance(value, str) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

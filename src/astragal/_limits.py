@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-from ._errors import LimitError, OptionError
+from ._errors import LimitError, OptionError, shown
 from ._records import Record
 
 __all__ = ["CEILINGS", "DEFAULT_LIMITS", "Limits"]
@@ -48,7 +48,7 @@ class Limits(_Bounds):
             ceiling = CEILINGS[name]
             if isinstance(value, bool) or not isinstance(value, int):
                 raise OptionError(f"Limits({name}=...) must be a whole number from 1 to "
-                                  f"{ceiling:,}, not {_shown(value)}")
+                                  f"{ceiling:,}, not {shown(value)}")
             if not 1 <= value <= ceiling:
                 raise OptionError(f"Limits({name}={value}) is out of range: it must be from 1 "
                                   f"to {ceiling:,}")
@@ -99,11 +99,6 @@ class Limits(_Bounds):
 
 def _mib(nbytes: int) -> str:
     return f"{nbytes / 2**20:,.0f} MiB" if nbytes >= 2**20 else f"{nbytes / 1024:,.0f} KiB"
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 DEFAULT_LIMITS = Limits()

@@ -202,20 +202,30 @@ def parse_faces(text: str) -> list[list[int]]:
 
 def make_source(seed: int | None = None, faces: str | Sequence[Sequence[int]] | Sequence[int] | None = None) -> Source:
     """The source for a roll: scripted ``faces`` if given, else ``seed``, else the OS."""
-    if faces is not None and seed is not None:
-        from ._errors import OptionError
+    from ._errors import OptionError, shown
 
+    if faces is not None and seed is not None:
         raise OptionError("give either a seed or faces, not both")
     if faces is not None:
         if isinstance(faces, str):
             return ScriptedSource(parse_faces(faces), faces)
-        items: list[Any] = list(faces)
-        if items and all(isinstance(f, int) for f in items):
+        items: Any = list(faces) if isinstance(faces, (list, tuple)) else None
+        if items and all(_whole(f) for f in items):
             return ScriptedSource([items])
-        return ScriptedSource([list(s) for s in items])
+        if items is not None and all(isinstance(s, (list, tuple)) and all(_whole(f) for f in s)
+                                     for s in items):  # [] too: a roll that rolls no dice
+            return ScriptedSource([list(s) for s in items])
+        raise OptionError(f"faces are text such as \"7,2 / 3,4\", a list of whole numbers or "
+                          f"a list of such lists, not {shown(faces)}")
     if seed is not None:
+        if not _whole(seed):
+            raise OptionError(f"a seed is a whole number, not {shown(seed)}")
         return SeededSource(seed)
     return _SYSTEM
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 _SYSTEM = SystemSource()  # it keeps no state of its own: one serves every roll

@@ -46,6 +46,14 @@ def _tables_help() -> str:
     return "tables: " + "; ".join(out)
 
 
+def _seed(text: str) -> int:
+    """A seed: a whole number in ASCII digits (argparse's ``int`` also reads '٣' and '１')."""
+    body = text.strip()
+    if not digits(body.removeprefix("-")) or len(body) > 40:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a seed: give a whole number")
+    return int(body)
+
+
 def _port(text: str) -> int:
     """A TCP port number (argparse exits 2 with this message otherwise)."""
     if not digits(text.strip()) or not 1 <= int(text) <= 65535:
@@ -72,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("roll", help="roll dice and explain the result")
     r.add_argument("text", help="the roll, e.g. 'jc: d12 d8 vs 2d10'")
-    r.add_argument("--seed", type=int, default=None, help="reproducible random faces")
+    r.add_argument("--seed", type=_seed, default=None, help="reproducible random faces")
     r.add_argument("--faces", default=None,
                    help="faces as rolled, actor then opposition: '7,2 / 3,4'")
     r.add_argument("--json", action="store_true", help="machine-readable output")
@@ -85,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "session, and a test of fair dice")
     lk.add_argument("export", help="an exported JSON log (the room's Export JSON)")
     lk.add_argument("--json", action="store_true", help="machine-readable output")
-    lk.add_argument("--seed", type=int, default=0,
+    lk.add_argument("--seed", type=_seed, default=0,
                     help="the seed of the randomised percentiles (the report is reproducible)")
     lk.add_argument("--plot", default=None, metavar="FILE.svg",
                     help="also draw each member's histogram of percentiles (SVG)")
@@ -112,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "odds.")
     d.add_argument("text", nargs="?", default=None,
                    help=f"the roll to show (default: '{DEMO}')")
-    d.add_argument("--seed", type=int, default=None, help="reproducible random faces")
+    d.add_argument("--seed", type=_seed, default=None, help="reproducible random faces")
     d.set_defaults(func=cmd_demo)
 
     t = sub.add_parser("table", help="GM tables, e.g. 'table jadeclaw levels'",
@@ -241,6 +249,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a path the user gave, that no command had its own words for
+        if exc.filename is None:
+            raise
+        print(f"astragal: error: cannot read {exc.filename!r}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -174,7 +174,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_table(args: argparse.Namespace) -> int:
     from .systems import get_system
 
-    system = get_system(args.system_name)
+    system = get_system(args.system_name.strip().removesuffix(":"))  # as listed: 'jc:'
     tables = getattr(system, "tables", None) or getattr(
         importlib.import_module(type(system).__module__), "TABLES", {})
     name = args.name or (next(iter(tables)) if tables else "")
@@ -204,7 +204,7 @@ def cmd_rules(args: argparse.Namespace) -> int:
     from .rulebook import rulebook
     from .systems import get_system
 
-    system = get_system(args.system_name)
+    system = get_system(args.system_name.strip().removesuffix(":"))  # as listed: 'jc:'
     book = rulebook(system.name)
     if not book:
         print(f"{system.title}: no rules are registered in the rulebook yet")

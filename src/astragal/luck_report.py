@@ -31,10 +31,11 @@ def rolls_of(entries: Iterable[Any]) -> Iterator[dict[str, Any]]:
     for e in entries:
         if isinstance(e, dict) and e.get("kind") == "reveal" and isinstance(e.get("of"), dict):
             e = e["of"]
+        eid = e.get("id") if isinstance(e, dict) else None
         if not isinstance(e, dict) or e.get("kind", "roll") != "roll" or e.get("redacted") \
-                or e.get("hidden") or e.get("id") in seen:
-            continue
-        seen.add(e.get("id"))
+                or e.get("hidden") or not (eid is None or type(eid) is int) or eid in seen:
+            continue  # an id that is not a whole number is no entry of a log
+        seen.add(eid)
         yield e
 
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
-from ._errors import OptionError
+from ._errors import OptionError, shown
 from ._records import Record
 
 __all__ = ["Switch", "load_files", "no_table", "read_bool", "read_int", "resolve"]
@@ -31,24 +31,24 @@ def read_bool(name: str, value: object) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
         return value.strip().lower() in _TRUE
-    raise OptionError(f"option {name} takes true or false, not {_shown(value)}")
+    raise OptionError(f"option {name} takes true or false, not {shown(value)}")
 
 
 def read_int(name: str, value: object, low: int | None = None, high: int | None = None) -> int:
     """A whole number within [low, high], from text, an int or an integral finite float."""
     number: int
     if isinstance(value, bool):
-        raise OptionError(f"option {name} takes a whole number, not {_shown(value)}")
+        raise OptionError(f"option {name} takes a whole number, not {shown(value)}")
     if isinstance(value, int):
         number = value
     elif isinstance(value, float):
         if not math.isfinite(value) or value != int(value):
-            raise OptionError(f"option {name} takes a whole number, not {_shown(value)}")
+            raise OptionError(f"option {name} takes a whole number, not {shown(value)}")
         number = int(value)
     elif isinstance(value, str) and _WHOLE.fullmatch(value.strip()) and len(value) <= 12:
         number = int(value.strip())
     else:
-        raise OptionError(f"option {name} takes a whole number, not {_shown(value)}")
+        raise OptionError(f"option {name} takes a whole number, not {shown(value)}")
     if (low is not None and number < low) or (high is not None and number > high):
         span = f"{low} to {high}" if low is not None and high is not None else (
             f"at least {low}" if low is not None else f"at most {high}")
@@ -60,11 +60,6 @@ def no_table(value: object) -> bool:
     """A table switch's value that asks for no table of one's own (the game's default)."""
     return value is None or (isinstance(value, str) and
                              value.strip().lower() in ("", "-", "default"))
-
-
-def _shown(value: object) -> str:
-    text = repr(value) if not isinstance(value, str) else f"'{value}'"
-    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class Switch(Record):
@@ -133,10 +128,10 @@ class Switch(Record):
                     raise
                 raise OptionError(f"option {self.name} takes a whole number ({self.low} to "
                                   f"{self.high}) or {' / '.join(self.choices)}, "
-                                  f"not {_shown(value)}") from None
+                                  f"not {shown(value)}") from None
         if text not in self.choices:
             raise OptionError(f"option {self.name} takes one of {', '.join(self.choices)}, "
-                              f"not {_shown(value)}")
+                              f"not {shown(value)}")
         return text
 
     def _read_table(self, value: object, where: str) -> Mapping[str, Any] | str:
@@ -151,7 +146,7 @@ class Switch(Record):
                               f"(-o {self.name}=PATH) and the Python API read files; here give "
                               "the table itself")
         raise OptionError(f"option {self.name} takes the {self.file} (a JSON object) or the "
-                          f"path of its file, not {_shown(value)}")
+                          f"path of its file, not {shown(value)}")
 
     def _read_set(self, value: object) -> str:
         if isinstance(value, str):
@@ -161,7 +156,7 @@ class Switch(Record):
             words = [str(w).strip().lower() for w in value]
         else:
             raise OptionError(f"option {self.name} takes {' / '.join(self.choices)} joined with "
-                              f"'+', not {_shown(value)}")
+                              f"'+', not {shown(value)}")
         if words in ([], ["none"]):
             return "none"
         if words == ["all"]:

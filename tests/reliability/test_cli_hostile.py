@@ -229,3 +229,76 @@ def test_no_option_value_gets_past_as_a_traceback(value: object) -> None:
                 continue  # refused with astragal's own error, naming the option
             except Exception as exc:  # noqa: BLE001 - the finding
                 pytest.fail(f"{name} option {key}={value!r}: {type(exc).__name__}: {exc}")
+
+
+# ------------------------------------------------------------------------------------------------
+# A new user's pass (eighth session): each of these printed a traceback or did the wrong thing
+
+
+def test_an_empty_path_is_refused_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    code, said = _cli(["verify-log", ""], capsys)
+    assert code == 2 and "cannot read ''" in said and "Traceback" not in said
+
+
+@pytest.mark.parametrize("seed", ["٣", "１", "1.5", "x"])
+def test_a_seed_is_ascii_digits(seed: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli_main(["roll", "d20", "--seed", seed])
+    assert stop.value.code == 2 and f"'{seed}' is not a seed" in capsys.readouterr().err
+
+
+def test_a_luck_report_skips_entries_whose_id_is_not_a_number() -> None:
+    from astragal.luck_report import rolls_of
+
+    entries = [{"kind": "roll", "id": []}, {"kind": "roll", "id": {}}, {"kind": "roll", "id": 3}]
+    assert [e["id"] for e in rolls_of(entries)] == [3]
+
+
+def test_the_fight_tracker_refuses_a_blank_name_empty_faces_and_a_damaged_log(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(tmp_path / "fight.json")
+    for words in (["new"], ["add", "Anna", "atk=4", "wpn=3"], ["add", "Bram", "atk=4", "wpn=3"]):
+        assert cli_main(["fight", "--file", path, *words]) == 0
+    capsys.readouterr()
+    code, said = _cli(["fight", "--file", path, "add", " ", "atk=4", "wpn=3"], capsys)
+    assert code == 2 and "cannot be a name" in said
+    code, said = _cli(["fight", "--file", path, "attack", "Anna", "Bram", "--faces", ""], capsys)
+    assert code == 2 and "no faces were given" in said
+    data = json.loads(Path(path).read_text())
+    for damaged in (None, {"turn": 1}, {"turn": 1, "action": "attack", "attacker": "Anna"}):
+        data["log"] = [damaged]
+        Path(path).write_text(json.dumps(data))
+        code, said = _cli(["fight", "--file", path, "log"], capsys)
+        assert code == 2 and "entry 1 of its log" in said, said
+
+
+@pytest.mark.parametrize(("kwargs", "said"), [
+    ({"limits": None}, "limits must be astragal.Limits"),
+    ({"source": "x"}, "source must be an astragal Source"),
+    ({"default_system": 5}, "default_system must be a system's name"),
+    ({"faces": 5}, "faces are text such as"),
+    ({"faces": ["1", "2", "3", "4"]}, "faces are text such as"),
+    ({"faces": b"4d6"}, "faces are text such as"),
+    ({"seed": [1]}, "a seed is a whole number, not [1]"),
+    ({"seed": 1.5}, "a seed is a whole number, not 1.5"),
+    ({"seed": "x"}, "a seed is a whole number, not 'x'"),
+])
+def test_the_api_names_an_argument_of_the_wrong_type(kwargs: dict[str, object],
+                                                     said: str) -> None:
+    with pytest.raises(OptionError) as got:
+        astragal.roll("4d6", **kwargs)  # type: ignore[arg-type]
+    assert said in str(got.value)
+
+
+@pytest.mark.parametrize("text", [["4d6"], {"4d6": 1}, {"4d6"}])
+def test_notation_that_is_not_text_is_refused_before_any_cache(text: object) -> None:
+    with pytest.raises(astragal.NotationError, match="the notation must be text"):
+        astragal.roll(text)  # type: ignore[arg-type]
+
+
+def test_rules_and_tables_take_a_prefix_as_systems_lists_it(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, said = _cli(["rules", "cofd:"], capsys)
+    assert code == 0 and said.startswith("Chronicles of Darkness")
+    code, said = _cli(["table", "jc:"], capsys)
+    assert code == 0 and "d12 & d4" in said

@@ -811,6 +811,7 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
         wu.page.fill("#turns-name", name)
         wu.page.fill("#turns-init", init)
         wu.page.click("#turns-form button[type=submit]")
+        wu.page.wait_for_selector(f"#turns li:has-text('{name}')")
     li.page.evaluate("document.getElementById('turns-panel').open = true")
     li.page.wait_for_selector(f"#turns li:has-text('{long}')")
     # ... and a roll by a member whose name is 40 letters with no space

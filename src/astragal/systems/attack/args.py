@@ -66,7 +66,8 @@ class Args:
     def source(self) -> Source:
         if self.faces is not None and self.seed is not None:
             raise OptionError("give either a seed or faces, not both")
-        return make_source(self.seed, self.faces) if (self.faces or self.seed is not None) \
+        return make_source(self.seed, self.faces) \
+            if (self.faces is not None or self.seed is not None) \
             else SystemSource()
 
     def no_source(self, command: str) -> None:

@@ -115,10 +115,11 @@ def _find(data: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _check_name(data: dict[str, Any], name: str) -> None:
-    if not name or len(name) > 40 or "=" in name or name.startswith("-") or \
-            not name.isprintable() or name.lower() in _COMMAND_WORDS:
-        raise FightError(f"'{name}' cannot be a name: names are up to 40 characters, without "
-                         "'=' and not a command or option word")
+    if not name.strip() or name != name.strip() or len(name) > 40 or "=" in name or \
+            name.startswith("-") or not name.isprintable() or name.lower() in _COMMAND_WORDS:
+        raise FightError(f"'{name}' cannot be a name: names are up to 40 characters, not "
+                         "blank, without '=' or spaces around them, and not a command or "
+                         "option word")
     if any(c["name"].lower() == name.lower() for c in data["combatants"]):
         raise FightError(f"there is already a combatant called {name}")
 
@@ -421,6 +422,9 @@ def new_fight(options: Sequence[str] = (), tables: Mapping[str, Any] | None = No
     return data, _set_options(data, options, tables)
 
 
+_ATTACK_LOGGED = ("attacker", "defender", "notation", "faces", "outcome", "damage", "stun")
+
+
 def check_fight(data: Any, where: str) -> dict[str, Any]:
     """A fight read from outside (a file), checked whole: its format, combatants and rules."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -432,6 +436,12 @@ def check_fight(data: Any, where: str) -> dict[str, Any]:
     for key, kind in (("turn", int), ("options", dict), ("combatants", list), ("log", list)):
         if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
             raise FightError(f"the fight file {where} is damaged: '{key}' is missing or wrong")
+    for i, e in enumerate(data["log"], 1):  # what 'log' prints: a turn, an action, its fields
+        if not isinstance(e, dict) or type(e.get("turn")) is not int or \
+                not isinstance(e.get("action"), str) or \
+                (e["action"] == "attack" and not all(k in e for k in _ATTACK_LOGGED)):
+            raise FightError(f"the fight file {where} is damaged: entry {i} of its log is not "
+                             "a turn as the tracker writes it")
     data["combatants"] = [check_combatant(c, i) for i, c in enumerate(data["combatants"])]
     names = [c["name"].lower() for c in data["combatants"]]
     if len(set(names)) != len(names):

@@ -1011,7 +1011,11 @@ function wire() {
     ev.preventDefault();
     const name = $("turns-name").value.trim();
     const text = ("add " + (name ? quoted(name) : "") + " " + $("turns-init").value.trim()).trim();
-    if (await command("/turns", text, $("turns-error"))) { $("turns-name").value = ""; $("turns-init").value = ""; }
+    const init = $("turns-init").value;
+    // cleared when added, unless a next name was typed meanwhile (as the fight form does)
+    if (await command("/turns", text, $("turns-error")) && $("turns-name").value.trim() === name) {
+      $("turns-name").value = ""; if ($("turns-init").value === init) $("turns-init").value = "";
+    }
   });
   $("turns-next").addEventListener("click", () => command("/turns", "next", $("turns-error")));
   $("turns-clear").addEventListener("click", () => {
