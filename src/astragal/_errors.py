@@ -26,6 +26,7 @@ __all__ = [
     "NotationError",
     "OptionError",
     "shown",
+    "visible",
 ]
 
 
@@ -49,8 +50,8 @@ class InputError(AstragalError, ValueError):
         start, end = self.span
         start = max(0, min(start, len(self.text)))
         end = max(start + 1, min(end, len(self.text) + 1))
-        line = self.text.replace("\n", " ")
-        return f"{line}\n{' ' * start}{'^' * (end - start)}\n{self.message}"
+        line = visible(self.text.replace("\n", " "))
+        return f"{line}\n{' ' * start}{'^' * (end - start)}\n{visible(self.message)}"
 
     def to_json(self) -> dict[str, object]:
         """A stable JSON form: kind, message, text and span."""
@@ -76,6 +77,20 @@ class OptionError(InputError):
 
 class LimitError(InputError):
     """The request is beyond the configured Limits."""
+
+
+# Characters that act on a terminal instead of showing (C0 and C1 controls, DEL) or turn the rest
+# of a line around (the bidirectional controls): each shown as one visible character, so that a
+# caret under the text still points at what it names
+_VISIBLE = {**{c: 0x2400 + c for c in range(0x20) if c != 0x0A}, 0x7F: 0x2421,
+            **{c: 0xFFFD for c in [*range(0x80, 0xA0), *range(0x202A, 0x202F),
+                                   *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]}}
+
+
+def visible(text: str) -> str:
+    """``text`` as a terminal may print it: controls as their pictures (ESC as ␛), bidi marks
+    as �, one character for one (line breaks kept)."""
+    return text.translate(_VISIBLE) if not text.isprintable() else text
 
 
 def shown(value: object) -> str:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from ._digits import digits
-from ._errors import AstragalError, InputError
+from ._errors import AstragalError, InputError, visible
 from .cli_commands import (
     DEMO,
     cmd_demo,
@@ -243,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"astragal: error\n{exc.pretty()}", file=sys.stderr)
         return 2
     except AstragalError as exc:
-        print(f"astragal: error: {exc}", file=sys.stderr)
+        print(f"astragal: error: {visible(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -302,3 +302,17 @@ def test_rules_and_tables_take_a_prefix_as_systems_lists_it(
     assert code == 0 and said.startswith("Chronicles of Darkness")
     code, said = _cli(["table", "jc:"], capsys)
     assert code == 0 and "d12 & d4" in said
+
+
+@pytest.mark.parametrize(("typed", "seen"), [("d6\x1b[31mRED", "␛"), ("d6\u202eabc", "�"),
+                                             ("d6\x07", "␇")])
+def test_an_error_prints_control_characters_as_pictures(typed: str, seen: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """An escape sequence in the notation must not colour or move the terminal (nor a bidi
+    control turn the line round): the error shows each as one visible character, the caret
+    still under it."""
+    code, said = _cli(["roll", typed], capsys)
+    line, caret = said.splitlines()[1:3]
+    assert code == 2 and seen in said
+    assert not any(c in said for c in "\x1b\u202e\x07")
+    assert line[caret.index("^")] == seen
