@@ -941,12 +941,11 @@ function renderFight() {
     const stance = el("select", { "aria-label": c.name + "'s stance" },
       el("option", { value: "" }, "normal"), el("option", { value: "berserk" }, "berserk"),
       el("option", { value: "defensive" }, "defensive"));
-    const q = quoted;
     const actions = el("div", { class: "fighter-actions" }, target, stance,
-      el("button", { type: "button", onclick: () => command("/fight", ["attack", q(c.name), q(target.value), stance.value].filter(Boolean).join(" "), $("fight-error")) }, "attack"),
-      el("button", { type: "button", class: "secondary", onclick: () => command("/fight", "pass " + q(c.name), $("fight-error")) }, "pass"),
+      el("button", { type: "button", onclick: () => command("/fight", ["attack", quoted(c.name), quoted(target.value), stance.value].filter(Boolean).join(" "), $("fight-error")) }, "attack"),
+      el("button", { type: "button", class: "secondary", onclick: () => command("/fight", "pass " + quoted(c.name), $("fight-error")) }, "pass"),
       c.heal > 0 && c.damage > 0 ? el("button", { type: "button", class: "secondary",
-        onclick: () => command("/fight", "heal " + q(c.name), $("fight-error")) }, "heal") : null);
+        onclick: () => command("/fight", "heal " + quoted(c.name), $("fight-error")) }, "heal") : null);
     if (f.combatants.length < 2) { target.disabled = true; }
     table.append(el("tr", { "data-name": c.name },
       cell(0, c.name, "name"),
