@@ -10,6 +10,7 @@ the work each kernel reports having done (a deterministic count, not a clock).
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -172,8 +173,9 @@ def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: 
     att, dfn = P.Pool(a), P.Pool(d)
     assert P._closed_form(att, dfn)
     shape = P._shape(att, dfn, steps, bonus)
-    closed, done = P._closed(shape)
+    counts, total, done = P._closed(shape)
     exact = P._exact(shape)[0]
+    closed = [Fraction(c, total) for c in counts]
     assert closed + [0] * (len(exact) - len(closed)) == exact
     guess = P.estimate(att, dfn, steps, bonus)
     assert guess.kernel == "closed"

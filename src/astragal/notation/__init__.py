@@ -61,10 +61,21 @@ class Tokens:
         return NotationError(message, self.text, (n, n + 1))
 
 
+_SYMBOLS = frozenset("&,;()")
+
+
 def tokenize(text: str, start: int = 0) -> Tokens:
     """Split ``text[start:]`` into words and the symbols ``& , ; ( )``."""
     tokens: list[Token] = []
     pos = start
+    rest = text[start:] if start else text
+    if _SYMBOLS.isdisjoint(rest):  # words only (most notation): no regex to run
+        find = text.find
+        for word in rest.split():  # str.split and the regex's \s split at the same spaces
+            pos = find(word, pos)
+            tokens.append(Token(word, pos, pos + len(word)))
+            pos += len(word)
+        return Tokens(text, tokens)
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:

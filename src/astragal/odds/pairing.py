@@ -45,6 +45,7 @@ import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 from .._records import Record
@@ -117,7 +118,8 @@ def _favored_weight(pool: Pool, ones: Sequence[int]) -> Fraction:
 
 
 class _Shape:
-    __slots__ = ("attack", "bonus", "defence", "depth", "m", "max_hits", "n", "steps", "top")
+    __slots__ = ("attack", "bonus", "defence", "depth", "g", "m", "max_hits", "n", "steps",
+                 "top")
 
     def __init__(self, attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...],
                  bonus: int, top: int, depth: int, max_hits: int) -> None:
@@ -126,9 +128,14 @@ class _Shape:
         self.depth = depth  # attack-count history kept: D(v+2) .. D(v+depth+1)
         self.max_hits = max_hits
         self.n, self.m = len(attack.sizes), len(defence.sizes)
+        rises = [0] * (top + 1)  # the step function at each difference 0..top
+        for t, w in steps:
+            if t <= top:
+                rises[t] += w
+        self.g = list(accumulate(rises))
 
     def step_at(self, diff: int) -> int:
-        return sum(w for t, w in self.steps if diff >= t)
+        return self.g[diff]
 
 
 def _shape(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]], bonus: int) -> _Shape:
@@ -174,8 +181,9 @@ def _closed_form(attack: Pool, defence: Pool) -> bool:
         len(defence.sizes) <= 1 or len(attack.sizes) == 1)
 
 
-def _closed(shape: _Shape) -> tuple[list[Fraction], int]:
-    """``_exact``'s counts for a ``_closed_form`` shape, and the steps taken.
+def _closed(shape: _Shape) -> tuple[list[int], int, int]:
+    """``_exact``'s counts for a ``_closed_form`` shape: the face vectors scoring each hit
+    count, out of how many (``∏ sizes``), and the steps taken.
 
     With ``g`` the step function of the difference: with no defence die, the convolution of each
     attack die's hits ``g(face − 1)``; with one attack die, ``g(d − s)`` against the highest
@@ -183,7 +191,7 @@ def _closed(shape: _Shape) -> tuple[list[Fraction], int]:
     attack dice's ``Σ g(face − 1)`` over the vectors whose highest face is ``x`` (those with
     every face ≤ x less those with every face ≤ x − 1), the highest die scoring
     ``g(x − s)`` instead of ``g(x − 1)``."""
-    g = [shape.step_at(x) for x in range(shape.top)]  # the step function at a difference x
+    g = shape.g  # the step function at a difference x
     att, dfn = shape.attack.sizes, shape.defence.sizes
     work = 0
     laws: dict[int, list[int]] = {}
@@ -239,8 +247,7 @@ def _closed(shape: _Shape) -> tuple[list[Fraction], int]:
                     if c:
                         counts[h + shift] += c
                 work += len(at)
-    total = math.prod(att) * math.prod(dfn)
-    return [Fraction(c, total) for c in counts], work
+    return counts, math.prod(att) * math.prod(dfn), work
 
 
 # The numpy kernel (``pairing_numpy.py``): float64, a face's states in arrays
@@ -404,7 +411,8 @@ def _distribution(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...
     if kernel == "numpy":
         result = _numpy(shape)[0]
     elif kernel == "closed":
-        result = [float(p) for p in _closed(shape)[0]]
+        counts, total, _ = _closed(shape)
+        result = [c / total for c in counts]  # an int's true division rounds correctly
     else:
         result_exact, work = _exact(shape)
         maths.in_python(work)  # what numpy could have done (maths.numpy_pays)

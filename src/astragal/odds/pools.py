@@ -171,7 +171,8 @@ def _evaluator_pool(side: Mixed | Favored) -> tuple[int, ...] | None:
     """The sizes of a side the evaluator can take (faces worth their number; a Favored side
     re-rolls a 1, largest die first), or None."""
     units = _side_units(side)
-    for u in units:
+    # each distinct die read once: ``die`` hands out one Chain a size, told apart by identity
+    for u in {id(u): u for u in units}.values():
         if _plain_values(u) != list(range(1, u.size + 1)):
             return None
     sizes = tuple(u.size for u in units)
@@ -208,12 +209,14 @@ def _steps(pair: Any, high: int, low: int) -> tuple[tuple[int, int], ...] | None
     """The pair rule as the evaluator's steps of the difference, or None: read on every pair of
     faces up to ``high`` (attack) and ``low`` (defence), once per rule and sizes."""
     g = [0] + [pair(x + 1, 1) for x in range(1, high)]  # g[x]: faces differing by x
+    if pair(1, 1):
+        return None
     for a in range(1, high + 1):
-        for d in range(1, low + 1):
+        for d in range(2, low + 1):  # (a, 1) read above
             if pair(a, d) != (g[a - d] if a > d else 0):
                 return None
-    steps = tuple((t, g[t] - g[t - 1]) for t in range(1, high) if g[t] != g[t - 1])
-    return None if any(w < 0 for _, w in steps) else steps
+    steps = tuple([(t, g[t] - g[t - 1]) for t in range(1, high) if g[t] != g[t - 1]])
+    return None if min([w for _, w in steps], default=0) < 0 else steps
 
 
 def paired_work(program: Paired) -> tuple[int, int]:
