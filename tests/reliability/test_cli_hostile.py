@@ -132,6 +132,30 @@ def test_the_highest_limits_still_mean_what_they_say() -> None:
         assert max(numbers) >= 10_000_000 and 999_999 in numbers, message
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    # the number typed and the limit it is over, not a number the reader made up or another
+    # limit's words
+    ("jc: d12 +20000b", "20000 Bonuses is more than the limit of 500"),
+    ("jc: d12 -600p", "600 Penalties is more than the limit of 500"),
+    ("cofd: 5 target 1000000", "1000000 successes is more than the limit of 5000"),
+    ("cofd: 5 rolls 10000000 target 3", "10000000 rolls is more than the limit of 100"),
+    ("cofd: Wits 1000000", "1000000 dice is more than the limit of 500"),
+])
+def test_a_limit_error_names_the_number_typed_and_its_own_limit(text: str, said: str) -> None:
+    with pytest.raises(astragal.LimitError) as err:
+        astragal.parse(text)
+    assert said in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["at: 500d6", "at: 499d6 berserk", "at: 498d6 luck 2"])
+def test_the_attack_table_counts_the_dice_rolled(text: str) -> None:
+    # 500 dice are allowed; a Berserk die is counted only when the attacker is Berserk
+    assert astragal.roll(text, seed=1).system == "attack"
+    with pytest.raises(astragal.LimitError, match="501 dice"):
+        astragal.parse(text.replace("500d6", "501d6").replace("499d6", "500d6")
+                       .replace("498d6", "499d6"))
+
+
 # ------------------------------------------------------------------------------------------------
 # verify-log on malformed exports and rows
 
@@ -148,6 +172,9 @@ def _export(tmp_path: Path, name: str, text: str) -> str:
     ('{"format": "astragal-log/1", "entries": [{"id": 1, "prev": NaN}]}', "NaN is not a JSON"),
     ('{"format": "astragal-log/1", "entries": [Infinity]}', "Infinity is not a JSON"),
     ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    # some other JSON is not a log that was altered: an input error, not TAMPERED
+    ('{"a": 1}', "is not an astragal log export"),
+    ("[1, 2]", "is not an astragal log export"),
 ])
 def test_verify_log_reads_malformed_exports_without_a_traceback(
         text: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import InputError
-from .chain import Report, verify_entries, verify_export
+from .chain import FORMAT, Report, verify_entries, verify_export
 
 __all__ = ["main", "verify_source"]
 
@@ -167,6 +167,11 @@ def verify_source(source: str, db: str | None = None, key: str | None = None,
         except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
             why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             raise InputError(f"cannot read {source} as a JSON log export: {why}") from None
+        if not isinstance(data, dict) or not ("format" in data or "entries" in data):
+            # some other JSON, not an export that was altered: an input error, not TAMPERED
+            raise InputError(f"{source} is not an astragal log export (a JSON object with "
+                             f"\"format\": \"{FORMAT}\" and its \"entries\"; a room's "
+                             "export is /api/rooms/ROOM/export.json)")
         return verify_export(data, key=key, receipts=given)
     return _from_db(source, db, key, given)
 

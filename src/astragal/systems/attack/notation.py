@@ -439,7 +439,7 @@ def check(spec: Exchange, rules: Rules, limits: Limits, text: str = "",
     """Refuse an exchange beyond the Limits, or with no attack dice under cannot_attack (A-A8)."""
     a = spec.attacker
     span = (first.start, first.end) if first is not None else (0, len(text)) if text else None
-    n = a.base + (a.throw_bonus if a.thrown else 0) + 1 + a.luck
+    n = a.total  # A1–A4: the dice rolled, the stance's die and the Luck dice counted
     limits.check_dice(n, text, span)
     if spec.defender is not None:
         d = spec.defender

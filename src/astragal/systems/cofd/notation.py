@@ -141,7 +141,9 @@ class _Reader:
         n = len(self.text.rstrip())
         return NotationError(message, self.text, (n, n + 1))
 
-    def number(self, what: str) -> tuple[int, _Tok]:
+    def number(self, what: str, most: int, unit: str) -> tuple[int, _Tok]:
+        """A number for ``what``; one of more digits than any limit allows is refused at once,
+        naming the limit it is far past (``most`` ``unit``)."""
         tok = self.peek()
         if tok is None:
             raise self.at_end(f"{what}: expected a number here")
@@ -149,8 +151,9 @@ class _Reader:
             raise self.error(f"{what}: expected a number, not '{tok.text}'", tok)
         self.i += 1
         if len(tok.text) > _MAX_DIGITS:
-            raise LimitError(f"{tok.text} is beyond any dice pool (the limit is "
-                             f"{self.limits.max_dice} dice)", self.text, (tok.start, tok.end))
+            digits = tok.text if len(tok.text) <= 40 else tok.text[:37] + "..."
+            raise LimitError(f"{digits} {unit} is more than the limit of {most}", self.text,
+                             (tok.start, tok.end))
         return int(tok.text), tok
 
 
@@ -168,7 +171,7 @@ def _read_term(r: _Reader, sign: int, resist: bool, lead: _Tok) -> Term:
         raise r.error(f"'{' '.join(words)}' needs a rating after it (such as "
                       f"'{words[0].capitalize()} 3'): {_SIDE_HINT}", bad)
     what = "after 'resist'" if resist else f"after '{lead.text}'" if lead.kind == "op" else "a term"
-    value, _ = r.number(what)
+    value, _ = r.number(what, r.limits.max_dice, "dice")
     name = " ".join(w[:1].upper() + w[1:].lower() for w in words)
     return Term(value, name, sign, resist)
 
@@ -277,7 +280,9 @@ def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> 
             opposition, opp_tok = _read_side(r, "opposing")
         elif tok.key in ("target", "rolls"):
             r.i += 1
-            n, ntok = r.number(f"'{tok.text}'")
+            n, ntok = r.number(f"'{tok.text}'", *(
+                (MAX_TARGET_PER_DIE * limits.max_dice, "successes") if tok.key == "target"
+                else (limits.max_rolls, "rolls")))
             if n < 1:
                 raise r.error(f"'{tok.text}' needs at least 1", ntok)
             if tok.key == "target":
@@ -302,7 +307,7 @@ def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> 
                           "'target N' and 'vs'", tok)
     if target is not None and target > MAX_TARGET_PER_DIE * limits.max_dice:
         assert target_tok is not None
-        raise LimitError(f"a target of {target} successes is beyond the limit of "
+        raise LimitError(f"{target} successes is more than the limit of "
                          f"{MAX_TARGET_PER_DIE * limits.max_dice}", text,
                          (target_tok.start, target_tok.end))
     if max_rolls is not None:
