@@ -115,6 +115,8 @@ def test_notation_round_trip_and_odds_sum_to_one(actor: J.Pool, opp: J.Pool | No
     ("jc: dmg d12 vs soak", None, "soak pool is empty"),
     ("jc: ", None, "nothing to roll"),
     ("jc: d12 vs d8 vs d6", "vs", "only one 'vs'"),
+    ("jc: d12 double_botch=tie vs d8", "vs", "options (name=value) go at the end"),
+    ("jc: dmg d12 favored_auto=false vs d8", "vs", "options (name=value) go at the end"),
     ("jc: d12 vs routine q=expert:basic", "q=expert:basic", "Difficulty Dice have no Quality"),
     ("jc: d12 -2b", "-2b", "Penalty is -Np"),
     ("jc: d12 remove everything", "everything", "remove what"),

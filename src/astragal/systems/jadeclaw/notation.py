@@ -341,7 +341,8 @@ def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) ->
                 enervated = True
             if (t2 := toks.peek()) is not None and t2.lower not in _STOP and "=" not in t2.lower:
                 raise toks.error("write slaying/enervated after the damage dice", t2)
-        if toks.accept("vs") is not None:
+        versus = toks.accept("vs") is not None
+        if versus:
             toks.accept("soak")
             soak = _read_pool(toks, limits, "soak", False)
         else:  # no Soak dice: every damage die meets an imaginary 1 (J26)
@@ -349,7 +350,7 @@ def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) ->
         resolve = None
         if toks.accept("resolve") is not None:
             resolve = _read_pool(toks, limits, "resolve", False)
-        _read_options(toks, opts, None)
+        _read_options(toks, opts, None, versus)
         spec: Spec = Damage(damage, soak, slaying, enervated, resolve, tuple(sorted(opts.items())))
     else:
         actor = _read_pool(toks, limits, "actor", False)
@@ -360,7 +361,7 @@ def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) ->
             opposition = _read_pool(toks, limits, "opposing", True)
         if toks.accept("calm") is not None:
             calm = True
-        qa, qb = _read_options(toks, opts, opposition)
+        qa, qb = _read_options(toks, opts, opposition, opposition is not None)
         if qa is not None:
             if actor.quality is not None:
                 raise NotationError("the actor's Quality is given twice", text, (start, len(text)))
@@ -384,8 +385,9 @@ def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) ->
     return spec
 
 
-def _read_options(toks: Tokens, opts: dict[str, Any],
-                  opposition: Pool | None) -> tuple[str | None, str | None]:
+def _read_options(toks: Tokens, opts: dict[str, Any], opposition: Pool | None,
+                  versus: bool) -> tuple[str | None, str | None]:
+    """The switches and the Qualities at the end (``versus``: a 'vs' side was read)."""
     qa = qb = None
     while (tok := toks.peek()) is not None:
         w = tok.lower
@@ -412,7 +414,8 @@ def _read_options(toks: Tokens, opts: dict[str, Any],
                 raise toks.error(str(exc), tok) from None
             continue
         if w == "vs":
-            raise toks.error("only one 'vs' is allowed", tok)
+            raise toks.error("only one 'vs' is allowed" if versus else
+                             "options (name=value) go at the end, after the 'vs' side", tok)
         raise toks.error(f"'{tok.text}' is not understood here", tok)
     return qa, qb
 
