@@ -24,3 +24,35 @@ def test_remembers_per_object_and_starts_again_past_its_limit() -> None:
     for k in range(10):
         by_identity(cache, 1000 + k, other, lambda: [0], limit=3)
     assert len(cache) <= 4
+
+
+def test_again_runs_only_when_the_value_is_remembered() -> None:
+    cache: dict[tuple[int, int], tuple[object, str]] = {}
+    read: list[str] = []
+    owner = object()
+    for part in (1, 2, 1, 1):  # a setting the value depends on is part of the key
+        by_identity(cache, (id(owner), part), owner, lambda p=part: f"law {p}",
+                    again=read.append)
+    assert read == ["law 1", "law 1"]
+
+
+def test_a_remembered_law_still_counts_the_work_of_reading_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # the odds of a request asked again read its law from memory: that reading is counted
+    # against the work limit (one step a value) beside writing its rows
+    import astragal
+    from astragal.systems.dice import exact, pmf
+
+    budgets: list[pmf.Budget] = []
+
+    class Counted(pmf.Budget):
+        def __init__(self, *args: object) -> None:
+            super().__init__(*args)  # type: ignore[arg-type]
+            budgets.append(self)
+
+    monkeypatch.setattr(exact, "Budget", Counted)
+    exact.forget()
+    text = "dice: 3d6+1"
+    values = len(astragal.odds(text).distribution.items_)
+    astragal.odds(text)
+    first, again = budgets
+    assert again.used == (pmf.ROW + 1) * values < first.used

@@ -19,10 +19,15 @@ T = TypeVar("T")
 
 
 def by_identity(cache: dict[K, tuple[O, T]], key: K, owner: O,
-                make: Callable[[], T], limit: int = 1024) -> T:
-    """What ``make()`` gave for ``owner`` under ``key`` (a key built from ``id(owner)``)."""
+                make: Callable[[], T], limit: int = 1024,
+                again: Callable[[T], object] | None = None) -> T:
+    """What ``make()`` gave for ``owner`` under ``key`` (a key built from ``id(owner)``, and
+    from any setting the value also depends on); ``again(value)`` runs when it is remembered
+    (a caller that counts the work of reading it)."""
     hit = cache.get(key)
     if hit is not None and hit[0] is owner:
+        if again is not None:
+            again(hit[1])
         return hit[1]
     if len(cache) > limit:
         cache.clear()

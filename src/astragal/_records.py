@@ -17,11 +17,11 @@ came from, not what it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["Record", "remembered", "typed"]
+__all__ = ["Record", "typed"]
 
 
 def _getter(index: int, doc: str) -> Any:
@@ -33,21 +33,6 @@ def _getter(index: int, doc: str) -> Any:
     return _tuplegetter(index, doc)
 
 T = TypeVar("T", bound=type)
-V = TypeVar("V")
-
-
-def remembered(memo: dict[int, tuple[Any, V]], obj: object, make: Callable[[], V],
-               most: int = 4096) -> V:
-    """``make()``, remembered per object by identity (for immutable objects that cost more to
-    hash than to look up: a parsed term, a die's form); the memo is emptied past ``most``."""
-    hit = memo.get(id(obj))
-    if hit is not None and hit[0] is obj:
-        return hit[1]
-    if len(memo) > most:
-        memo.clear()
-    value = make()
-    memo[id(obj)] = (obj, value)
-    return value
 
 
 def _same(self: tuple[Any, ...], other: object) -> bool:

@@ -12,7 +12,8 @@ from fractions import Fraction
 from functools import lru_cache
 
 from .._errors import LimitError
-from .._records import Record, remembered
+from .._memo import by_identity
+from .._records import Record
 from ..dice.algebra import Chain, Reroll
 from . import maths
 
@@ -87,7 +88,7 @@ class Form(Record):
 
     def numerator(self) -> Poly:
         """The sum of the entries' numerators (made once per form)."""
-        return remembered(_NUMERATORS, self, self._numerator, 512)
+        return by_identity(_NUMERATORS, id(self), self, self._numerator, 512)
 
     def numerator_shape(self) -> tuple[int, int]:
         """(length, products) of ``numerator()`` without making it: the faces that stop at once

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..._errors import NotationError
 from ..._limits import Limits
+from ..._memo import by_identity
 from ...odds import Distribution
 from ...odds.maths import binomial
 from .. import Odds
@@ -264,18 +265,13 @@ def odds(expr: Expression | Rolls, limits: Limits, text: str) -> Odds:
                                 "one roll at a time", text, (0, len(text)))
         expr = expr.parts[0]
     budget = Budget(limits, text)
-    # keyed by the parsed body's identity (parsed trees are cached and immutable; hashing a
-    # whole tree, field by field in Python, costs more than a small law's first computing)
-    key = (id(expr.body), limits.max_explosions)
-    hit = _BODIES.get(key)
-    if hit is None or hit[0] is not expr.body:
-        pmf = evaluate(expr.body, limits, budget)
-        if len(_BODIES) > 256:
-            _BODIES.clear()
-        _BODIES[key] = expr.body, pmf
-    else:
-        pmf = hit[1]  # remembered (laws are never changed in place): reading it is the work
-        budget.spend(len(pmf), Lazy(expr.notation))
+    # remembered by the parsed body's identity (parsed trees are cached and immutable; hashing
+    # a whole tree, field by field in Python, costs more than a small law's first computing);
+    # laws are never changed in place, so reading a remembered one is the work
+    body = expr.body
+    pmf = by_identity(_BODIES, (id(body), limits.max_explosions), body,
+                      lambda: evaluate(body, limits, budget), 256,
+                      lambda known: budget.spend(len(known), Lazy(expr.notation)))
     # every possible value becomes a row of the answer: a d999999 is refused, not built
     budget.spend(ROW * len(pmf), Lazy(lambda: f"{expr.notation()} ({len(pmf):,} possible "
                                       "values)"), memory=ROW_BYTES * len(pmf))

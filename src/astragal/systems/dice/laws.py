@@ -10,6 +10,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..._limits import Limits
+from ..._memo import by_identity
 from ...dice.algebra import Keep, Pool, kept_count
 from ...odds.algebra import keep_pool_law, keep_shape, pool_law, pool_shape, roll_once
 from ...odds.keep import keep_plan
@@ -229,16 +230,10 @@ def dice_pmf(d: Dice, limits: Limits, budget: Budget) -> Pmf:
 
 
 def _dice_pmf_cached(d: Dice, limits: Limits, budget: Budget) -> Pmf:
-    key = (id(d), limits.max_explosions)  # the term's identity, as exact._BODIES (see there)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is d:
-        budget.spend(len(hit[1]), d)
-        return hit[1]
-    out = _dice_pmf(d, limits, budget)
-    if len(_CACHE) > 256:
-        _CACHE.clear()
-    _CACHE[key] = d, out
-    return out
+    # by the term's identity, as exact's whole expressions (see there); reading is the work
+    return by_identity(_CACHE, (id(d), limits.max_explosions), d,
+                       lambda: _dice_pmf(d, limits, budget), 256,
+                       lambda pmf: budget.spend(len(pmf), d))
 
 
 _CACHE: dict[tuple[int, int], tuple[Dice, Pmf]] = {}

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from ..._records import Record, remembered, typed
+from ..._memo import by_identity
+from ..._records import Record, typed
 
 __all__ = [
     "FUDGE",
@@ -441,9 +442,9 @@ _TEXTS: dict[int, tuple[object, str]] = {}
 def text_of(node: Node) -> str:
     """Canonical text of a node, remembered per node object (parsed trees are cached and
     immutable; keyed by identity because hashing a whole term costs more than printing it)."""
-    return remembered(_TEXTS, node, node.__str__)
+    return by_identity(_TEXTS, id(node), node, node.__str__, 4096)
 
 
 def notation_of(expr: Expression) -> str:
     """``expr.notation()``, remembered per parsed expression."""
-    return remembered(_TEXTS, expr, expr.notation)
+    return by_identity(_TEXTS, id(expr), expr, expr.notation, 4096)

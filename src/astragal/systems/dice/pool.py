@@ -13,7 +13,6 @@ from typing import Any
 from ..._errors import LimitError
 from ..._limits import Limits
 from ..._memo import by_identity
-from ..._records import remembered
 from ...dice import Tray
 from ...dice import steps as S
 from ...dice.algebra import Chain
@@ -48,7 +47,7 @@ def _program_of(d: Dice) -> tuple[Chain, tuple[int | None, ...] | None]:
         again, score = chain.again, chain.score
         return chain, (None, *[None if again(0, f) else score(0, f)
                               for f in range(1, chain.size + 1)])
-    return remembered(_PROGRAMS, d, make)
+    return by_identity(_PROGRAMS, id(d), d, make, 4096)
 
 
 def _compare(c: Compare) -> tuple[str, int]:

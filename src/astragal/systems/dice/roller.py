@@ -9,7 +9,7 @@ from typing import Any
 
 from ..._errors import LimitError, NotationError
 from ..._limits import CEILINGS, Limits
-from ..._records import remembered
+from ..._memo import by_identity
 from ..._rng import ScriptedSource, Source
 from ...dice import Roll, Tray
 from ...dice import steps as S
@@ -197,7 +197,7 @@ _COMPILED: dict[int, tuple[Node, Worker]] = {}
 
 def _compiled(node: Node) -> Worker:
     """``_compile(node)``, remembered per parsed node."""
-    return remembered(_COMPILED, node, lambda: _compile(node))
+    return by_identity(_COMPILED, id(node), node, lambda: _compile(node), 4096)
 
 
 def _compile(node: Node) -> Worker:
@@ -324,7 +324,7 @@ def plain_steps(expr: Expression, faces: list[int], text: str) -> tuple[S.Step, 
     """The steps of a plain roll (``fast.py``) that showed ``faces``: those this roller records
     on the same faces."""
     r = _Roller(Tray(ScriptedSource([faces]), _REPLAY), _REPLAY, text)
-    r.steps.append(remembered(_BEGINS, expr, lambda: _begin(expr)))
+    r.steps.append(by_identity(_BEGINS, id(expr), expr, lambda: _begin(expr), 4096))
     _roll_expression(r, expr)
     return tuple(r.steps)
 
@@ -359,7 +359,7 @@ def general(expr: Expression | Rolls, source: Source, limits: Limits, text: str)
                                   "totals": [res.get("total") for res in results]}
         outcome = "rolls"
     else:
-        r.steps.append(remembered(_BEGINS, expr, lambda: _begin(expr)))
+        r.steps.append(by_identity(_BEGINS, id(expr), expr, lambda: _begin(expr), 4096))
         result, outcome = _roll_expression(r, expr)
     source.finish()
     steps = tuple(r.steps)
