@@ -281,3 +281,24 @@ def test_the_page_warns_when_the_table_rolls_with_another_client_seed(browser: A
         "TAMPERED: entry 1: rolled with another client seed than the one the player's page "
         "sent (receipt 1)")
     assert not unexpected(errors), errors
+
+
+def test_the_page_takes_the_theme_chosen_at_the_table(browser: Any, served: Any) -> None:
+    from .test_browser import open_room, unexpected
+
+    errors: list[str] = []
+    gm, _ = open_room(browser, served, errors, system="dice")
+    page = gm.page
+    for _ in range(2):  # the system's light, then dark chosen at the table, then light again
+        page.click("#theme-toggle")
+        chosen = page.evaluate("document.documentElement.dataset.theme")
+        page.evaluate("document.getElementById('table-panel').open = true")
+        with gm.context.expect_page() as opened:
+            page.click("#verify-link")
+        check = opened.value
+        check.wait_for_load_state()
+        assert check.evaluate("document.documentElement.dataset.theme") == chosen
+        background = check.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(22, 22, 24)") == (chosen == "dark"), (chosen, background)
+        check.close()
+    assert not unexpected(errors), errors
