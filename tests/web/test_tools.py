@@ -190,6 +190,22 @@ def test_turn_order() -> None:
         turns_command(s, 'add "Big Troll 12')
 
 
+def test_the_fight_tracker_reads_names_as_the_turn_order_does() -> None:
+    # one reading of a command's words at the table: double quotes hold a name with spaces,
+    # an apostrophe is a letter (the fight tracker took it for a quote: "No closing quotation")
+    from astragal.web.tabletools import fight_command
+
+    source = astragal.SeededSource(3)
+    _, state, _ = fight_command(None, "add O'Brien atk=4 wpn=3 hp=8", source)
+    _, state, _ = fight_command(state, 'add "Big  Troll" atk=3 wpn=2 hp=6', source)
+    assert [c["name"] for c in state["combatants"]] == ["O'Brien", "Big Troll"]
+    _, turns = turns_command(None, "add O'Brien 12")
+    assert turns["order"][0]["name"] == "O'Brien"
+    for command in (turns_command, lambda s, t: fight_command(s, t, source)):
+        with pytest.raises(astragal.InputError, match="quote is not closed"):
+            command(None, 'add "Big Troll 12')
+
+
 def test_two_instances_lose_no_fight_or_turn_command(pg_schema: str) -> None:
     """Two app instances on one PostgreSQL (each its own store, locks and state cache) take
     fight and turn-order commands for one room at once: every command is in the final state,

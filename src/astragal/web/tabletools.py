@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -120,10 +119,7 @@ def fight_command(state: Mapping[str, Any] | None, text: str,
     table's own rules; returns the message, the new state and the roll's JSON (for an attack)."""
     from astragal.systems.attack import fight
 
-    try:
-        words = shlex.split(text)
-    except ValueError as exc:
-        raise fight.FightError(f"cannot read the command: {exc}", text, (0, len(text))) from None
+    words = _words(text)
     if not words:
         raise fight.FightError("an empty command: add, set, remove, attack, pass, heal, spend, "
                                "option, or new", text, (0, max(1, len(text))))
@@ -154,13 +150,14 @@ MAX_TURNS = 60
 
 
 _INITIATIVE = re.compile(r"[+-]?[0-9]{1,4}")
-_TURN_WORD = re.compile(r'"([^"]*)"|([^\s"]+)|(")')
+_WORD = re.compile(r'"([^"]*)"|([^\s"]+)|(")')
 
 
-def _turn_words(text: str) -> list[str]:
-    """The command's words; a name with spaces is written in double quotes (``"Big Troll"``)."""
+def _words(text: str) -> list[str]:
+    """A fight or turn-order command's words; a name with spaces is written in double quotes
+    (``"Big Troll"``), as the page writes it; an apostrophe is a letter (``O'Brien``)."""
     words = []
-    for m in _TURN_WORD.finditer(text):
+    for m in _WORD.finditer(text):
         if m.group(3):
             raise InputError("a quote is not closed: write a name with spaces in double quotes, "
                              'such as "Big Troll"', text, (m.start(), len(text)))
@@ -175,7 +172,7 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
     current = int((state or {}).get("current", 0))
     round_no = int((state or {}).get("round", 1))
     started = bool((state or {}).get("started", False))  # the first 'next' starts round 1
-    words = _turn_words(text)
+    words = _words(text)
     if not words:
         raise InputError("an empty command: add NAME [initiative], remove NAME, next, clear",
                          text, (0, max(1, len(text))))
