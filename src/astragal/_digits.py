@@ -10,9 +10,17 @@ its own error, and no game reads a number another refuses.
 
 from __future__ import annotations
 
-__all__ = ["digits"]
+__all__ = ["digits", "signed"]
 
 
 def digits(text: str) -> bool:
     """Whether ``text`` is one or more ASCII digits (what ``int()`` reads in every reader)."""
     return text.isascii() and text.isdigit()
+
+
+def signed(text: str, most: int = 40) -> int | None:
+    """A whole number typed as at most ``most`` ASCII digits after an optional minus sign
+    (``'12'``, ``' -7 '``: a seed), or None."""
+    body = text.strip()
+    unsigned = body.removeprefix("-")
+    return int(body) if digits(unsigned) and len(unsigned) <= most else None

@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from ._digits import digits
+from ._digits import digits, signed
 from ._errors import AstragalError, InputError, visible
 from .cli_commands import (
     DEMO,
@@ -48,10 +48,10 @@ def _tables_help() -> str:
 
 def _seed(text: str) -> int:
     """A seed: a whole number in ASCII digits (argparse's ``int`` also reads '٣' and '１')."""
-    body = text.strip()
-    if not digits(body.removeprefix("-")) or len(body) > 40:
+    seed = signed(text)
+    if seed is None:
         raise argparse.ArgumentTypeError(f"'{text}' is not a seed: give a whole number")
-    return int(body)
+    return seed
 
 
 def _port(text: str) -> int:

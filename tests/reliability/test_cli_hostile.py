@@ -267,11 +267,25 @@ def test_an_empty_path_is_refused_by_name(capsys: pytest.CaptureFixture[str]) ->
     assert code == 2 and "cannot read ''" in said and "Traceback" not in said
 
 
-@pytest.mark.parametrize("seed", ["٣", "１", "1.5", "x"])
-def test_a_seed_is_ascii_digits(seed: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("seed", ["٣", "１", "1.5", "x", "--5", "1" * 41])
+def test_a_seed_is_ascii_digits(seed: str, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as stop:
-        cli_main(["roll", "d20", "--seed", seed])
+        cli_main(["roll", "d20", f"--seed={seed}"])
     assert stop.value.code == 2 and f"'{seed}' is not a seed" in capsys.readouterr().err
+    # the fight tracker reads its seed the same way ('--5' was a traceback there)
+    path = str(tmp_path / "fight.json")
+    for words in (["new"], ["add", "Anna", "atk=4", "wpn=3"], ["add", "Bram", "atk=4", "wpn=3"]):
+        assert cli_main(["fight", "--file", path, *words]) == 0
+    code, said = _cli(["fight", "--file", path, "attack", "Anna", "Bram", f"--seed={seed}"],
+                      capsys)
+    assert code == 2 and f"a seed is a whole number, not '{seed}'" in said, said
+
+
+def test_a_seed_may_be_negative_and_spaced(capsys: pytest.CaptureFixture[str]) -> None:
+    for seed in ("-5", " 7 "):
+        assert cli_main(["roll", "d20", f"--seed={seed}"]) == 0
+    assert "d20" in capsys.readouterr().out
 
 
 def test_a_luck_report_skips_entries_whose_id_is_not_a_number() -> None:

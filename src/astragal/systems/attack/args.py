@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..._digits import digits
+from ..._digits import signed
 from ..._errors import OptionError
 from ..._rng import Source, SystemSource, make_source
 from .combatants import FightError
@@ -59,9 +59,9 @@ class Args:
         else:
             if self.seed is not None:
                 raise FightError("the seed is given twice")
-            if not digits(value.strip().lstrip("-")) or len(value) > 30:
+            self.seed = signed(value)
+            if self.seed is None:
                 raise FightError(f"a seed is a whole number, not '{value}'")
-            self.seed = int(value)
 
     def source(self) -> Source:
         if self.faces is not None and self.seed is not None:
