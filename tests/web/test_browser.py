@@ -769,6 +769,12 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
     assert "berserk" in gm.page.locator("#fighters tr[data-name=Wu]").inner_text()
     assert "3/6" in state and "stunned" in state
     assert "Hit! 3 damage" in attack.locator(".verdict").inner_text()
+    # on a desktop the tracker sits in the side column: a card a fighter there too, nothing
+    # scrolls sideways (its ten columns were cut off at the column's edge)
+    assert gm.page.viewport_size["width"] > 900
+    assert gm.page.locator("#fighters tr.head").is_hidden()
+    assert gm.page.locator("#fight-panel .table-scroll").evaluate(
+        "n => n.scrollWidth <= n.clientWidth")
     # the state is the room's: a reload (and another page) reads it back
     gm.page.reload()
     gm.page.wait_for_selector("#live.on")
