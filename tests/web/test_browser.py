@@ -280,6 +280,18 @@ def test_macros_roll_by_name_and_odds_before_rolling(browser: Any, server: Serve
     assert wu.page.locator("#odds-outcomes .fill.tone-bad").count() >= 2
     wu.page.click("#roll-button")
     gm.entry(2).wait_for()
+    # on a phone, odds as text keep one row a line (they wrapped): the box scrolls sideways
+    li = join(browser, link, "Li", errors, viewport=PHONE)
+    li.page.fill("#roll-text", "jc: d12 d10 d8 vs 2d10")
+    li.page.click("#odds-button")
+    li.page.wait_for_selector("#odds-panel:not([hidden])")
+    li.page.locator("#odds-panel details summary").click()
+    rows = li.page.locator("#odds-text").evaluate(
+        "n => Math.round((n.clientHeight - parseFloat(getComputedStyle(n).paddingTop)"
+        " - parseFloat(getComputedStyle(n).paddingBottom)) / parseFloat(getComputedStyle(n).lineHeight))")
+    lines = li.page.locator("#odds-text").evaluate("n => n.textContent.split('\\n').length")
+    assert rows == lines, (rows, lines)
+    li.close()
     gm.close()
     wu.close()
     assert not errors, errors
