@@ -407,6 +407,15 @@ def test_layout_fits_every_width_and_screenshots(browser: Any, server: ServerThr
             assert (shots / name).stat().st_size > 10_000
             if os.environ.get("ASTRAGAL_UPDATE_SCREENSHOT"):
                 shutil.copyfile(shots / name, DOCS / name)
+        # the last roll's "why?" opens its working on screen, above the phone's roll bar (it
+        # opened under it, below the window)
+        last = page.locator("#log li:has(button:text-is('why?'))").last
+        last.get_by_role("button", name="why?").click()
+        shown = last.locator(".transcript")
+        page.wait_for_function("n => { const r = n.getBoundingClientRect(); return r.height > 0 "
+                               "&& r.bottom <= document.getElementById('roll-form')"
+                               ".getBoundingClientRect().top + 1 && r.bottom <= innerHeight; }",
+                               arg=shown.element_handle(), timeout=3000)
         view.close()
     # a player's phone, in the same run
     phone = as_member(browser, wu_link, errors, viewport=PHONE, scheme=scheme)

@@ -473,9 +473,7 @@ function renderEntry(e) {
     const transcript = el("pre", { class: "transcript", hidden: true }, e.transcript_text);
     li.append(renderDice(e.roll, e.outcome, e.system),
               el("div", { class: "verdict tone-" + tone }, e.headline || e.verdict));
-    tools.append(
-      el("button", { type: "button", class: "link", "aria-expanded": "false", onclick: (ev) => {
-        transcript.hidden = !transcript.hidden; ev.target.setAttribute("aria-expanded", String(!transcript.hidden)); } }, "why?"),
+    tools.append(whyButton(transcript),
       el("button", { type: "button", class: "link", onclick: () => showOdds(e.notation, e.system, true) }, "odds"));
     li.append(tools, transcript);
     tools.prepend(el("button", { type: "button", class: "link",
@@ -502,8 +500,17 @@ function renderReveal(e) {
   return el("li", { class: "entry tone-" + tone, "data-id": e.id, "data-visibility": "public" }, head,
     o.roll ? renderDice(o.roll, o.outcome, o.system) : null,
     el("div", { class: "verdict tone-" + tone }, o.headline || o.verdict || ""),
-    el("div", { class: "tools" }, el("button", { type: "button", class: "link",
-      onclick: () => { transcript.hidden = !transcript.hidden; } }, "why?")), transcript);
+    el("div", { class: "tools" }, whyButton(transcript)), transcript);
+}
+
+// "why?": shows or hides an entry's transcript; shown, it is brought on screen (the last
+// entry's opened under the phone's roll bar, or below the window)
+function whyButton(transcript) {
+  return el("button", { type: "button", class: "link", "aria-expanded": "false", onclick: (ev) => {
+    transcript.hidden = !transcript.hidden;
+    ev.target.setAttribute("aria-expanded", String(!transcript.hidden));
+    if (!transcript.hidden) transcript.scrollIntoView({ block: "nearest" });
+  } }, "why?");
 }
 
 function renderNote(e) {
@@ -516,8 +523,7 @@ function renderNote(e) {
     li.append(renderDice(e.roll, e.outcome, e.system),
               el("div", { class: "verdict tone-" + tone }, e.headline || ""));
     const transcript = el("pre", { class: "transcript", hidden: true }, e.message);
-    li.append(el("div", { class: "tools" }, el("button", { type: "button", class: "link",
-      onclick: () => { transcript.hidden = !transcript.hidden; } }, "why?")), transcript);
+    li.append(el("div", { class: "tools" }, whyButton(transcript)), transcript);
   } else {
     li.append(el("div", { class: "message" }, e.message));
   }
