@@ -599,6 +599,7 @@ def test_table_tools(browser: Any, server: ServerThread) -> None:
     wu.page.click("#new-rolls")
     assert not wu.page.is_visible("#new-rolls")
     assert wu.entry(12).is_visible()
+    li.entry(12).wait_for()
 
     # history per room, kept on the device: up and down after a reload
     wu.page.reload()
@@ -611,10 +612,23 @@ def test_table_tools(browser: Any, server: ServerThread) -> None:
     # the backlog is not announced again on load
     assert wu.page.inner_text("#announce") == ""
 
-    # repeat this roll
+    # repeat this roll (on a phone scrolled back, the new-rolls marker leaves every entry's
+    # links free to tap)
+    li.page.evaluate("window.scrollTo(0, 0)")
     wu.entry(1).get_by_role("button", name="again").click()
     gm.entry(13).wait_for()
     assert gm.entry(13).locator(".text").inner_text() == "d6 vs d6"
+    marker = li.page.locator("#new-rolls")
+    marker.wait_for()
+    box = marker.bounding_box()
+    links = li.page.locator("#log .tools button")
+    for i in range(links.count()):
+        link = links.nth(i).bounding_box()
+        if link is None:
+            continue
+        assert (link["x"] + link["width"] <= box["x"] or box["x"] + box["width"] <= link["x"]
+                or link["y"] + link["height"] <= box["y"]
+                or box["y"] + box["height"] <= link["y"]), (link, box)
 
     # a long paste: a warning, and nothing cut or rolled
     long = "d6 + " * 120 + "d6"
