@@ -158,6 +158,8 @@ def add(a: Pmf, b: Pmf, budget: Budget, what: object, sign: int = 1) -> Pmf:
         b = negate(b)
     lost = lost_of(a.lost, b.lost)
     if a.p is not None and b.p is not None:
+        if b.p == [1.0] or a.p == [1.0]:  # a number added (d20+5): the other part, moved
+            return Pmf(a.off + b.off, a.p if b.p == [1.0] else b.p, lost=lost)
         return Pmf(a.off + b.off, convolve(a.p, b.p, budget, what), lost=lost)
     return binop(a, b, lambda x, y: x + y, budget, what, lost)
 
