@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from astragal._memo import by_identity
 
 
@@ -36,7 +38,8 @@ def test_again_runs_only_when_the_value_is_remembered() -> None:
     assert read == ["law 1", "law 1"]
 
 
-def test_a_remembered_law_still_counts_the_work_of_reading_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_remembered_law_still_counts_the_work_of_reading_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     # the odds of a request asked again read its law from memory: that reading is counted
     # against the work limit (one step a value) beside writing its rows
     import astragal
