@@ -25,6 +25,7 @@ __all__ = [
     "LimitError",
     "NotationError",
     "OptionError",
+    "cut",
     "shown",
     "visible",
 ]
@@ -95,6 +96,11 @@ def visible(text: str) -> str:
 
 def shown(value: object) -> str:
     """A value as an error message names it: text in quotes, anything else as Python writes it,
-    cut to 40 characters (a message names what was wrong; it does not echo a megabyte)."""
-    text = f"'{value}'" if isinstance(value, str) else repr(value)
+    ``cut`` to 40 characters."""
+    return cut(f"'{value}'" if isinstance(value, str) else repr(value))
+
+
+def cut(text: str) -> str:
+    """``text`` cut to 40 characters (a message names what was wrong; it does not echo a
+    megabyte): a number typed with a thousand digits, say."""
     return text if len(text) <= 40 else text[:37] + "..."

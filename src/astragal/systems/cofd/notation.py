@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..._errors import LimitError, NotationError, OptionError
+from ..._errors import LimitError, NotationError, OptionError, cut
 from ..._limits import Limits
 from ..._records import Record
 from .rules import AGAIN_RULES, DEFAULTS, SWITCHES
@@ -151,8 +151,7 @@ class _Reader:
             raise self.error(f"{what}: expected a number, not '{tok.text}'", tok)
         self.i += 1
         if len(tok.text) > _MAX_DIGITS:
-            digits = tok.text if len(tok.text) <= 40 else tok.text[:37] + "..."
-            raise LimitError(f"{digits} {unit} is more than the limit of {most}", self.text,
+            raise LimitError(f"{cut(tok.text)} {unit} is more than the limit of {most}", self.text,
                              (tok.start, tok.end))
         return int(tok.text), tok
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._digits import digits
-from ..._errors import LimitError, NotationError, OptionError
+from ..._errors import LimitError, NotationError, OptionError, cut
 from ..._limits import Limits
 from ..._records import Record
 from ...notation import Token, Tokens, tokenize
@@ -253,12 +253,12 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                 raise toks.error(f"limit to what? expected a die such as d8, not '{t2.text}'", t2)
             limit = _die_size(t2, m2.group(2), toks)
         elif (m := _BONUS.match(w)) and (m.group(1) or m.group(2)):
-            digits = m.group(2) or "1"
-            n = int(digits) if len(digits) < 5 else 10**6  # no int() of a thousand digits
+            typed = m.group(2) or "1"
+            n = int(typed) if len(typed) < 5 else 10**6  # no int() of a thousand digits
             if n > limits.max_dice:
                 what = "Bonuses" if m.group(3).startswith("b") else "Penalties"
-                shown = digits if len(digits) <= 40 else digits[:37] + "..."
-                raise LimitError(f"{shown} {what} is more than the limit of {limits.max_dice}",
+                raise LimitError(f"{cut(typed)} {what} is more than the limit of "
+                                 f"{limits.max_dice}",
                                  toks.text, (tok.start, tok.end))
             if m.group(3).startswith("b"):
                 if m.group(1) == "-":
