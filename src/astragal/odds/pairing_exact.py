@@ -40,11 +40,11 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
     # the history slot each step t ≥ 2 reads at face v: D(v+t) sits at depth + 1 − t
     reads = [(depth + 1 - t, w) for t, w in steps2]
     first_read = min((t for t, _ in steps2), default=0)
-    # A state is numbered ``pool * hw + hist``: the dice placed per class (``pools``) and the
-    # attack-count history (``hists``) are numbered apart, as each step changes them apart, and
-    # an int hashes at once where a tuple hashes element by element. Every history value lies in
-    # 0..min(n, m), so ``hw`` bounds the histories' numbers.
-    hw = (min(shape.n, m) + 1) ** depth
+    # A state is a pool (the dice placed per class, ``pools``) and an attack-count history
+    # (``hists``), each numbered: an int hashes at once where a tuple hashes element by element.
+    # The states are kept grouped by pool, ``{pool: {history: hits polynomial}}``: a step's
+    # moves depend on the pool (and, for the defence, on the history through small tables), so
+    # a pool's moves are read once and applied to each of its histories in a tight loop.
     pools: list[tuple[int, ...]] = [(0,) * nd]
     pool_ids = {pools[0]: 0}
     hists: list[tuple[int, ...]] = [(0,) * depth]
@@ -71,15 +71,13 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
         got = lowered[h] = (low, hits)
         return got
 
-    # per pool counts and step: the states after placing k = 1..r dice (numbered, times
-    # ``hw``), their coefficients and (attack) hits, remembered per pool and step; a state's
-    # moves are its pool's moves at its history, read as the state is met
+    # per pool counts and step: the pools after placing k = 1..r dice (numbered), their
+    # coefficients and (attack) hits, remembered per pool and step
     def placed(p: int, col: int, elig: int) -> tuple[int, list[int]]:
         counts = pools[p]
         r = max(0, elig - counts[col])
         head, at, tail = counts[:col], counts[col], counts[col + 1:]
-        return r, [number(pools, pool_ids, head + (at + k,) + tail) * hw
-                   for k in range(1, r + 1)]
+        return r, [number(pools, pool_ids, head + (at + k,) + tail) for k in range(1, r + 1)]
 
     def defence_pool(p: int, col: int, elig: int) -> tuple[Any, ...]:
         r, targets = placed(p, col, elig)
@@ -95,8 +93,10 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
                                              for k in range(1, r + 1)]))
         return moves, max(0, min(a, m) - b)
 
+    # k = 0 (no die at v) keeps every state as it is: a step starts from the states it was
+    # given, and a pool's histories are copied only when a move first adds to them
     by_pool: dict[tuple[Any, ...], dict[int, Any]] = {}
-    states: dict[int, int] = {0: 1}
+    states: dict[int, dict[int, int]] = {0: {0: 1}}
     work = 0
     out = 0
     for v in range(shape.top, 1, -1):
@@ -104,23 +104,26 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
         # target at its history's k-th lowered history, scoring that history's hits
         for c, elig in enumerate(_eligible(d_cls, v)):
             col = ka + c
-            new: dict[int, int] = {}
-            get = new.get
+            new = dict(states)
+            own: set[int] = set()  # the pools copied in this step
             table = by_pool.setdefault((0, col, elig), {})
-            for sid, poly in states.items():
-                new[sid] = get(sid, 0) + poly
-                p, h = divmod(sid, hw)
+            for p, hs in states.items():
                 moves = table.get(p)
                 if moves is None:
                     moves = table[p] = defence_pool(p, col, elig)
-                if moves:
+                work += len(hs) * (len(moves) + 1)
+                if not moves:
+                    continue
+                targets = []
+                for t, coef in moves:
+                    if t not in own:
+                        own.add(t)
+                        new[t] = dict(new.get(t, ()))
+                    targets.append((new[t], coef))
+                for h, poly in hs.items():
                     low, hits = lowered.get(h) or lower(h)
-                    for (t, coef), x, s in zip(moves, low, hits):
-                        key = t + x
-                        new[key] = get(key, 0) + ((poly * coef) << s)
-                    work += len(moves) + 1
-                else:
-                    work += 1
+                    for (into, coef), x, s in zip(targets, low, hits):
+                        into[x] = into.get(x, 0) + ((poly * coef) << s)
             states = new
         # then the attack dice showing v, class by class (the first class's step also enters
         # D(v+1) into the history, clipped to the ranks ≥ b that can still meet a defence die,
@@ -128,33 +131,40 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
         surplus = shape.step_at(v - 1)
         enter = 0 if not depth else 2 if v >= first_read else 1
         for c, elig in enumerate(_eligible(a_cls, v)):
-            new = {}
-            get = new.get
             table = by_pool.setdefault((1, c, elig, surplus), {})
-            for sid, poly in states.items():
-                p, h = divmod(sid, hw)
+            kept: dict[int, dict[int, int]] = {}
+            for p, hs in states.items():
                 got = table.get(p)
                 if got is None:
                     got = table[p] = attack_pool(p, c, elig, surplus)
-                moves, entry = got
                 if enter:
-                    key = (h, entry if enter > 1 else 0)
-                    h2 = entered.get(key)
-                    if h2 is None:
-                        h2 = entered[key] = number(hists, hist_ids, hists[h][1:] + (key[1],))
-                    h = h2
-                    sid = p * hw + h
-                new[sid] = get(sid, 0) + poly
+                    entry = got[1] if enter > 1 else 0
+                    shifted: dict[int, int] = {}
+                    for h, poly in hs.items():
+                        key = (h, entry)
+                        h2 = entered.get(key)
+                        if h2 is None:
+                            h2 = entered[key] = number(hists, hist_ids, hists[h][1:] + (entry,))
+                        shifted[h2] = shifted.get(h2, 0) + poly
+                    hs = shifted
+                kept[p] = hs
+            new = kept
+            own = set()
+            for p, hs in list(kept.items()):
+                moves = table[p][0]
+                work += len(hs) * (len(moves) + 1)
                 for t, coef, s in moves:
-                    key = t + h
-                    new[key] = get(key, 0) + ((poly * coef) << s)
-                work += len(moves) + 1
+                    if t not in own:
+                        own.add(t)
+                        new[t] = dict(new.get(t, ()))
+                    into = new[t]
+                    for h, poly in hs.items():
+                        into[h] = into.get(h, 0) + ((poly * coef) << s)
             enter = 0
             states = new
     # face 1: every unplaced die shows 1 (an attack 1 never scores); favoured pools take their
     # weight W from how many 1s each size shows; the all-ones bonus when no defence die is above 1
-    for sid, poly in states.items():
-        p, h = divmod(sid, hw)
+    for p, hs in states.items():
         st = pools[p]
         b = sum(st[ka:nd])
         weight = Fraction(den)
@@ -165,11 +175,12 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
             weight *= _favored_weight(shape.defence, [len(cls) - st[ka + c]
                                                       for c, cls in enumerate(d_cls)])
         assert weight.denominator == 1
-        shift = _defence_hits(m - b, hists[h], reads, min) if reads else 0
-        if b == 0 and shape.bonus:
-            shift += shape.bonus
-        out += (poly * weight.numerator) << (bits * shift)
-        work += 1
+        scale = weight.numerator
+        bonus = shape.bonus if b == 0 else 0
+        for h, poly in hs.items():
+            shift = (_defence_hits(m - b, hists[h], reads, min) if reads else 0) + bonus
+            out += (poly * scale) << (bits * shift)
+        work += len(hs)
     mask = (1 << bits) - 1
     denominator = total * den
     return [Fraction((out >> (bits * h)) & mask, denominator)
