@@ -59,15 +59,25 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
         return got
 
     # per history: the histories k defence ranks placed leave, and the hits they score
-    # (_defence_hits); per history and entering value: the history one face lower
-    lowered: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    # (_defence_hits); per history and entering value: the history one face lower. A rank
+    # placed lowers every slot by one (clipped at 0), so k ranks lower it k times: each
+    # history's one-lower history is worked out once (``less``), the all-0 history is its own.
+    lowered: dict[int, tuple[list[int], tuple[int, ...]]] = {}
     entered: dict[tuple[int, int], int] = {}
+    less: dict[int, int] = {0: 0}
 
-    def lower(h: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def lower(h: int) -> tuple[list[int], tuple[int, ...]]:
+        low = []
+        x = h
+        for _ in range(m):
+            y = less.get(x)
+            if y is None:
+                y = less[x] = number(hists, hist_ids,
+                                     tuple([v - 1 if v > 1 else 0 for v in hists[x]]))
+            low.append(y)
+            x = y
         hist = hists[h]
-        low = tuple(number(hists, hist_ids, tuple([x - k if x > k else 0 for x in hist]))
-                    for k in range(1, m + 1))
-        hits = tuple(bits * _defence_hits(k, hist, reads, min) for k in range(1, m + 1))
+        hits = tuple([bits * _defence_hits(k, hist, reads, min) for k in range(1, m + 1)])
         got = lowered[h] = (low, hits)
         return got
 
@@ -88,9 +98,11 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
         a = sum(counts[:ka])
         b = sum(counts[ka:nd])
         r, targets = placed(p, c, elig)
-        moves = tuple(zip(targets, rows[r], [bits * _attack_hits(a, k, b, m, first, surplus,
-                                                                 min, max)
-                                             for k in range(1, r + 1)]))
+        # an attack move's hits do not depend on the history: its coefficient and its hits'
+        # shift are one multiplier
+        moves = tuple(zip(targets, [coef << (bits * _attack_hits(a, k, b, m, first, surplus,
+                                                                 min, max))
+                                    for k, coef in enumerate(rows[r], 1)]))
         return moves, max(0, min(a, m) - b)
 
     # k = 0 (no die at v) keeps every state as it is: a step starts from the states it was
@@ -153,13 +165,17 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
             for p, hs in list(kept.items()):
                 moves = table[p][0]
                 work += len(hs) * (len(moves) + 1)
-                for t, coef, s in moves:
-                    if t not in own:
+                for t, times in moves:
+                    if t in own:
+                        into = new[t]
+                    else:
                         own.add(t)
-                        new[t] = dict(new.get(t, ()))
-                    into = new[t]
+                        if t not in new:  # a pool no state had: its states are these
+                            new[t] = {h: poly * times for h, poly in hs.items()}
+                            continue
+                        into = new[t] = dict(new[t])
                     for h, poly in hs.items():
-                        into[h] = into.get(h, 0) + ((poly * coef) << s)
+                        into[h] = into.get(h, 0) + poly * times
             enter = 0
             states = new
     # face 1: every unplaced die shows 1 (an attack 1 never scores); favoured pools take their
