@@ -24,7 +24,7 @@ from ...dice import Roll
 from .. import Game, Odds
 from .grammar import parse as _parse
 from .nodes import Expression, Rolls
-from .rules import DEFAULTS, SWITCHES, check_options
+from .rules import DEFAULTS, SWITCHES
 
 __all__ = ["DEFAULTS", "SWITCHES", "SYSTEM", "Expression", "Rolls", "odds", "parse", "roll"]
 
@@ -48,9 +48,7 @@ def parse(text: str, start: int = 0, options: Mapping[str, Any] | None = None,
         key, hit = None, None
     if hit is not None and hit[1] is limits:
         return hit[0]
-    merged = {**DEFAULTS, **opts}
-    check_options(merged)
-    expr = _parse(text, start, merged, limits)
+    expr = _parse(text, start, {**DEFAULTS, **opts}, limits)  # which checks the options
     if key is not None:
         if len(_READ) > 2048:
             _READ.clear()
