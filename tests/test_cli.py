@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from astragal._errors import WINDOW
+
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "astragal.cli", *args], check=False,
@@ -46,6 +48,21 @@ def test_bad_input_exits_2_with_a_caret_on_stderr() -> None:
     assert "Traceback" not in p.stderr
     assert lines[1] == "jc: d12 d7 vs 2d10" and lines[2] == "        ^^"
     assert "d7 is not a Jadeclaw die" in lines[3]
+
+
+def test_a_mistake_in_a_long_line_is_shown_in_a_window_around_it() -> None:
+    text = "d6+" * 100 + "d6q" + "+d6" * 100  # the mistake, 'q', at 302 of 603 characters
+    p = run("roll", text)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    _, line, caret, message = p.stderr.splitlines()
+    assert len(line) <= WINDOW + 2 and line[0] == line[-1] == "…"
+    assert line[caret.index("^")] == "q" and caret.strip() == "^"
+    assert "'q'" in message
+    # over the length limit: the first 1,000 characters are kept, the caret under the last
+    p = run("roll", "d6+" * 5000)
+    _, line, caret, message = p.stderr.splitlines()
+    assert len(line) <= WINDOW + 2 and line[0] == "…" and caret.index("^") == len(line) - 1
+    assert "15000 characters long" in message
 
 
 @pytest.mark.parametrize("args", [

@@ -45,13 +45,20 @@ class InputError(AstragalError, ValueError):
         self.span = span
 
     def pretty(self) -> str:
-        """The input line, a caret under the mistake, and the message."""
+        """The input line, a caret under the mistake, and the message. A line longer than
+        ``WINDOW`` characters is shown around the mistake, '…' where it is cut."""
         if not self.text or self.span is None:
             return self.message
         start, end = self.span
         start = max(0, min(start, len(self.text)))
         end = max(start + 1, min(end, len(self.text) + 1))
         line = visible(self.text.replace("\n", " "))
+        if len(line) > WINDOW:
+            lo = max(0, min(start - WINDOW // 3, len(line) + 1 - WINDOW))
+            hi = lo + WINDOW
+            end = min(end, hi)
+            line = ("…" if lo else "") + line[lo:hi] + ("…" if hi < len(line) else "")
+            start, end = start - lo + (lo > 0), end - lo + (lo > 0)
         return f"{line}\n{' ' * start}{'^' * (end - start)}\n{visible(self.message)}"
 
     def to_json(self) -> dict[str, object]:
@@ -62,6 +69,11 @@ class InputError(AstragalError, ValueError):
             "text": self.text,
             "span": list(self.span) if self.span else None,
         }
+
+
+# The most characters of the input an error shows: a longer line is cut to this many around
+# the mistake (a terminal's width, not a thousand characters of "d6+d6+…")
+WINDOW = 72
 
 
 class NotationError(InputError):
