@@ -290,3 +290,24 @@ def test_damage_odds_with_penalties_and_favored_equal_enumeration(
     assert J.prepare(spec.soak, J.DEFAULTS, damage=True).sizes == soak
     got = astragal.odds(f"jc: dmg {text}").distribution.as_dict()
     close(got, brute_damage_by_law(damage, soak, kind, fd, fs))
+
+
+@pytest.mark.parametrize("text, notes", [
+    ("jc: dmg 2d12 fav slaying vs soak d12 d10",
+     ("damage: 2d12, Favored (one 1 re-rolled, J39), Slaying (J33)", "soak: d12 & d10")),
+    ("jc: dmg 2d12 fav slaying enervated vs soak d12 fav",  # J33 cancels; J39 on both sides
+     ("damage: 2d12, Favored (one 1 re-rolled, J39)",
+      "soak: d12, Favored (one 1 re-rolled, J39)")),
+    ("jc: dmg 2d12 fav vs soak d12 fav favored_on_soak=false",
+     ("damage: 2d12, Favored (one 1 re-rolled, J39)", "soak: d12")),
+    ("jc: d12 d8 fav vs 2d10 favored_auto=false", ("actor: d12 & d8", "opposition: 2d10")),
+    ("jc: d12 d8 -1p fav vs 2d10",
+     ("actor: d12 & d8, 2 rolls keep the worst, each Favored (J40)", "opposition: 2d10")),
+    ("jc: d12 d8 -2p fav vs 2d10 favored_each_penalty_roll=false",
+     ("actor: d12 & d8, 3 rolls keep the worst, 1 of them Favored (J40)", "opposition: 2d10")),
+])
+def test_the_odds_say_which_rolls_are_favored_and_the_kind_of_damage(
+        text: str, notes: tuple[str, ...]) -> None:
+    """What the odds were taken of, as the program that computed them has it: a Favored pool
+    whose odds include its re-roll says so, and one whose switch turned it off does not."""
+    assert astragal.odds(text).notes[:2] == notes

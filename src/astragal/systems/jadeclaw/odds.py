@@ -10,7 +10,7 @@ from typing import Any
 
 from ..._errors import LimitError
 from ..._limits import DEFAULT_LIMITS, Limits
-from ...dice.algebra import Favored, Highest, Paired
+from ...dice.algebra import Favored, Highest, Least, Paired
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
 from ...render.jadeclaw import dice_text
@@ -60,15 +60,34 @@ def _dist(pmf: Sequence[float]) -> Distribution:
     return Distribution.from_mapping({k: p for k, p in enumerate(pmf) if p and k})
 
 
+def _favored_note(side: Any) -> str:
+    return ", Favored (one 1 re-rolled, J39)" if isinstance(side, Favored) else ""
+
+
+def _pool_note(prep: Prepared, options: Mapping[str, Any]) -> str:
+    """A Simple Roll's pool as its odds were taken: the dice, the rolls under Penalties (J21)
+    and which of them are Favored (J39, J40), read from the Score's program."""
+    program = score_program(prep, options)
+    rolls = program.parts if isinstance(program, Least) else (program,)
+    favored = sum(isinstance(r.pool, Favored) for r in rolls if isinstance(r, Highest))
+    note = dice_text(prep.sizes)
+    if len(rolls) > 1:
+        note += f", {len(rolls)} rolls keep the worst"
+    if favored == len(rolls) == 1:
+        note += _favored_note(rolls[0].pool)
+    elif favored:
+        note += ", each Favored (J40)" if favored == len(rolls) else \
+            f", {favored} of them Favored (J40)"
+    return note
+
+
 def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     """The exact odds of a Jadeclaw spec."""
     options = effective_options(spec, options)
     if isinstance(spec, Damage):
         return _damage_odds(spec, options, limits, text)
     actor = prepare(spec.actor, options, damage=False)
-    notes: list[str] = [f"actor: {dice_text(actor.sizes)}"
-                        + (f", {actor.penalties + 1} rolls keep the worst" if actor.penalties
-                           else "")]
+    notes: list[str] = [f"actor: {_pool_note(actor, options)}"]
     pa = final_score_pmf(actor, options, limits, text)
     if spec.opposition is None:
         law = maths.pushforward((R.is_botch(k), p) for k, p in enumerate(pa) if p)
@@ -76,8 +95,7 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
         return Odds("jadeclaw", text, Distribution.from_mapping(outcomes, order=SINGLE_OUTCOMES),
                     _dist(pa), "Score", tuple(notes))
     opp = prepare(spec.opposition, options, damage=False)
-    notes.append(f"opposition: {dice_text(opp.sizes)}"
-                 + (f", {opp.penalties + 1} rolls keep the worst" if opp.penalties else ""))
+    notes.append(f"opposition: {_pool_note(opp, options)}")
     if spec.calm and R.may_declare_success(actor.sizes, opp.sizes,
                                            options["auto_success_dominance"],
                                            spec.actor.penalties):
@@ -109,7 +127,9 @@ def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text:
                                 for k, p in enumerate(top) if p)
         hits = [law.get(h, 0.0) for h in range(max(law) + 1)]
     dist = Distribution.from_mapping({h: p for h, p in enumerate(hits) if p > 0})
-    notes = [f"damage: {dice_text(dmg.sizes)}", f"soak: {dice_text(soak.sizes)}"]
+    notes = [f"damage: {dice_text(dmg.sizes)}" + _favored_note(program.attack)
+             + ("" if kind == R.NORMAL else f", {kind.capitalize()} (J33)"),
+             f"soak: {dice_text(soak.sizes)}" + _favored_note(program.defence)]
     outcomes: dict[str, float] = {"nothing": hits[0], "hit": 1 - hits[0]}
     extra: dict[str, Any] = {}
     if spec.resolve is not None:
