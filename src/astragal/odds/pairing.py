@@ -330,8 +330,9 @@ def _count_moves(shape: _Shape) -> tuple[int, int, int]:
         ea = na + a_by.get(v, 0)  # ... or show v
         es = ns + d_by.get(v, 0)
         # live history slots: D(v+j) for j = 2..depth+1, nonzero only when v + j ≤ top and read
-        live = sum(1 for j in range(2, depth + 2) if v + j <= shape.top and
-                   v + j - first_read >= 1) if depth else 0
+        # (v + j − first_read ≥ 1): the j in max(2, first_read + 1 − v) .. min(depth + 1, top − v)
+        live = max(0, min(depth + 1, shape.top - v) - max(2, first_read + 1 - v) + 1) \
+            if depth else 0
         got = sums.get((na, ns, live))
         if got is None:
             got = sums[na, ns, live] = _state_sums(na, ns, m, live)
