@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._digits import digits
-from ._errors import FacesError
+from ._errors import FacesError, OptionError, shown
 
 __all__ = ["ScriptedSource", "SeededSource", "Source", "SystemSource", "make_source", "parse_faces",
            "system_faces"]
@@ -202,8 +202,6 @@ def parse_faces(text: str) -> list[list[int]]:
 
 def make_source(seed: int | None = None, faces: str | Sequence[Sequence[int]] | Sequence[int] | None = None) -> Source:
     """The source for a roll: scripted ``faces`` if given, else ``seed``, else the OS."""
-    from ._errors import OptionError, shown
-
     if faces is not None and seed is not None:
         raise OptionError("give either a seed or faces, not both")
     if faces is not None:
