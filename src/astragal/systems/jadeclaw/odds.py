@@ -60,6 +60,9 @@ def _dist(pmf: Sequence[float]) -> Distribution:
     return Distribution.from_mapping({k: p for k, p in enumerate(pmf) if p and k})
 
 
+_KIND_NOTES = {R.SLAYING: ", Slaying (J31)", R.ENERVATED: ", Enervated (J32)"}  # J33: not both
+
+
 def _favored_note(side: Any) -> str:
     return ", Favored (one 1 re-rolled, J39)" if isinstance(side, Favored) else ""
 
@@ -128,7 +131,7 @@ def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text:
         hits = [law.get(h, 0.0) for h in range(max(law) + 1)]
     dist = Distribution.from_mapping({h: p for h, p in enumerate(hits) if p > 0})
     notes = [f"damage: {dice_text(dmg.sizes)}" + _favored_note(program.attack)
-             + ("" if kind == R.NORMAL else f", {kind.capitalize()} (J33)"),
+             + _KIND_NOTES.get(kind, ""),
              f"soak: {dice_text(soak.sizes)}" + _favored_note(program.defence)]
     outcomes: dict[str, float] = {"nothing": hits[0], "hit": 1 - hits[0]}
     extra: dict[str, Any] = {}
