@@ -294,13 +294,13 @@ def test_damage_odds_with_penalties_and_favored_equal_enumeration(
 
 @pytest.mark.parametrize("text, notes", [
     ("jc: dmg 2d12 fav slaying vs soak d12 d10",
-     ("damage: 2d12, Favored (one 1 re-rolled, J39), Slaying (J31)", "soak: d12 & d10")),
+     ("damage: 2d12, Favored (J39), Slaying (J31)", "soak: d12 & d10")),
     ("jc: dmg 2d12 fav slaying enervated vs soak d12 fav",  # J33 cancels; J39 on both sides
-     ("damage: 2d12, Favored (one 1 re-rolled, J39)",
-      "soak: d12, Favored (one 1 re-rolled, J39)")),
+     ("damage: 2d12, Favored (J39)",
+      "soak: d12, Favored (J39)")),
     ("jc: dmg 2d12 enervated vs soak d8", ("damage: 2d12, Enervated (J32)", "soak: d8")),
     ("jc: dmg 2d12 fav vs soak d12 fav favored_on_soak=false",
-     ("damage: 2d12, Favored (one 1 re-rolled, J39)", "soak: d12")),
+     ("damage: 2d12, Favored (J39)", "soak: d12")),
     ("jc: d12 d8 fav vs 2d10 favored_auto=false", ("actor: d12 & d8", "opposition: 2d10")),
     ("jc: d12 d8 -1p fav vs 2d10",
      ("actor: d12 & d8, 2 rolls keep the worst, each Favored (J40)", "opposition: 2d10")),

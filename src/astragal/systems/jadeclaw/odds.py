@@ -64,7 +64,7 @@ _KIND_NOTES = {R.SLAYING: ", Slaying (J31)", R.ENERVATED: ", Enervated (J32)"}  
 
 
 def _favored_note(side: Any) -> str:
-    return ", Favored (one 1 re-rolled, J39)" if isinstance(side, Favored) else ""
+    return ", Favored (J39)" if isinstance(side, Favored) else ""
 
 
 def _pool_note(prep: Prepared, options: Mapping[str, Any]) -> str:
