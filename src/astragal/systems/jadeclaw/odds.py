@@ -31,13 +31,16 @@ __all__ = ["contest_distribution", "final_score_pmf", "odds"]
 
 
 def final_score_pmf(prep: Prepared, options: Mapping[str, Any],
-                    limits: Limits = DEFAULT_LIMITS, text: str = "") -> list[float]:
-    """P(final Score = k), k = 0..12: the law of the Score program (J4, J21, J39, J40), its work
-    checked against ``limits`` first."""
+                    limits: Limits = DEFAULT_LIMITS, text: str = "",
+                    program: Highest | Least | None = None) -> list[float]:
+    """P(final Score = k), k = 0..12: the law of the Score program (J4, J21, J39, J40, made
+    here unless the caller has it), its work checked against ``limits`` first."""
     empty = empty_score(prep, "a pool", options)
     if empty is not None:
         return [1.0 if k == empty else 0.0 for k in range(TOP + 1)]
-    pmf = list(exact.law(score_program(prep, options), limits=limits, text=text).pmf)
+    if program is None:
+        program = score_program(prep, options)
+    pmf = list(exact.law(program, limits=limits, text=text).pmf)
     return pmf + [0.0] * (TOP + 1 - len(pmf))
 
 
@@ -67,10 +70,9 @@ def _favored_note(side: Any) -> str:
     return ", Favored (J39)" if isinstance(side, Favored) else ""
 
 
-def _pool_note(prep: Prepared, options: Mapping[str, Any]) -> str:
+def _pool_note(prep: Prepared, program: Highest | Least) -> str:
     """A Simple Roll's pool as its odds were taken: the dice, the rolls under Penalties (J21)
     and which of them are Favored (J39, J40), read from the Score's program."""
-    program = score_program(prep, options)
     rolls = program.parts if isinstance(program, Least) else (program,)
     favored = sum(isinstance(r.pool, Favored) for r in rolls if isinstance(r, Highest))
     note = dice_text(prep.sizes)
@@ -90,15 +92,17 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     if isinstance(spec, Damage):
         return _damage_odds(spec, options, limits, text)
     actor = prepare(spec.actor, options, damage=False)
-    notes: list[str] = [f"actor: {_pool_note(actor, options)}"]
-    pa = final_score_pmf(actor, options, limits, text)
+    scored = score_program(actor, options)
+    notes: list[str] = [f"actor: {_pool_note(actor, scored)}"]
+    pa = final_score_pmf(actor, options, limits, text, scored)
     if spec.opposition is None:
         law = maths.pushforward((R.is_botch(k), p) for k, p in enumerate(pa) if p)
         outcomes = {"botch": law.get(True, 0.0), "no_botch": law.get(False, 0.0)}
         return Odds("jadeclaw", text, Distribution.from_mapping(outcomes, order=SINGLE_OUTCOMES),
                     _dist(pa), "Score", tuple(notes))
     opp = prepare(spec.opposition, options, damage=False)
-    notes.append(f"opposition: {_pool_note(opp, options)}")
+    opposed = score_program(opp, options)
+    notes.append(f"opposition: {_pool_note(opp, opposed)}")
     if spec.calm and R.may_declare_success(actor.sizes, opp.sizes,
                                            options["auto_success_dominance"],
                                            spec.actor.penalties):
@@ -107,7 +111,7 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
         out["success"] = 1.0
         return Odds("jadeclaw", text, Distribution.from_mapping(out, order=CONTEST_OUTCOMES),
                     Distribution.from_mapping({}), "margin", tuple(notes))
-    pb = final_score_pmf(opp, options, limits, text)
+    pb = final_score_pmf(opp, options, limits, text, opposed)
     out = contest_distribution(pa, pb, actor.quality, opp.quality, options)
     margins = maths.difference_of({k: p for k, p in enumerate(pa) if p},
                                   {k: p for k, p in enumerate(pb) if p})
