@@ -159,7 +159,10 @@ CLOSED = [(a, d, steps, bonus) for a, d in [((12,), ()), ((4,), ()), ((12, 12, 1
                                             ((12,), (4, 4, 4, 4)), ((8,), (12,) * 5),
                                             ((12, 12), (12,)), ((12,) * 7, (4,)),
                                             ((12, 10, 8, 4), (6,)), ((4, 4), (12,)),
-                                            ((12,) * 12, (12,))]
+                                            ((12,) * 12, (12,)), ((12, 12), (12, 12)),
+                                            ((12, 8), (12, 10, 8, 6)), ((4, 12), (12,) * 7),
+                                            ((12, 12), (4, 4)), ((6, 6), (12,) * 12),
+                                            ((1, 2), (1, 1, 3))]
           for steps in KINDS for bonus in (0, 1)]
 
 
@@ -167,9 +170,9 @@ CLOSED = [(a, d, steps, bonus) for a, d in [((12,), ()), ((4,), ()), ((12, 12, 1
 def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: tuple[int, ...],
                                                           steps: tuple[tuple[int, int], ...],
                                                           bonus: int) -> None:
-    """Plain pools with no defence dice, one attack die or one defence die: the closed form's
-    exact fractions are the exact kernel's, and its estimate is within 4x of the steps it
-    counts."""
+    """Plain pools with no defence dice, one or two attack dice or one defence die: the closed
+    form's exact fractions are the exact kernel's, and its estimate is within 4x of the steps
+    it counts."""
     att, dfn = P.Pool(a), P.Pool(d)
     assert P._closed_form(att, dfn)
     shape = P._shape(att, dfn, steps, bonus)
@@ -187,7 +190,8 @@ def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: 
 def test_favored_pools_and_sorted_pairs_are_not_closed() -> None:
     assert not P._closed_form(P.Pool((12,), True), P.Pool(()))
     assert not P._closed_form(P.Pool((12,)), P.Pool((12,), True))
-    assert not P._closed_form(P.Pool((12, 12)), P.Pool((12, 12)))
+    assert not P._closed_form(P.Pool((12, 12, 12)), P.Pool((12, 12)))
+    assert not P._closed_form(P.Pool((12, 12), True), P.Pool((12, 12)))
 
 
 def test_the_estimate_sums_the_states_in_closed_form_as_it_would_one_by_one() -> None:

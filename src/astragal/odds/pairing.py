@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from itertools import accumulate
+from operator import mul
 from typing import Any
 
 from .._records import Record
@@ -176,9 +177,10 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
 def _closed_form(attack: Pool, defence: Pool) -> bool:
     """Whether the closed form answers: plain pools with no defence dice (each attack die meets
     the imaginary 1 and scores from its own face), one attack die (it meets the highest defence
-    face) or one defence die (it meets the highest attack die; the rest meet the imaginary 1)."""
+    face), one defence die (it meets the highest attack die; the rest meet the imaginary 1) or
+    two attack dice (they meet the two highest defence faces)."""
     return not attack.favored and not defence.favored and (
-        len(defence.sizes) <= 1 or len(attack.sizes) == 1)
+        len(defence.sizes) <= 1 or len(attack.sizes) <= 2)
 
 
 def _closed(shape: _Shape) -> tuple[list[int], int, int]:
@@ -190,7 +192,7 @@ def _closed(shape: _Shape) -> tuple[list[int], int, int]:
     defence face ``s`` (the all-ones bonus when that is 1); with one defence die ``s``, the
     attack dice's ``Σ g(face − 1)`` over the vectors whose highest face is ``x`` (those with
     every face ≤ x less those with every face ≤ x − 1), the highest die scoring
-    ``g(x − s)`` instead of ``g(x − 1)``."""
+    ``g(x − s)`` instead of ``g(x − 1)``; with two attack dice, ``_two_attack_dice``."""
     g = shape.g  # the step function at a difference x
     att, dfn = shape.attack.sizes, shape.defence.sizes
     work = 0
@@ -223,6 +225,9 @@ def _closed(shape: _Shape) -> tuple[list[int], int, int]:
 
     if not dfn:
         counts = pool_hits(max(att))
+    elif len(att) == 2 and len(dfn) >= 2:
+        counts, done = _two_attack_dice(shape, pool_hits(max(att)))
+        work += done
     elif len(att) == 1:
         size = att[0]
         counts = [0] * (shape.max_hits + 1)
@@ -248,6 +253,90 @@ def _closed(shape: _Shape) -> tuple[list[int], int, int]:
                         counts[h + shift] += c
                 work += len(at)
     return counts, math.prod(att) * math.prod(dfn), work
+
+
+def _bands(x: int, top: int, edges: list[int], levels: list[int]) -> list[tuple[int, int, int]]:
+    """The defence faces ``1..top`` that an attack face ``x`` meets, in runs that score alike:
+    (lowest, highest, hits). ``edges`` are the step function's thresholds, ascending, and
+    ``levels`` its value from each on (below the first, and where ``s ≥ x``, it is 0)."""
+    out: list[tuple[int, int, int]] = []
+    hi, level = top, 0
+    for edge, above in zip(edges, levels):
+        lo = max(x - edge + 1, 1)  # below x − edge the difference reaches this edge
+        if lo <= hi:
+            out.append((lo, hi, level))
+        hi, level = min(x - edge, top), above
+    if hi >= 1:
+        out.append((1, hi, level))
+    return out
+
+
+def _two_attack_dice(shape: _Shape, own: list[int]) -> tuple[list[int], int]:
+    """Two attack dice against two or more defence dice: the higher attack face ``x`` meets the
+    highest defence face ``s``, the other, ``y ≤ x``, the second highest ``t ≤ s``. ``own`` is
+    the two dice's law against the imaginary 1 (``g(x − 1) + g(y − 1)``), by hits.
+
+    ``N(s, t)``, the defence vectors whose highest face is at most ``s`` and second highest at
+    most ``t ≤ s``, is ``∏ c_i(t) + Σ_i (c_i(s) − c_i(t)) ∏_{j≠i} c_j(t)`` with ``c_i(v) =
+    min(v, size_i)``: every die at most ``t``, or exactly one above it. For an attack face ``x``
+    the faces ``s`` fall in a few runs that score alike (``_bands``); a run's defence pairs by
+    ``t`` are a column, ``N(s_hi, t) − N(s_lo − 1, t)``. The second attack face's law over a
+    column is a sum of its own runs of ``t``: over the rolls sorted to (x, y) it is linear in
+    the column, ``2 Σ_{y<x} + [y = x]`` while both dice can show ``x``, then ``Σ_{y ≤ smaller
+    die}``, and those sums are kept as one row of coefficients per hit count, added to as ``x``
+    rises. The all-ones bonus is the one defence vector with ``s = t = 1``: ``own`` moved up by
+    the bonus. Returns the counts by hits and the steps taken (numbers read)."""
+    g, bonus = shape.g, shape.bonus
+    big, small = sorted(shape.attack.sizes, reverse=True)
+    top = max(shape.defence.sizes)
+    width = top + 1
+    by: dict[int, int] = {}
+    for size in shape.defence.sizes:
+        by[size] = by.get(size, 0) + 1
+    # N(s, t) = A(t) + Σ_sizes c(s)·B(t) for t ≤ s (N(s, t) = N(s, s) above), where
+    # A(t) = ∏ c(t) − Σ k·c(t)·∏/c(t) and B(t) = k·∏/c(t) for the k dice of each size
+    low = [math.prod([min(t, size) ** k for size, k in by.items()]) for t in range(width)]
+    parts = [(size, [k * (low[t] // min(t, size)) if t else 0 for t in range(width)])
+             for size, k in by.items()]
+    base = low
+    for size, b in parts:
+        base = [a - min(t, size) * c for t, (a, c) in enumerate(zip(base, b))]
+    rows = []
+    for s in range(width):
+        row = base[:s + 1]
+        for size, b in parts:
+            c = min(s, size)
+            row = [a + c * z for a, z in zip(row, b)]
+        rows.append(row + [row[s]] * (top - s))
+    edges = sorted({t for t, _ in shape.steps if t < len(g)})  # a larger one is never reached
+    levels = [g[t] for t in edges]
+    hits = sorted({0, *levels})
+    where = {h: i for i, h in enumerate(hits)}
+    # the second attack face's law over y < x, as coefficients on a column (a row per hits)
+    cumulative = [[0] * width for _ in hits]
+    counts = [0] * (shape.max_hits + 1)
+    work = width * width * len(by)
+    for x in range(1, big + 1):
+        runs = _bands(x, top, edges, levels)
+        both = x <= small  # either die shows x: 2 Σ_{y<x} + [y = x]; else Σ_{y ≤ smaller die}
+        for s_lo, s_hi, h1 in runs:
+            column = [a - b for a, b in zip(rows[s_hi], rows[s_lo - 1])]
+            for h2, row in zip(hits, cumulative):
+                counts[h1 + h2] += sum(map(mul, row, column)) << both
+            if both:
+                for t_lo, t_hi, h2 in runs:
+                    counts[h1 + h2] += column[t_hi] - column[t_lo - 1]
+        if both:
+            for t_lo, t_hi, h in runs:
+                row = cumulative[where[h]]
+                row[t_hi] += 1
+                row[t_lo - 1] -= 1
+        work += len(runs) * (len(hits) + 1) * width
+    if bonus:  # every defence die shows 1: one vector, moved up by the bonus
+        for h, c in enumerate(own):
+            counts[h] -= c
+            counts[h + bonus] += c
+    return counts, work
 
 
 # The numpy kernel (``pairing_numpy.py``): float64, a face's states in arrays
@@ -356,8 +445,16 @@ def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
     if kernel in ("auto", "closed") and _closed_form(attack, defence):
         n, per_die = len(attack.sizes), sum(w for _, w in steps) + 1
         pool = (n * (n - 1) // 2 * (per_die - 1) + n) * per_die  # one convolution of the pool
-        done = pool if not defence.sizes else attack.sizes[0] * max(defence.sizes) if n == 1 \
-            else max(attack.sizes) * (pool + defence.sizes[0] * (n * (per_die - 1) + 1))
+        if not defence.sizes:
+            done = pool
+        elif n == 1:
+            done = attack.sizes[0] * max(defence.sizes)
+        elif len(defence.sizes) == 1:
+            done = max(attack.sizes) * (pool + defence.sizes[0] * (n * (per_die - 1) + 1))
+        else:  # two attack dice: the defence counts, then each face's runs by hit counts
+            width, runs = max(defence.sizes) + 1, len(steps) + 1
+            done = pool + width * width * len(set(defence.sizes)) \
+                + max(attack.sizes) * runs * (runs + 1) * width
         return Work(done + 64, 64 * (done + n * per_die), "closed")
     exact, numpy = _kernel_work(attack, defence, tuple(steps), all_ones_bonus)
     if kernel == "exact":
