@@ -45,8 +45,8 @@ import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from itertools import accumulate
-from operator import mul
+from itertools import accumulate, product
+from operator import mul, sub
 from typing import Any
 
 from .._records import Record
@@ -179,8 +179,10 @@ def _closed_form(attack: Pool, defence: Pool) -> bool:
     the imaginary 1 and scores from its own face), one attack die (it meets the highest defence
     face), one defence die (it meets the highest attack die; the rest meet the imaginary 1) or
     two attack dice (they meet the two highest defence faces)."""
+    if len(attack.sizes) == 2 and len(defence.sizes) >= 2:
+        return True  # favoured pools too
     return not attack.favored and not defence.favored and (
-        len(defence.sizes) <= 1 or len(attack.sizes) <= 2)
+        len(defence.sizes) <= 1 or len(attack.sizes) == 1)
 
 
 def _closed(shape: _Shape) -> tuple[list[int], int, int]:
@@ -226,8 +228,7 @@ def _closed(shape: _Shape) -> tuple[list[int], int, int]:
     if not dfn:
         counts = pool_hits(max(att))
     elif len(att) == 2 and len(dfn) >= 2:
-        counts, done = _two_attack_dice(shape, pool_hits(max(att)))
-        work += done
+        return _two_attack_dice(shape)
     elif len(att) == 1:
         size = att[0]
         counts = [0] * (shape.max_hits + 1)
@@ -271,72 +272,169 @@ def _bands(x: int, top: int, edges: list[int], levels: list[int]) -> list[tuple[
     return out
 
 
-def _two_attack_dice(shape: _Shape, own: list[int]) -> tuple[list[int], int]:
-    """Two attack dice against two or more defence dice: the higher attack face ``x`` meets the
-    highest defence face ``s``, the other, ``y ≤ x``, the second highest ``t ≤ s``. ``own`` is
-    the two dice's law against the imaginary 1 (``g(x − 1) + g(y − 1)``), by hits.
+def _dual_pow(a: int, b: int, k: int) -> tuple[int, int]:
+    """``(a + b·ε)^k`` with ``ε² = 0``."""
+    return (a ** k, k * a ** (k - 1) * b) if k else (1, 0)
 
-    ``N(s, t)``, the defence vectors whose highest face is at most ``s`` and second highest at
-    most ``t ≤ s``, is ``∏ c_i(t) + Σ_i (c_i(s) − c_i(t)) ∏_{j≠i} c_j(t)`` with ``c_i(v) =
-    min(v, size_i)``: every die at most ``t``, or exactly one above it. For an attack face ``x``
-    the faces ``s`` fall in a few runs that score alike (``_bands``); a run's defence pairs by
-    ``t`` are a column, ``N(s_hi, t) − N(s_lo − 1, t)``. The second attack face's law over a
-    column is a sum of its own runs of ``t``: over the rolls sorted to (x, y) it is linear in
-    the column, ``2 Σ_{y<x} + [y = x]`` while both dice can show ``x``, then ``Σ_{y ≤ smaller
-    die}``, and those sums are kept as one row of coefficients per hit count, added to as ``x``
-    rises. The all-ones bonus is the one defence vector with ``s = t = 1``: ``own`` moved up by
-    the bonus. Returns the counts by hits and the steps taken (numbers read)."""
-    g, bonus = shape.g, shape.bonus
-    big, small = sorted(shape.attack.sizes, reverse=True)
-    top = max(shape.defence.sizes)
-    width = top + 1
+
+def _by_size(sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """(size, how many dice of it), largest first."""
     by: dict[int, int] = {}
-    for size in shape.defence.sizes:
+    for size in sizes:
         by[size] = by.get(size, 0) + 1
-    # N(s, t) = A(t) + Σ_sizes c(s)·B(t) for t ≤ s (N(s, t) = N(s, s) above), where
-    # A(t) = ∏ c(t) − Σ k·c(t)·∏/c(t) and B(t) = k·∏/c(t) for the k dice of each size
-    low = [math.prod([min(t, size) ** k for size, k in by.items()]) for t in range(width)]
-    parts = [(size, [k * (low[t] // min(t, size)) if t else 0 for t in range(width)])
-             for size, k in by.items()]
-    base = low
-    for size, b in parts:
-        base = [a - min(t, size) * c for t, (a, c) in enumerate(zip(base, b))]
+    return sorted(by.items(), reverse=True)
+
+
+def _weights(pool: Pool) -> tuple[int, Callable[[Sequence[int]], int]]:
+    """A common denominator of the pool's Favored weights, and its weight ``W`` times that
+    (``_favored_weight``, as the kernels read it) given how many dice of each size show 1,
+    sizes largest first; 1 over 1 for a plain pool."""
+    if not pool.favored:
+        return 1, lambda ones: 1
+    den = math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
+
+    def weight(ones: Sequence[int]) -> int:
+        w = _favored_weight(pool, ones) * den
+        assert w.denominator == 1
+        return w.numerator
+
+    return den, weight
+
+
+def _top_two_table(pool: Pool, top: int) -> tuple[list[list[int]], int, int]:
+    """``N(s, t)`` at ``[s][t]`` for ``0 ≤ s, t ≤ top``: the pool's face vectors whose highest
+    face is at most ``s`` and second highest at most ``min(s, t)`` (0 where ``t = 0``: two dice
+    or more), each weighted by its Favored weight over a common denominator; with that
+    denominator and the steps taken.
+
+    A die with ``c`` faces at most ``t`` and ``d`` in ``(t, s]`` is the dual number ``c + d·ε``
+    (``ε² = 0``): a product of dice is ``P + Q·ε``, with ``P`` the vectors with every face at
+    most ``t`` and ``Q`` those with exactly one in ``(t, s]``, so ``N = P + Q``, and ``Q`` is
+    linear in the ``d`` of each size: ``N(s, t) = P(t) + Σ_sizes d·K(t)``, with ``K`` read off
+    at ``d = 1`` for that size, 0 for the others. A favoured pool's weight depends on how many
+    dice of each size show 1: with ``r`` of the ``k`` dice of a size fixed at 1 (``1 + 0·ε``),
+    ``C(k, r)`` ways, the others may not show 1 (``(c − 1) + d·ε``)."""
+    sizes = _by_size(pool.sizes)
+    den, weight = _weights(pool)
+    # (weight, dice of each size that may show any face but 1) per count of 1s of each size
+    if pool.favored:
+        cases = [(weight(ones) * math.prod(math.comb(k, r) for (_, k), r in zip(sizes, ones)),
+                  [k - r for (_, k), r in zip(sizes, ones)])
+                 for ones in product(*(range(k + 1) for _, k in sizes))]
+    else:
+        cases = []
+
+    def weighted(cs: list[int], ds: list[int]) -> int:
+        if not pool.favored:
+            p, q = 1, 0
+            for (_, k), c, d in zip(sizes, cs, ds):
+                a, b = _dual_pow(c, d, k)
+                p, q = p * a, p * b + q * a
+            return p + q
+        total = 0
+        for w, free in cases:
+            p, q = w, 0
+            for k, c, d in zip(free, cs, ds):
+                a, b = _dual_pow(c - 1, d, k)
+                p, q = p * a, p * b + q * a
+            total += p + q
+        return total
+
+    # N(s, t) = A(t) + Σ_sizes min(s, size)·K(t), A(t) = P(t) − Σ_sizes min(t, size)·K(t)
+    base = [0] * (top + 1)
+    slopes = [[0] * (top + 1) for _ in sizes]
+    unit = [[int(i == j) for j in range(len(sizes))] for i in range(len(sizes))]
+    for t in range(1, top + 1):
+        cs = [min(t, size) for size, _ in sizes]
+        p = base[t] = weighted(cs, [0] * len(sizes))
+        for i, c in enumerate(cs):
+            slopes[i][t] = k = weighted(cs, unit[i]) - p
+            base[t] -= c * k
+    work = top * (len(sizes) + 1) * max(len(cases), 1) * len(sizes) + (top + 1) ** 2 * len(sizes)
     rows = []
-    for s in range(width):
+    for s in range(top + 1):
         row = base[:s + 1]
-        for size, b in parts:
-            c = min(s, size)
-            row = [a + c * z for a, z in zip(row, b)]
+        for (size, _), slope in zip(sizes, slopes):
+            m = min(s, size)
+            row = [a + m * k for a, k in zip(row, slope)]
+        row[0] = 0
         rows.append(row + [row[s]] * (top - s))
+    return rows, den, work
+
+
+def _two_attack_dice(shape: _Shape) -> tuple[list[int], int, int]:
+    """Two attack dice against two or more defence dice: the higher attack face ``x`` meets the
+    highest defence face ``s``, the other, ``y ≤ x``, the second highest ``t ≤ s``. Either pool
+    may be favoured. Returns the counts by hits, out of how many, and the steps taken.
+
+    The defence pairs are counted from ``N(s, t)`` (``_top_two_table``): for an attack face
+    ``x`` the faces ``s`` fall in a few runs that score alike (``_bands``), and a run's defence
+    pairs by ``t`` are a column, ``N(s_hi, t) − N(s_lo − 1, t)``. The second attack face's law
+    on a column is a sum over its own runs of ``t``, linear in the column; summed over the faces
+    ``2 ≤ y < x`` it is kept as a row of coefficients per hit count, added to as ``x`` rises.
+    The attack rolls sorted to ``(x, y)``, ``y ≥ 2``, are 2 while both dice can show ``x``, else
+    1 (times the Favored weight with no 1, ``W0``); ``y = 1`` takes its own weight (which die
+    shows the 1). The all-ones bonus is the one defence vector with ``s = t = 1``."""
+    g, bonus = shape.g, shape.bonus
+    attack, defence = shape.attack, shape.defence
+    big, small = sorted(attack.sizes, reverse=True)
+    top = max(defence.sizes)
+    width = top + 1
+    den_a, weight = _weights(attack)
+
+    def w(*ones: int) -> int:  # the attack roll's weight, with these dice showing 1
+        return weight([ones.count(size) for size, _ in _by_size(attack.sizes)])
+
+    # no 1; the larger die or the smaller showing 1 (the other at x ≥ 2); both
+    w0, w_big_one, w_small_one, w_ones = w(), w(big), w(small), w(big, small)
+    rows, den_d, work = _top_two_table(defence, top)
     edges = sorted({t for t, _ in shape.steps if t < len(g)})  # a larger one is never reached
     levels = [g[t] for t in edges]
     hits = sorted({0, *levels})
     where = {h: i for i, h in enumerate(hits)}
-    # the second attack face's law over y < x, as coefficients on a column (a row per hits)
+    # the second attack face's law over 2 ≤ y < x, as coefficients on a column (a row per hits)
     cumulative = [[0] * width for _ in hits]
     counts = [0] * (shape.max_hits + 1)
-    work = width * width * len(by)
+    own = [0] * (shape.max_hits + 1)  # the attack rolls' hits against the imaginary 1
     for x in range(1, big + 1):
         runs = _bands(x, top, edges, levels)
-        both = x <= small  # either die shows x: 2 Σ_{y<x} + [y = x]; else Σ_{y ≤ smaller die}
+        both = x <= small  # either die shows x
+        # y = 1: the larger die shows x and the smaller 1, or the other way round
+        one = w_ones if x == 1 else w_small_one + (w_big_one if both else 0)
+        own[g[x - 1]] += one
         for s_lo, s_hi, h1 in runs:
-            column = [a - b for a, b in zip(rows[s_hi], rows[s_lo - 1])]
-            for h2, row in zip(hits, cumulative):
-                counts[h1 + h2] += sum(map(mul, row, column)) << both
-            if both:
-                for t_lo, t_hi, h2 in runs:
-                    counts[h1 + h2] += column[t_hi] - column[t_lo - 1]
-        if both:
+            column = list(map(sub, rows[s_hi], rows[s_lo - 1]))
+            counts[h1] += one * column[top]  # y = 1 meets every t
+            if x > 1:
+                for h2, row in zip(hits, cumulative):
+                    counts[h1 + h2] += (w0 * sum(map(mul, row, column))) << both
+                if both:  # y = x
+                    for t_lo, t_hi, h2 in runs:
+                        counts[h1 + h2] += w0 * (column[t_hi] - column[t_lo - 1])
+        if 1 < x <= small:
             for t_lo, t_hi, h in runs:
                 row = cumulative[where[h]]
                 row[t_hi] += 1
                 row[t_lo - 1] -= 1
         work += len(runs) * (len(hits) + 1) * width
-    if bonus:  # every defence die shows 1: one vector, moved up by the bonus
+    if bonus:  # every defence die shows 1: one vector (the largest re-rolled, if favoured)
+        ones = _weights(defence)[1]([k for _, k in _by_size(defence.sizes)])
+        # the rolls with no 1: each die's own hits on its faces 2.. (the rolls with a 1 are in)
+        laws = [[0] * (shape.max_hits + 1) for _ in (big, small)]
+        for law, size in zip(laws, (big, small)):
+            for face in range(2, size + 1):
+                law[g[face - 1]] += 1
+        for h1, c1 in enumerate(laws[0]):
+            if c1:
+                for h2, c2 in enumerate(laws[1]):
+                    if c2:
+                        own[h1 + h2] += w0 * c1 * c2
         for h, c in enumerate(own):
-            counts[h] -= c
-            counts[h + bonus] += c
-    return counts, work
+            if c:
+                counts[h] -= ones * c
+                counts[h + bonus] += ones * c
+    total = math.prod(attack.sizes) * math.prod(defence.sizes) * den_a * den_d
+    return counts, total, work
 
 
 # The numpy kernel (``pairing_numpy.py``): float64, a face's states in arrays
@@ -451,10 +549,12 @@ def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
             done = attack.sizes[0] * max(defence.sizes)
         elif len(defence.sizes) == 1:
             done = max(attack.sizes) * (pool + defence.sizes[0] * (n * (per_die - 1) + 1))
-        else:  # two attack dice: the defence counts, then each face's runs by hit counts
-            width, runs = max(defence.sizes) + 1, len(steps) + 1
-            done = pool + width * width * len(set(defence.sizes)) \
-                + max(attack.sizes) * runs * (runs + 1) * width
+        else:  # two attack dice: the defence's counts (per count of 1s of each size, if
+            # favoured), then each attack face's runs of defence faces, by hit counts
+            top, runs, by = max(defence.sizes), len(steps) + 1, _by_size(defence.sizes)
+            cases = math.prod(k + 1 for _, k in by) if defence.favored else 1
+            done = top * (len(by) + 1) * cases * len(by) + (top + 1) ** 2 * len(by) \
+                + max(attack.sizes) * runs * (runs + 1) * (top + 1)
         return Work(done + 64, 64 * (done + n * per_die), "closed")
     exact, numpy = _kernel_work(attack, defence, tuple(steps), all_ones_bonus)
     if kernel == "exact":
@@ -492,8 +592,7 @@ def _kernel_work(attack: Pool, defence: Pool, steps: tuple[tuple[int, int], ...]
 def distribution(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
                  all_ones_bonus: int = 0, kernel: str = "auto") -> list[float]:
     """P(score = h) for h = 0..max, exactly (see the module docstring). ``kernel``: "auto"
-    (by ``estimate``), "exact", "numpy" or "closed" (plain pools with no defence dice or one
-    attack die, ``_closed_form``)."""
+    (by ``estimate``), "exact", "numpy" or "closed" (the shapes of ``_closed_form``)."""
     if not attack.sizes:
         return [1.0]
     if kernel == "auto":
