@@ -187,20 +187,21 @@ def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: 
                                                                     kernel="exact")
 
 
-FAVORED_PAIRS = [(a, fa, d, fd, steps, bonus)
+TWO_DICE = [(a, fa, d, fd, steps, bonus)
                  for a, d in [((12, 12), (12, 12)), ((12, 8), (12, 10, 8, 6)),
                               ((4, 12), (12,) * 5), ((6, 6), (12, 12, 10, 10, 8)),
-                              ((12, 10), (4, 4, 4))]
-                 for fa, fd in [(True, False), (False, True), (True, True)]
+                              ((12, 10), (4, 4, 4)), ((12, 12, 12), (12, 12)),
+                              ((12, 10, 8, 8, 6), (10, 4)), ((4, 4, 4), (12, 6))]
+                 for fa, fd in [(False, False), (True, False), (False, True), (True, True)]
                  for steps in KINDS for bonus in (0, 1)]
 
 
-@pytest.mark.parametrize("a,fa,d,fd,steps,bonus", FAVORED_PAIRS)
-def test_two_attack_dice_in_closed_form_favored_on_either_side(
+@pytest.mark.parametrize("a,fa,d,fd,steps,bonus", TWO_DICE)
+def test_two_dice_on_a_side_in_closed_form_favored_or_not(
         a: tuple[int, ...], fa: bool, d: tuple[int, ...], fd: bool,
         steps: tuple[tuple[int, int], ...], bonus: int) -> None:
-    """Two attack dice against two or more defence dice, either side favoured: the closed
-    form's exact fractions are the exact kernel's, within 4x of its estimate."""
+    """Two dice on one side against two or more, either side favoured: the closed form's exact
+    fractions are the exact kernel's, within 4x of its estimate."""
     att, dfn = P.Pool(a, fa), P.Pool(d, fd)
     assert P._closed_form(att, dfn)
     shape = P._shape(att, dfn, steps, bonus)
@@ -217,7 +218,7 @@ def test_favored_pools_and_sorted_pairs_are_not_closed() -> None:
     assert not P._closed_form(P.Pool((12,), True), P.Pool(()))
     assert not P._closed_form(P.Pool((12,)), P.Pool((12,), True))
     assert not P._closed_form(P.Pool((12, 12), True), P.Pool((12,)))
-    assert not P._closed_form(P.Pool((12, 12, 12)), P.Pool((12, 12)))
+    assert not P._closed_form(P.Pool((12, 12, 12)), P.Pool((12, 12, 12)))
 
 
 def test_the_estimate_sums_the_states_in_closed_form_as_it_would_one_by_one() -> None:

@@ -9,7 +9,6 @@ from fractions import Fraction
 from typing import Any
 
 from .pairing import (
-    EXACT_STEPS_PER_MOVE,
     _attack_hits,
     _defence_hits,
     _eligible,
@@ -28,12 +27,7 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
     first = shape.step_at(1)
     fav_a, fav_d = shape.attack.favored, shape.defence.favored
     total = math.prod(shape.attack.sizes) * math.prod(shape.defence.sizes)
-    # favoured weights are fractions: bring them over one denominator
-    den = 1
-    for pool in (shape.attack, shape.defence):
-        if pool.favored:
-            den *= math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
-    bits = (total * den).bit_length() + 2
+    den, bits = shape.packed_bits()  # favoured weights over one denominator; a count's bits
     nd = ka + kd
     rmax = max(shape.n, m)
     rows = [tuple(math.comb(r, k) for k in range(1, r + 1)) for r in range(rmax + 1)]
@@ -200,4 +194,4 @@ def exact_kernel(shape: _Shape) -> tuple[list[Fraction], int]:
     mask = (1 << bits) - 1
     denominator = total * den
     return [Fraction((out >> (bits * h)) & mask, denominator)
-            for h in range(shape.max_hits + 1)], work * EXACT_STEPS_PER_MOVE
+            for h in range(shape.max_hits + 1)], work * shape.steps_per_move()
