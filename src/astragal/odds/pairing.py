@@ -34,9 +34,12 @@ costs about what a plain pool does, not one evaluation per re-roll case.
 Two kernels run the same steps: ``exact`` (pure Python, integer counts, a hits polynomial packed
 into one integer — no numpy import, fast for small pools) and ``numpy`` (float64: a face's states
 as rows of an int array, their hit laws as rows of a float array; each step's structure is built
-once and indexed, a big defence step run one die at a time, see ``_numpy``). ``estimate`` counts
-the work and peak memory of either before any of it is done, in the units of ``Limits`` (tested
-within 4x of what the kernels count and allocate); results are remembered.
+once and indexed, a big defence step run one die at a time, see ``_numpy``). Shapes where at
+most two ranks meet have closed forms instead (``_closed``): no defence dice, one die on a side,
+or two dice on a side against any number (``_two_dice``, Favored pools too), exact integer
+counts like the exact kernel's. ``estimate`` counts the work and peak memory of each before any
+of it is done, in the units of ``Limits`` (tested within 4x of what they count and allocate);
+results are remembered.
 """
 
 from __future__ import annotations
@@ -178,8 +181,8 @@ def _eligible(classes: tuple[tuple[int, ...], ...], v: int) -> list[int]:
 
 
 # -------------------------------------------------------------------------------------------
-# The kernels: exact (``pairing_exact.py``), closed forms (below: small, and the first shapes a
-# process meets), numpy (``pairing_numpy.py``)
+# The kernels: exact (``pairing_exact.py``), closed forms (below: at most two ranks meet),
+# numpy (``pairing_numpy.py``)
 
 
 def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
