@@ -153,27 +153,29 @@ def test_estimated_memory_is_within_4x_of_the_traced_peak(n: int, m: int, fa: bo
             (kernel, guess, peak)
 
 
-CLOSED = [(a, d, steps, bonus) for a, d in [((12,), ()), ((4,), ()), ((12, 12, 12), ()),
-                                            ((12, 10, 4, 4), ()), ((6,) * 7, ()),
-                                            ((12,) * 20, ()), ((12,), (12,)), ((4,), (12, 8, 6)),
-                                            ((12,), (4, 4, 4, 4)), ((8,), (12,) * 5),
-                                            ((12, 12), (12,)), ((12,) * 7, (4,)),
-                                            ((12, 10, 8, 4), (6,)), ((4, 4), (12,)),
-                                            ((12,) * 12, (12,)), ((12, 12), (12, 12)),
-                                            ((12, 8), (12, 10, 8, 6)), ((4, 12), (12,) * 7),
-                                            ((12, 12), (4, 4)), ((6, 6), (12,) * 12),
-                                            ((1, 2), (1, 1, 3))]
-          for steps in KINDS for bonus in (0, 1)]
+PLAIN_CLOSED = [((12,), ()), ((4,), ()), ((12, 12, 12), ()), ((12, 10, 4, 4), ()), ((6,) * 7, ()),
+                ((12,) * 20, ()), ((12,), (12,)), ((4,), (12, 8, 6)), ((12,), (4, 4, 4, 4)),
+                ((8,), (12,) * 5), ((12, 12), (12,)), ((12,) * 7, (4,)), ((12, 10, 8, 4), (6,)),
+                ((4, 4), (12,)), ((12,) * 12, (12,)), ((12, 12), (4, 4)), ((6, 6), (12,) * 12),
+                ((4, 12), (12,) * 7), ((1, 2), (1, 1, 3))]
+TWO_DICE = [((12, 12), (12, 12)), ((12, 8), (12, 10, 8, 6)), ((4, 12), (12,) * 5),
+            ((6, 6), (12, 12, 10, 10, 8)), ((12, 10), (4, 4, 4)), ((12, 12, 12), (12, 12)),
+            ((12, 10, 8, 8, 6), (10, 4)), ((4, 4, 4), (12, 6))]
+CLOSED = [(a, fa, d, fd, steps, bonus)
+          for a, d, favored in [(a, d, [(False, False)]) for a, d in PLAIN_CLOSED]
+          + [(a, d, [(False, False), (True, False), (False, True), (True, True)])
+             for a, d in TWO_DICE]
+          for fa, fd in favored for steps in KINDS for bonus in (0, 1)]
 
 
-@pytest.mark.parametrize("a,d,steps,bonus", CLOSED)
-def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: tuple[int, ...],
-                                                          steps: tuple[tuple[int, int], ...],
-                                                          bonus: int) -> None:
-    """Plain pools with no defence dice, one or two attack dice or one defence die: the closed
-    form's exact fractions are the exact kernel's, and its estimate is within 4x of the steps
-    it counts."""
-    att, dfn = P.Pool(a), P.Pool(d)
+@pytest.mark.parametrize("a,fa,d,fd,steps,bonus", CLOSED)
+def test_closed_form_counts_what_the_exact_kernel_counts(
+        a: tuple[int, ...], fa: bool, d: tuple[int, ...], fd: bool,
+        steps: tuple[tuple[int, int], ...], bonus: int) -> None:
+    """Plain pools with no defence dice or one die on a side, and two dice on a side against two
+    or more, either side favoured: the closed form's exact fractions are the exact kernel's,
+    and its estimate is within 4x of the steps it counts."""
+    att, dfn = P.Pool(a, fa), P.Pool(d, fd)
     assert P._closed_form(att, dfn)
     shape = P._shape(att, dfn, steps, bonus)
     counts, total, done = P._closed(shape)
@@ -185,33 +187,6 @@ def test_closed_form_counts_what_the_exact_kernel_counts(a: tuple[int, ...], d: 
     assert done / 4 <= guess.steps <= done * 4 + 64, (guess, done)
     assert P.distribution(att, dfn, steps, bonus) == P.distribution(att, dfn, steps, bonus,
                                                                     kernel="exact")
-
-
-TWO_DICE = [(a, fa, d, fd, steps, bonus)
-                 for a, d in [((12, 12), (12, 12)), ((12, 8), (12, 10, 8, 6)),
-                              ((4, 12), (12,) * 5), ((6, 6), (12, 12, 10, 10, 8)),
-                              ((12, 10), (4, 4, 4)), ((12, 12, 12), (12, 12)),
-                              ((12, 10, 8, 8, 6), (10, 4)), ((4, 4, 4), (12, 6))]
-                 for fa, fd in [(False, False), (True, False), (False, True), (True, True)]
-                 for steps in KINDS for bonus in (0, 1)]
-
-
-@pytest.mark.parametrize("a,fa,d,fd,steps,bonus", TWO_DICE)
-def test_two_dice_on_a_side_in_closed_form_favored_or_not(
-        a: tuple[int, ...], fa: bool, d: tuple[int, ...], fd: bool,
-        steps: tuple[tuple[int, int], ...], bonus: int) -> None:
-    """Two dice on one side against two or more, either side favoured: the closed form's exact
-    fractions are the exact kernel's, within 4x of its estimate."""
-    att, dfn = P.Pool(a, fa), P.Pool(d, fd)
-    assert P._closed_form(att, dfn)
-    shape = P._shape(att, dfn, steps, bonus)
-    counts, total, done = P._closed(shape)
-    exact = P._exact(shape)[0]
-    closed = [Fraction(c, total) for c in counts]
-    assert closed + [0] * (len(exact) - len(closed)) == exact
-    guess = P.estimate(att, dfn, steps, bonus)
-    assert guess.kernel == "closed"
-    assert done / 4 <= guess.steps <= done * 4 + 64, (guess, done)
 
 
 def test_favored_pools_and_sorted_pairs_are_not_closed() -> None:
