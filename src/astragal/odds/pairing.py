@@ -144,18 +144,15 @@ class _Shape:
     def packed_bits(self) -> tuple[int, int]:
         """The exact kernel's common denominator of the Favored weights, and the bits of one
         count in its packed hits polynomial (a count is at most ∏ sizes times that)."""
-        den = 1
-        for pool in (self.attack, self.defence):
-            if pool.favored:
-                den *= math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
+        den = _favored_den(self.attack) * _favored_den(self.defence)
         total = math.prod(self.attack.sizes) * math.prod(self.defence.sizes)
         return den, (total * den).bit_length() + 2
 
     def steps_per_move(self) -> int:
         """The exact kernel's steps a move: ``EXACT_STEPS_PER_MOVE`` while its packed hits
-        polynomial is short, and a step more for each 40 machine words of it (a move adds and
-        shifts the whole polynomial: measured 15-40 ns a step up to 55 words, 0.85 ns a word
-        above, e.g. 60 dice against 4)."""
+        polynomial is under 40 machine words, that many again for each 40 words more (a move
+        adds and shifts the whole polynomial: measured 15-40 ns a step up to 55 words, then
+        about 0.85 ns a word, e.g. 60 dice against 4)."""
         words = (self.max_hits + 1) * self.packed_bits()[1] // 64
         return EXACT_STEPS_PER_MOVE * (1 + words // 40)
 
@@ -192,14 +189,14 @@ def _exact(shape: _Shape) -> tuple[list[Fraction], int]:
     return exact_kernel(shape)
 
 
-# Closed forms: plain pools that need no sorting
+# Closed forms: at most two ranks meet
 
 
 def _closed_form(attack: Pool, defence: Pool) -> bool:
     """Whether the closed form answers: plain pools with no defence dice (each attack die meets
     the imaginary 1 and scores from its own face), one attack die (it meets the highest defence
-    face), one defence die (it meets the highest attack die; the rest meet the imaginary 1) or
-    two attack dice (they meet the two highest defence faces)."""
+    face), one defence die (it meets the highest attack die; the rest meet the imaginary 1), or,
+    favoured pools too, two dice on one side against two or more (the two ranks that meet)."""
     if min(len(attack.sizes), len(defence.sizes)) == 2:
         return True  # favoured pools too
     return not attack.favored and not defence.favored and (
@@ -208,7 +205,8 @@ def _closed_form(attack: Pool, defence: Pool) -> bool:
 
 def _closed(shape: _Shape) -> tuple[list[int], int, int]:
     """``_exact``'s counts for a ``_closed_form`` shape: the face vectors scoring each hit
-    count, out of how many (``∏ sizes``), and the steps taken.
+    count, out of how many (``∏ sizes``, times the Favored weights' denominators), and the
+    steps taken.
 
     With ``g`` the step function of the difference: with no defence die, the convolution of each
     attack die's hits ``g(face − 1)``; with one attack die, ``g(d − s)`` against the highest
@@ -217,8 +215,10 @@ def _closed(shape: _Shape) -> tuple[list[int], int, int]:
     every face ≤ x less those with every face ≤ x − 1), the highest die scoring
     ``g(x − s)`` instead of ``g(x − 1)``; with two dice on one side and two or more on the
     other, ``_two_dice``."""
-    g = shape.g  # the step function at a difference x
     att, dfn = shape.attack.sizes, shape.defence.sizes
+    if min(len(att), len(dfn)) == 2:
+        return _two_dice(shape)
+    g = shape.g  # the step function at a difference x
     work = 0
     laws: dict[int, list[int]] = {}
 
@@ -249,8 +249,6 @@ def _closed(shape: _Shape) -> tuple[list[int], int, int]:
 
     if not dfn:
         counts = pool_hits(max(att))
-    elif min(len(att), len(dfn)) == 2:
-        return _two_dice(shape)
     elif len(att) == 1:
         size = att[0]
         counts = [0] * (shape.max_hits + 1)
@@ -279,15 +277,15 @@ def _closed(shape: _Shape) -> tuple[list[int], int, int]:
 
 
 def _runs(u: int, top: int, edges: list[int], levels: list[int],
-          up: bool) -> list[tuple[int, int, int]]:
+          pair_defends: bool) -> list[tuple[int, int, int]]:
     """The other pool's faces ``1..top`` that a face ``u`` of the two-dice pool meets, in runs
     that score alike: (lowest, highest, hits). ``edges`` are the step function's thresholds,
-    ascending, and ``levels`` its value from each on (0 below the first). ``up``: the two dice
-    defend, so the other faces ``x`` score ``g(x − u)``; else they attack, scoring
-    ``g(u − s)`` against the faces ``s``."""
+    ascending, and ``levels`` its value from each on (0 below the first). ``pair_defends``: the
+    other faces ``x`` score ``g(x − u)``; else the two dice attack, scoring ``g(u − s)`` against
+    the faces ``s``."""
     out: list[tuple[int, int, int]] = []
     level = 0
-    if up:  # x ≥ u + edge reaches this edge
+    if pair_defends:  # x ≥ u + edge reaches this edge
         lo = 1
         for edge, above in zip(edges, levels):
             hi = min(u + edge - 1, top)
@@ -308,11 +306,6 @@ def _runs(u: int, top: int, edges: list[int], levels: list[int],
     return out
 
 
-def _dual_pow(a: int, b: int, k: int) -> tuple[int, int]:
-    """``(a + b·ε)^k`` with ``ε² = 0``."""
-    return (a ** k, k * a ** (k - 1) * b) if k else (1, 0)
-
-
 def _by_size(sizes: Sequence[int]) -> list[tuple[int, int]]:
     """(size, how many dice of it), largest first."""
     by: dict[int, int] = {}
@@ -321,13 +314,19 @@ def _by_size(sizes: Sequence[int]) -> list[tuple[int, int]]:
     return sorted(by.items(), reverse=True)
 
 
-def _weights(pool: Pool) -> tuple[int, Callable[[Sequence[int]], int]]:
-    """A common denominator of the pool's Favored weights, and its weight ``W`` times that
-    (``_favored_weight``, as the kernels read it) given how many dice of each size show 1,
-    sizes largest first; 1 over 1 for a plain pool."""
+def _favored_den(pool: Pool) -> int:
+    """A common denominator of a favoured pool's weights ``W`` (1 for a plain pool)."""
     if not pool.favored:
-        return 1, lambda ones: 1
-    den = math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
+        return 1
+    return math.lcm(*pool.sizes) * math.lcm(*range(1, len(pool.sizes) + 2))
+
+
+def _weights(pool: Pool) -> tuple[int, Callable[[Sequence[int]], int]]:
+    """``_favored_den``, and the pool's weight ``W`` times that (``_favored_weight``, as the
+    kernels read it) given how many dice of each size show 1, sizes largest first."""
+    den = _favored_den(pool)
+    if not pool.favored:
+        return den, lambda ones: 1
 
     def weight(ones: Sequence[int]) -> int:
         w = _favored_weight(pool, ones) * den
@@ -354,41 +353,38 @@ def _top_two_table(pool: Pool, top: int, faces: Callable[[int, int], int],
     dice of each size show 1: with ``r`` of the ``k`` dice of a size fixed at 1 (``1 + 0·ε``),
     ``C(k, r)`` ways, the others may not show 1 (``(c − 1) + d·ε``)."""
     sizes = _by_size(pool.sizes)
-    # (weight, dice of each size that may show any face but 1) per count of 1s of each size
+    # (weight, dice of each size left free) per count of 1s of each size: a favoured pool's
+    # free dice may not show 1; a plain pool is one case, every die free to show any face
     if pool.favored:
         cases = [(weight(ones) * math.prod(math.comb(k, r) for (_, k), r in zip(sizes, ones)),
                   [k - r for (_, k), r in zip(sizes, ones)])
                  for ones in product(*(range(k + 1) for _, k in sizes))]
     else:
-        cases = []
-
-    def weighted(cs: list[int], ds: list[int]) -> int:
-        if not pool.favored:
-            p, q = 1, 0
-            for (_, k), c, d in zip(sizes, cs, ds):
-                a, b = _dual_pow(c, d, k)
-                p, q = p * a, p * b + q * a
-            return p + q
-        total = 0
-        for w, free in cases:
-            p, q = w, 0
-            for k, c, d in zip(free, cs, ds):
-                a, b = _dual_pow(c - 1, d, k)
-                p, q = p * a, p * b + q * a
-            total += p + q
-        return total
-
-    # N(s, t) = A(t) + Σ_sizes min(s, size)·K(t), A(t) = P(t) − Σ_sizes min(t, size)·K(t)
+        cases = [(1, [k for _, k in sizes])]
+    off = 1 if pool.favored else 0  # faces at most t that a free die may show: c − off
+    # N(s, t) = A(t) + Σ_sizes faces(size, s)·K(t), A(t) = P(t) − Σ_sizes faces(size, t)·K(t)
     base = [0] * (top + 1)
     slopes = [[0] * (top + 1) for _ in sizes]
-    unit = [[int(i == j) for j in range(len(sizes))] for i in range(len(sizes))]
     for t in range(1, top + 1):
         cs = [faces(size, t) for size, _ in sizes]
-        p = base[t] = weighted(cs, [0] * len(sizes))
-        for i, c in enumerate(cs):
-            slopes[i][t] = k = weighted(cs, unit[i]) - p
-            base[t] -= c * k
-    work = top * (len(sizes) + 1) * max(len(cases), 1) * len(sizes) + (top + 1) ** 2 * len(sizes)
+        # the powers of each size's c − off that the cases read, each from the one below
+        # (a case's free dice of a size: j dice are (c − off)^j + j·(c − off)^(j − 1)·d·ε)
+        pows: list[Any]  # each size's powers by exponent: a list, or the two a plain pool reads
+        if pool.favored:
+            pows = [list(accumulate([1] + [c - off] * k, mul)) for (_, k), c in zip(sizes, cs)]
+        else:
+            pows = [{k - 1: c ** (k - 1), k: c ** k} for (_, k), c in zip(sizes, cs)]
+        p, ks = 0, [0] * len(sizes)
+        for w, free in cases:
+            terms = [pw[j] for pw, j in zip(pows, free)]
+            p += w * math.prod(terms)
+            for i, j in enumerate(free):
+                if j:  # the one die of size i in (t, s]
+                    ks[i] += w * j * pows[i][j - 1] * math.prod(terms[:i] + terms[i + 1:])
+        base[t] = p - sum(c * k for c, k in zip(cs, ks))
+        for slope, k in zip(slopes, ks):
+            slope[t] = k
+    work = top * len(cases) * len(sizes) * (len(sizes) + 1) + (top + 1) ** 2 * len(sizes)
     rows = []
     for s in range(top + 1):
         row = base[:s + 1]
@@ -402,20 +398,25 @@ def _top_two_table(pool: Pool, top: int, faces: Callable[[int, int], int],
 
 def _two_dice_work(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
                    bonus: int) -> Work:
-    """``_two_dice``'s work: the other pool's table (per count of 1s of each size, if favoured),
-    then each face of the two dice's runs, by hit counts; its numbers are polynomials packed in
-    ``bits``-bit slots, and an operation costs about a step per 6 machine words of them."""
-    up = len(attack.sizes) != 2
-    pair, other = (defence, attack) if up else (attack, defence)
-    top, runs, by = max(other.sizes), len(steps) + 1, _by_size(other.sizes)
+    """``_two_dice``'s work, counted as it counts it: the other pool's table (each face, each
+    count of 1s of each size if favoured), then each face of the two dice, its runs by hit
+    counts over a column. Its numbers are hits polynomials packed in one int (a slot per hit
+    count, each as wide as the largest count): an operation costs about a step per 6 machine
+    words of them. Memory: the tables, and the weights of the counts of 1s."""
+    pair_defends = len(attack.sizes) != 2
+    pair, other = (defence, attack) if pair_defends else (attack, defence)
+    top, by = max(other.sizes), _by_size(other.sizes)
+    runs = 1 + len({t for t, w in steps if w and t < max(attack.sizes + defence.sizes)})
     cases = math.prod(k + 1 for _, k in by) if other.favored else 1
-    ops = top * (len(by) + 1) * cases * len(by) + (top + 1) ** 2 * (len(by) + up) \
-        + max(pair.sizes) * runs * (runs + (runs if up else 1) + 1) * (top + 1)
-    total = math.prod(attack.sizes) * math.prod(defence.sizes) * _weights(pair)[0] \
-        * _weights(other)[0]
+    ops = top * cases * len(by) * (len(by) + 1) + (top + 1) ** 2 * (len(by) + pair_defends) \
+        + max(pair.sizes) * runs * (runs + (runs if pair_defends else 1) + 1) * (top + 1)
+    total = math.prod(attack.sizes) * math.prod(defence.sizes) * _favored_den(pair) \
+        * _favored_den(other)
     slots = len(attack.sizes) * sum(w for _, w in steps) + bonus + 1
     size = slots * (total.bit_length() + 1) // 64 + 1  # machine words of a packed number
-    return Work(ops * (1 + size // 6) + 64, 3 * (top + 1) ** 2 * (8 * size + 32), "closed")
+    weights = cases * (total.bit_length() // 8 + 100 + 8 * len(by)) if other.favored else 0
+    return Work(ops * (1 + size // 6) + 64, 2 * (top + 1) ** 2 * (8 * size + 32) + weights,
+                "closed")
 
 
 def _two_dice(shape: _Shape) -> tuple[list[int], int, int]:
@@ -432,24 +433,25 @@ def _two_dice(shape: _Shape) -> tuple[list[int], int, int]:
     second face are a column, ``T(hi, ·) − T(lo − 1, ·)``. The lower face's law on a column is
     a sum over its own runs, linear in the column; summed over ``2 ≤ v < u`` it is kept as a
     row of coefficients per hit count, added to as ``u`` rises. The two dice's rolls sorted to
-    ``(u, v)``, ``v ≥ 2``, are 2 while both dice can show ``u``, else 1 (times the Favored
-    weight with no 1); ``v = 1`` takes its own weight (which die shows the 1)."""
+    ``(u, v)``, ``2 ≤ v < u``, are 2 while both dice can show ``u``, else 1, and ``v = u`` is
+    one roll (times the Favored weight with no 1); ``v = 1`` takes its own weight (which die
+    shows the 1)."""
     g, bonus = shape.g, shape.bonus
     attack, defence = shape.attack, shape.defence
-    up = len(attack.sizes) != 2  # the two dice defend: the other pool's faces score up
-    pair, other = (defence, attack) if up else (attack, defence)
+    pair_defends = len(attack.sizes) != 2  # then the other pool's faces x score g(x − u)
+    pair, other = (defence, attack) if pair_defends else (attack, defence)
     big, small = sorted(pair.sizes, reverse=True)
     top = max(other.sizes)
-    den_p, weight = _weights(pair)
-    den_o, weigh_other = _weights(other)
+    den_p, pair_weight = _weights(pair)
+    den_o, other_weight = _weights(other)
     total = math.prod(attack.sizes) * math.prod(defence.sizes) * den_p * den_o
     bits = total.bit_length() + 1
     by = _by_size(other.sizes)
-    if up:  # each attack die's faces up to v, as a polynomial in its hits against a 1
+    if pair_defends:  # each attack die's faces up to v, as a polynomial in its hits against a 1
         polys = {size: list(accumulate([0] + [1 << bits * g[f - 1] for f in range(1, size + 1)]))
                  for size, _ in by}
         table, work = _top_two_table(other, top, lambda size, v: polys[size][min(v, size)],
-                                     weigh_other)
+                                     other_weight)
         # the vectors whose two highest faces are (x, y), less those two faces' own hits,
         # summed again over the faces up to (x, y): the surplus dice's hits
         rest = [[0] * (top + 1) for _ in range(top + 1)]
@@ -462,31 +464,31 @@ def _two_dice(shape: _Shape) -> tuple[list[int], int, int]:
         table = rest
         work += (top + 1) ** 2
     else:
-        table, work = _top_two_table(other, top, lambda size, v: min(v, size), weigh_other)
+        table, work = _top_two_table(other, top, lambda size, v: min(v, size), other_weight)
         if bonus:  # every defence die shows 1: one vector in every N(s, t), s, t ≥ 1
-            extra = weigh_other([k for _, k in by]) * ((1 << bits * bonus) - 1)
+            extra = other_weight([k for _, k in by]) * ((1 << bits * bonus) - 1)
             for row in table[1:]:
                 row[1:] = [n + extra for n in row[1:]]
 
     def w(*ones: int) -> int:  # the two dice's roll's weight, with these dice showing 1
-        return weight([ones.count(size) for size, _ in _by_size(pair.sizes)])
+        return pair_weight([ones.count(size) for size, _ in _by_size(pair.sizes)])
 
     # no 1; the larger die or the smaller showing 1 (the other at u ≥ 2); both
     w0, w_big_one, w_small_one, w_ones = w(), w(big), w(small), w(big, small)
-    edges = sorted({t for t, _ in shape.steps if t < len(g)})  # a larger one is never reached
+    edges = sorted({t for t, _ in shape.steps if t < len(g) - 1})  # differences reach top − 1
     levels = [g[t] for t in edges]
     hits = sorted({0, *levels})
     where = {h: i for i, h in enumerate(hits)}
     # the lower face's law over 2 ≤ v < u, as coefficients on a column (a row per hits)
     cumulative = [[0] * (top + 1) for _ in hits]
-    lowest = _runs(1, top, edges, levels, up)
+    lowest = _runs(1, top, edges, levels, pair_defends)
     out = 0  # the hits polynomial
     for u in range(1, big + 1):
-        runs = _runs(u, top, edges, levels, up)
+        runs = _runs(u, top, edges, levels, pair_defends)
         both = u <= small  # either die shows u
         # v = 1: the larger die shows u and the smaller 1, or the other way round
         one = w_ones if u == 1 else w_small_one + (w_big_one if both else 0)
-        lift = bonus if up and u == 1 else 0  # both defence dice show 1
+        lift = bonus if pair_defends and u == 1 else 0  # both defence dice show 1
         for lo, hi, h1 in runs:
             column = list(map(sub, table[hi], table[lo - 1]))
             for v_lo, v_hi, h2 in lowest:
@@ -574,11 +576,7 @@ def _count_moves(shape: _Shape) -> tuple[int, int, int]:
     first_read = min(steps2, default=0)
     # how many dice of each size (a few sizes: counting over them costs less than importing
     # bisect, whose C module alone is half of this module's import)
-    a_by: dict[int, int] = {}
-    d_by: dict[int, int] = {}
-    for by, sizes in ((a_by, a_sizes), (d_by, d_sizes)):
-        for size in sizes:
-            by[size] = by.get(size, 0) + 1
+    a_by, d_by = dict(_by_size(a_sizes)), dict(_by_size(d_sizes))
     # the sums over (a, b) depend on the face only through (na, ns, live): read once each
     sums: dict[tuple[int, int, int], tuple[int, int, int]] = {}
     total = widest = most = 0
@@ -612,16 +610,16 @@ def estimate(attack: Pool, defence: Pool, steps: Sequence[tuple[int, int]],
     if not attack.sizes:
         return Work(1, 0, "exact")
     if kernel in ("auto", "closed") and _closed_form(attack, defence):
+        if min(len(attack.sizes), len(defence.sizes)) == 2:
+            return _two_dice_work(attack, defence, steps, all_ones_bonus)
         n, per_die = len(attack.sizes), sum(w for _, w in steps) + 1
         pool = (n * (n - 1) // 2 * (per_die - 1) + n) * per_die  # one convolution of the pool
         if not defence.sizes:
             done = pool
         elif n == 1:
             done = attack.sizes[0] * max(defence.sizes)
-        elif len(defence.sizes) == 1:
+        else:
             done = max(attack.sizes) * (pool + defence.sizes[0] * (n * (per_die - 1) + 1))
-        else:  # (measured 10-1000x below both kernels' time, 20 to 200 dice against two)
-            return _two_dice_work(attack, defence, steps, all_ones_bonus)
         return Work(done + 64, 64 * (done + n * per_die), "closed")
     exact, numpy = _kernel_work(attack, defence, tuple(steps), all_ones_bonus)
     if kernel == "exact":
