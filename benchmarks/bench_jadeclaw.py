@@ -143,6 +143,40 @@ def favored() -> list[str]:
     return lines
 
 
+ESTIMATED = [  # (damage, soak, favored both, kernel): each kernel and closed form, short to
+    # long pools (the exact kernel's long packed polynomials: 40 vs 3)
+    ((12,) * 4, (12,) * 4, False, "auto"), ((12,) * 10, (12,) * 10, False, "auto"),
+    ((12,) * 40, (12,) * 3, False, "exact"), ((12,) * 30, (12,) * 5, False, "auto"),
+    ((12,) * 60, (12, 12), False, "auto"), ((12, 12), (12,) * 100, False, "auto"),
+    ((12,) * 150, (12, 12), True, "auto"), ((12, 12, 10, 10, 8, 8), (12, 10, 8, 6), True, "auto"),
+]
+
+
+def estimates(quick: bool) -> list[str]:
+    """The work estimate against the time it stands for: a step is about 30 ns, and the goal
+    is within 4x (7.5–120 ns a step), warm, computed again, best of 3."""
+    from astragal.odds import pairing
+
+    steps = ((1, 1), (5, 1))  # J24
+    lines = ["", "## Work estimate against time (warm, computed again; goal 7.5–120 ns a step)",
+             ""]
+    for d, s, fav, kernel in ESTIMATED[:2] if quick else ESTIMATED:
+        attack, defence = pairing.Pool(d, fav), pairing.Pool(s, fav)
+        work = pairing.estimate(attack, defence, steps, 1, kernel)
+        best = float("inf")
+        for _ in range(3):
+            pairing._distribution.cache_clear()
+            t = time.perf_counter()
+            pairing.distribution(attack, defence, steps, 1, kernel)
+            best = min(best, time.perf_counter() - t)
+        per = best / work.steps * 1e9
+        status = "ok" if 7.5 <= per <= 120 else "BELOW GOAL (within 4x of 30 ns a step)"
+        lines.append(f"- {J.dice_text(d)}{' fav' if fav else ''} vs {J.dice_text(s)}"
+                     f"{' fav' if fav else ''} ({work.kernel}): {work.steps:.3g} steps, "
+                     f"{H.fmt_time(best)}, {per:.0f} ns a step — {status}")
+    return lines
+
+
 def peak_rss_mib(code: str) -> float:
     # VmHWM: the peak resident set of this process image
     script = (f"import sys; sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'src')!r}]; {code}; "
@@ -207,6 +241,7 @@ def main() -> None:
     lines += named(args.quick, samples)
     lines += floors()
     lines += favored()
+    lines += estimates(args.quick)
     lines += grid(args.quick)
     lines += memory(args.quick)
     lines += startup(5 if args.quick else 15)
