@@ -233,6 +233,15 @@ def test_odds_work_limit_is_a_clear_error() -> None:
         astragal.odds("jc: dmg 40d12 vs soak 40d12")
 
 
+def test_long_pools_against_few_dice_are_refused_by_what_they_cost() -> None:
+    # a long pool's packed hits polynomial makes each of the exact kernel's moves longer: this
+    # request took 6.3 s (many times the default limit's ~0.6 s) while its estimate counted
+    # every move alike; it is refused at once, and a long pool against two dice is answered
+    with pytest.raises(astragal.LimitError, match="odds work limit"):
+        astragal.odds("jc: dmg 60d12 vs soak 4d12")
+    assert astragal.odds("jc: dmg 60d12 vs soak 2d12").outcomes["hit"] > 0.999
+
+
 SHAPE_POOLS = [(), (12,), (12, 8), (12, 8, 4), (6,), (6, 6), (10, 10, 4)]
 
 
