@@ -183,6 +183,23 @@ def test_odds_exact_with_and_without_a_room(room: Room, client: Any) -> None:
     assert client.get("/api/odds", params={"text": "d6", "system": "jc"}).status_code == 200
 
 
+def test_the_page_draws_the_values_the_text_shows_with_far_tails_folded(client: Any) -> None:
+    # 8d6! has 213 values, over half of them a tail below 0.0005%: the page's chart and table
+    # draw the rows the text shows (its count of hidden values says how many), the JSON keeps all
+    body = client.get("/api/odds", params={"text": "8d6!"}).json()
+    lo, hi = body["shown"]
+    rows = body["value_rows"]
+    shown_text = [line.split()[0] for line in body["odds_text"].splitlines()
+                  if line.startswith("  ") and line.split()[0].isdigit()]
+    assert [r[0] for r in rows[lo:hi]] == shown_text
+    assert f"({len(rows) - (hi - lo)} values at the ends" in body["odds_text"]
+    assert hi < len(rows) // 2 and all(r[1] < 5e-6 for r in rows[:lo] + rows[hi:])
+    assert rows[lo][1] >= 5e-6 and rows[hi - 1][1] >= 5e-6
+    # a short law (28 values) is drawn whole, however small its ends (9d4: 4^-9 at each end)
+    short = client.get("/api/odds", params={"text": "9d4"}).json()
+    assert short["shown"] == [0, 28] and short["value_rows"][0][1] < 5e-6
+
+
 def test_rolls_per_second_per_player_are_limited_with_a_clear_429(room: Room) -> None:
     wu, li = room.join("Wu"), room.join("Li")
     codes = [room.roll(wu, "d6").status_code for _ in range(12)]

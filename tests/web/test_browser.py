@@ -200,8 +200,8 @@ def test_three_pages_roll_together_live(browser: Any, server: ServerThread) -> N
     wu.entry(1).get_by_role("button", name="why?").click()
     assert "Score" in wu.entry(1).locator(".transcript").inner_text()
     wu.entry(1).get_by_role("button", name="odds").click()
-    wu.page.wait_for_selector("#odds-panel:not([hidden]) #odds-table tr >> nth=1")
-    assert "Success" in wu.page.inner_text("#odds-outcomes")
+    wu.page.wait_for_selector("#odds-panel:not([hidden]) .odds-table tr >> nth=1")
+    assert "Success" in wu.page.inner_text("#odds-panel .odds-outcomes")
 
     # A reload keeps the log (and the player: the key stays in this browser).
     wu.page.reload()
@@ -272,12 +272,12 @@ def test_macros_roll_by_name_and_odds_before_rolling(browser: Any, server: Serve
     wu.page.click("#odds-button")
     wu.page.wait_for_selector("#odds-panel:not([hidden])")
     assert wu.page.inner_text("#odds-of") == "d12 & d10 vs 2d10"
-    assert wu.page.locator("#odds-chart .col").count() > 10
-    first_row = wu.page.locator("#odds-table tr >> nth=1").inner_text().split()
+    assert wu.page.locator("#odds-panel .odds-chart .col").count() > 10
+    first_row = wu.page.locator("#odds-panel .odds-table tr >> nth=1").inner_text().split()
     assert first_row[0] == "-9" and first_row[2] == "100.00%"  # lowest margin first, P(>=) = 1
     # outcome bars take the verdict's colours
-    assert wu.page.locator("#odds-outcomes .fill.tone-good").count() >= 1
-    assert wu.page.locator("#odds-outcomes .fill.tone-bad").count() >= 2
+    assert wu.page.locator("#odds-panel .odds-outcomes .fill.tone-good").count() >= 1
+    assert wu.page.locator("#odds-panel .odds-outcomes .fill.tone-bad").count() >= 2
     wu.page.click("#roll-button")
     gm.entry(2).wait_for()
     # on a phone, odds as text keep one row a line (they wrapped): the box scrolls sideways
@@ -286,10 +286,10 @@ def test_macros_roll_by_name_and_odds_before_rolling(browser: Any, server: Serve
     li.page.click("#odds-button")
     li.page.wait_for_selector("#odds-panel:not([hidden])")
     li.page.locator("#odds-panel details summary").click()
-    rows = li.page.locator("#odds-text").evaluate(
+    rows = li.page.locator("#odds-panel .odds-text").evaluate(
         "n => Math.round((n.clientHeight - parseFloat(getComputedStyle(n).paddingTop)"
         " - parseFloat(getComputedStyle(n).paddingBottom)) / parseFloat(getComputedStyle(n).lineHeight))")
-    lines = li.page.locator("#odds-text").evaluate("n => n.textContent.split('\\n').length")
+    lines = li.page.locator("#odds-panel .odds-text").evaluate("n => n.textContent.split('\\n').length")
     assert rows == lines, (rows, lines)
     li.close()
     gm.close()
@@ -389,7 +389,7 @@ def test_layout_fits_every_width_and_screenshots(browser: Any, server: ServerThr
         # Odds on a phone: the panel comes into view (not below the fold)
         page.fill("#roll-text", "d12 d8 vs 2d10")
         page.click("#odds-button")
-        page.wait_for_selector("#odds-panel:not([hidden]) #odds-table tr >> nth=1")
+        page.wait_for_selector("#odds-panel:not([hidden]) .odds-table tr >> nth=1")
         page.wait_for_function("() => { const r = document.getElementById('odds-panel')"
                                ".getBoundingClientRect(); return r.top >= -1 && "
                                "r.top < innerHeight * 0.6; }")
@@ -738,6 +738,46 @@ def test_sheets_checked_when_saved(browser: Any, server: ServerThread) -> None:
     assert "5 9-again" in start.page.inner_text("#create-examples")
     for x in (gm, other, start):
         x.close()
+    assert not unexpected(errors), errors
+
+
+def test_quick_odds_on_the_start_page(browser: Any, server: ServerThread, shots: Path) -> None:
+    # the same odds view as the room's panel: bars, chart, table; it fits a phone; an error
+    # never sits above the odds of the text before it; a long law's far tails are folded
+    errors: list[str] = []
+    for viewport in (PHONE, DESKTOP):
+        start = Player(browser, errors, viewport=viewport)
+        page = start.page
+        page.goto(server.url + "/")
+        page.fill("#home-odds-text", "2d20kh1+5 >= 15")
+        page.click("#home-odds-form button[type=submit]")
+        page.wait_for_selector("#home-odds:not([hidden]) .odds-table tr >> nth=1")
+        assert "2d20kh1+5 >= 15" in page.inner_text("#home-odds h3")
+        assert "Success" in page.inner_text("#home-odds .odds-outcomes")
+        width = viewport["width"]
+        scroll = page.evaluate("[document.documentElement.scrollWidth, document.body.scrollWidth]")
+        assert max(scroll) <= width, scroll
+        for part in ("#home-odds .odds-outcomes", "#home-odds .odds-chart",
+                     "#home-odds .odds-table"):
+            box = page.locator(part).bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= width, (part, box)
+        if width == PHONE["width"]:
+            page.screenshot(path=str(shots / "web-start-odds-phone.png"), full_page=True)
+        page.fill("#home-odds-text", "1d6+")
+        page.click("#home-odds-form button[type=submit]")
+        page.wait_for_selector("#home-odds-error:not(:empty)")
+        assert page.locator("#home-odds").is_hidden()
+        page.fill("#home-odds-text", "8d6!")
+        page.click("#home-odds-form button[type=submit]")
+        page.wait_for_selector("#home-odds:not([hidden]) .odds-folded:not([hidden])")
+        assert page.inner_text("#home-odds-error") == ""
+        rows = page.locator("#home-odds .odds-table tr").count() - 1
+        cols = page.locator("#home-odds .odds-chart .col").count()
+        note = page.inner_text("#home-odds .odds-folded")
+        hidden = int(note.split()[0])
+        assert rows == cols and rows + hidden == 213, (rows, hidden)  # 8 .. 220, all there
+        assert "from 8 to 220 in all" in note
+        start.close()
     assert not unexpected(errors), errors
 
 

@@ -13,7 +13,25 @@ from typing import Any
 from ..dice import Roll
 from ..odds import Odds
 
-__all__ = ["bar", "odds_text", "roll_text", "table_text", "to_json_text"]
+__all__ = ["bar", "fold_ends", "odds_text", "roll_text", "table_text", "to_json_text"]
+
+FOLD_BELOW = 5e-6  # values at the ends of a long law below this are folded (0.000% in text)
+FOLD_FROM = 30  # laws with more values than this fold their ends
+
+
+def fold_ends(ps: Sequence[float]) -> tuple[int, int]:
+    """(lo, hi): the values worth showing of a law whose P(=) in order of value are ``ps``
+    (for several laws, the largest of each value's): the far tails of a long law (explosions)
+    are folded, the values at each end below 0.0005% (0.000% in text). Short laws (at most
+    ``FOLD_FROM`` values) are never folded. The text, the charts and the web table read this."""
+    lo, hi = 0, len(ps)
+    if hi <= FOLD_FROM:
+        return lo, hi
+    while lo < hi and ps[lo] < FOLD_BELOW:
+        lo += 1
+    while hi > lo and ps[hi - 1] < FOLD_BELOW:
+        hi -= 1
+    return lo, hi
 
 _OUTCOME_WORDS = {
     "botch": "Botch",
@@ -62,15 +80,9 @@ def odds_text(odds: Odds) -> str:
         name = odds.value_name
         lines.append(f"  {name:>7}  {'P(=)':>8}  {'P(>=)':>8}  {'P(<=)':>8}")
         items = dist.tails()
-        hidden = 0
-        if len(items) > 30:  # long tails (explosions): fold the ends that print as 0.000%
-            lo, hi = 0, len(items)
-            while lo < hi and items[lo][1] < 5e-6:
-                lo += 1
-            while hi > lo and items[hi - 1][1] < 5e-6:
-                hi -= 1
-            hidden = len(items) - (hi - lo)
-            items = items[lo:hi]
+        lo, hi = fold_ends([p for _, p, _, _ in items])  # long tails (explosions)
+        hidden = len(items) - (hi - lo)
+        items = items[lo:hi]
         for k, p, at_least, at_most in items:
             lines.append(f"  {k!s:>7}  {100 * p:7.3f}%  {100 * at_least:7.3f}%  "
                          f"{100 * at_most:7.3f}%  {bar(p)}")

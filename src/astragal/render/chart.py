@@ -17,6 +17,7 @@ from typing import Any
 from .._cells import Shown
 from ..odds import Distribution
 from ..systems import Odds
+from . import fold_ends
 
 __all__ = [
     "VIEWS",
@@ -101,23 +102,14 @@ def _fill(s: list[tuple[Any, float]], keys: list[Any], view: str) -> list[float]
     return out
 
 
-FOLD_BELOW = 5e-6  # values at the ends of a long law below this are folded (0.000% in text)
-FOLD_FROM = 30  # laws with more values than this fold their ends
-
-
 def fold(odds_list: Sequence[Odds], keys: list[Any], outcomes: bool = False) -> tuple[int, int]:
-    """(lo, hi): the keys worth showing; far tails of long laws (explosions) are folded the way
-    the text output folds them: the values at each end whose P(=) is below 0.0005% in every
-    series. Categories and short laws are never folded."""
-    if len(keys) <= FOLD_FROM or not all(isinstance(k, (int, float)) for k in keys):
+    """(lo, hi): the keys worth showing; far tails of long laws (explosions) are folded as the
+    text output folds them (``render.fold_ends``: the values at each end whose P(=) is below
+    0.0005% in every series). Categories are never folded."""
+    if not all(isinstance(k, (int, float)) for k in keys):
         return 0, len(keys)
     eq = [_fill(series(o, "eq", outcomes), keys, "eq") for o in odds_list]
-    lo, hi = 0, len(keys)
-    while lo < hi and all(f[lo] < FOLD_BELOW for f in eq):
-        lo += 1
-    while hi > lo and all(f[hi - 1] < FOLD_BELOW for f in eq):
-        hi -= 1
-    return lo, hi
+    return fold_ends([max(ps) for ps in zip(*eq)] if eq else [])
 
 
 def _number(k: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import astragal
 from astragal import Distribution, InputError, LimitError, Limits
-from astragal.render import odds_text, outcome_words
+from astragal.render import fold_ends, odds_text, outcome_words
 
 from .basics import Member, RateLimit, RollError, TableError
 from .caps import Budget, Caps
@@ -230,6 +230,7 @@ def odds_page(text: str, system: str | None, limits: Limits) -> dict[str, Any]:
         raise LimitError(f"the odds of this roll have {len(dist)} possible values; the web table "
                          f"shows at most {MAX_ODDS_VALUES} (the command line has no such limit)",
                          text, (0, len(text)))
+    rows = _value_rows(dist)
     return {"notation": text, "system": result.system, "value_name": result.value_name,
             "odds": result.to_json(), "odds_text": odds_text(result),
             # For the page, in order (a JSON object's numeric keys lose it in JavaScript):
@@ -237,7 +238,9 @@ def odds_page(text: str, system: str | None, limits: Limits) -> dict[str, Any]:
             "outcome_rows": [[str(k), outcome_words(str(k)), p]
                              for k, p in result.outcomes.items()],
             "tones": {str(k): outcome_kind(str(k)) for k in result.outcomes},
-            "value_rows": _value_rows(dist)}
+            "value_rows": rows,
+            # the rows worth drawing: a long law's far tails folded, as ``odds_text`` folds them
+            "shown": list(fold_ends([row[1] for row in rows]))}
 
 
 def _value_rows(dist: Distribution) -> list[list[Any]]:

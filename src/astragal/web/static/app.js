@@ -139,10 +139,12 @@ async function showHome() {
   $("home-odds-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     clear($("home-odds-error"));
+    $("home-odds").hidden = true;  // an error is never shown above the odds of an earlier text
     try {
       const odds = await api("GET", "/api/odds?text=" + encodeURIComponent($("home-odds-text").value));
-      const box = $("home-odds"); clear(box);
-      box.append(el("pre", { class: "odds-pre" }, odds.odds_text));
+      renderOdds($("home-odds"), odds);
+      $("home-odds").prepend(el("h3", {}, "Exact odds ", el("span", { class: "mono" }, odds.notation)));
+      $("home-odds").hidden = false;
     } catch (err) { showError($("home-odds-error"), err); }
   });
 }
@@ -779,30 +781,46 @@ async function showOdds(text, system, exact) {
   } catch (err) { showError($("roll-error"), err); return; }
   $("odds-panel").hidden = false;
   $("odds-of").textContent = odds.notation;
-  const bars = $("odds-outcomes"); clear(bars);
+  renderOdds($("odds-view"), odds);
+  const panel = $("odds-panel"), r = panel.getBoundingClientRect();
+  if (r.top < 0 || r.top > innerHeight * 0.5) panel.scrollIntoView({ block: "start" });
+}
+
+// The odds of a roll (the web API's odds page) drawn into ``root``: outcome bars, a chart of the
+// values, their table and the text; one view for the room's panel and the home page's quick odds
+function renderOdds(root, odds) {
+  clear(root);
+  root.append($("odds-view-template").content.cloneNode(true));
+  const part = (name) => root.querySelector("." + name);
+  const bars = part("odds-outcomes");
   for (const [k, name, p] of odds.outcome_rows) {
     const fill = el("span", { class: "fill tone-" + ((odds.tones && odds.tones[k]) || "neutral") + " outcome-" + k });
     fill.style.width = (100 * p).toFixed(2) + "%";
     bars.append(el("div", { class: "bar-row" }, el("span", { class: "label" }, name),
                    el("span", { class: "bar" }, fill), el("span", { class: "num" }, pct(p))));
   }
-  const chart = $("odds-chart"); clear(chart);
-  const top = Math.max(...odds.value_rows.map((r) => r[1]), 1e-12);
-  for (const [v, p] of odds.value_rows) {
+  // the far tails of a long law (explosions) are folded, as in the text (the server says where)
+  const [lo, hi] = odds.shown || [0, odds.value_rows.length];
+  const rows = odds.value_rows.slice(lo, hi), folded = odds.value_rows.length - rows.length;
+  const chart = part("odds-chart");
+  const top = Math.max(...rows.map((r) => r[1]), 1e-12);
+  for (const [v, p] of rows) {
     const col = el("span", { class: "col", title: v + ": " + pct(p) });
     col.style.height = (100 * p / top).toFixed(1) + "%";
     chart.append(col);
   }
-  const table = $("odds-table"); clear(table);
+  const table = part("odds-table");
   table.append(el("tr", {}, el("th", {}, odds.value_name || "value"), el("th", {}, "P(=)"),
                   el("th", {}, "P(≥)"), el("th", {}, "P(≤)")));
-  for (const [v, p, atLeast, atMost] of odds.value_rows) {
+  for (const [v, p, atLeast, atMost] of rows) {
     table.append(el("tr", {}, el("td", {}, v), el("td", {}, pct(p)), el("td", {}, pct(atLeast)),
                     el("td", {}, pct(atMost))));
   }
-  $("odds-text").textContent = odds.odds_text;
-  const panel = $("odds-panel"), r = panel.getBoundingClientRect();
-  if (r.top < 0 || r.top > innerHeight * 0.5) panel.scrollIntoView({ block: "start" });
+  part("odds-folded").hidden = !folded;
+  part("odds-folded").textContent = folded ? folded + " values at the ends, each below 0.0005%, " +
+    "not shown (from " + odds.value_rows[0][0] + " to " + odds.value_rows[odds.value_rows.length - 1][0] +
+    " in all)" : "";
+  part("odds-text").textContent = odds.odds_text;
 }
 
 async function download(kind) {
