@@ -70,6 +70,21 @@ def test_not_text_and_empty_text() -> None:
         astragal.roll("   ")
 
 
+def test_dice_notation_in_another_games_room_says_how_to_roll_it() -> None:
+    # a Jadeclaw room (the default system) given the general notation: the error says the
+    # prefix that rolls it, and that prefix does; text no system reads gets no such hint
+    with pytest.raises(astragal.NotationError, match=r"write 'dice: 4d6kh3'\)$") as exc:
+        astragal.roll("4d6kh3", default_system="jadeclaw")
+    assert exc.value.span == (0, 6)
+    assert astragal.roll("dice: 4d6kh3", default_system="jadeclaw", seed=1).outcome == "total"
+    with pytest.raises(astragal.NotationError) as other:
+        astragal.roll("4d6kh3 vs", default_system="jadeclaw")
+    assert "dice:" not in other.value.message
+    with pytest.raises(astragal.NotationError) as same:  # the dice system's own errors: no hint
+        astragal.roll("4d6+")
+    assert "dice:" not in same.value.message
+
+
 def test_unknown_option_name_via_api() -> None:
     with pytest.raises(astragal.OptionError, match="not a Jadeclaw option"):
         astragal.roll("jc: d12", options={"colour": "red"})

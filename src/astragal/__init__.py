@@ -130,8 +130,23 @@ def _read(text: str, options: Mapping[str, Any] | None, limits: Limits,
         if start == 0 and first in system_names_and_aliases():
             raise NotationError(f"{exc.message} (did you mean '{first}:' with a colon?)",
                                 exc.text, exc.span) from None
+        if start == 0 and name != DEFAULT_SYSTEM and _reads_as_dice(text, limits):
+            # a room's game took text that the general dice notation reads (4d6kh3 in a
+            # Jadeclaw room): say how to roll it there
+            raise NotationError(f"{exc.message} (for the general dice notation, write "
+                                f"'dice: {text.strip()}')", exc.text, exc.span) from None
         raise
     return system, Parsed(system.name, text, spec), opts
+
+
+def _reads_as_dice(text: str, limits: Limits) -> bool:
+    """Whether the general dice notation reads ``text`` (as written, no prefix)."""
+    dice = get_system(DEFAULT_SYSTEM, text, (0, 0))
+    try:
+        dice.parse(text, 0, resolve_options(dice, None), limits)
+    except InputError:
+        return False
+    return True
 
 
 def system_names_and_aliases() -> set[str]:

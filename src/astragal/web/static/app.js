@@ -744,8 +744,13 @@ function splitByCount(dice, n) {
 async function roll(text) {
   clear($("roll-error"));
   if (text.length > MAX_ROLL) {
-    showError($("roll-error"), new Error("This roll is " + text.length + " characters; the table takes at most " +
-                                         MAX_ROLL + ". Shorten it (nothing was rolled)."));
+    if ($("roll-text").value === text) {  // the warning under the box says so: one message
+      checkLength();
+      $("roll-text").focus();
+    } else {
+      showError($("roll-error"), new Error("This roll is " + text.length + " characters; the table takes at most " +
+                                           MAX_ROLL + ". Shorten it (nothing was rolled)."));
+    }
     return false;
   }
   const button = $("roll-button");
