@@ -200,6 +200,23 @@ def test_the_page_draws_the_values_the_text_shows_with_far_tails_folded(client: 
     assert short["shown"] == [0, 28] and short["value_rows"][0][1] < 5e-6
 
 
+def test_a_body_that_is_not_a_json_object_is_named_as_such(client: Any) -> None:
+    def message(body: str) -> str:
+        r = client.post("/api/rooms", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 422 and r.json()["error"] == "RequestError"
+        return str(r.json()["message"])
+
+    assert message("{bad json") == "the body is not valid JSON (it breaks at character 2)"
+    assert message('{"name": "x",,}') == "the body is not valid JSON (it breaks at character 14)"
+    assert message("[1, 2]").startswith("the body must be a JSON object")
+    assert message("") == "the request needs a JSON body"
+    assert message('{"name": 5}') == "name: Input should be a valid string"
+    made = client.post("/api/rooms", json={})  # every field has a default (docs/web.md)
+    assert made.status_code == 201
+    assert (made.json()["room"]["name"], made.json()["room"]["system"],
+            made.json()["member"]["name"]) == ("A table", "jadeclaw", "GM")
+
+
 def test_rolls_per_second_per_player_are_limited_with_a_clear_429(room: Room) -> None:
     wu, li = room.join("Wu"), room.join("Li")
     codes = [room.roll(wu, "d6").status_code for _ in range(12)]

@@ -204,9 +204,18 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
         first = errors[0] if errors else {}
+        kind = first.get("type")
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         message = f"{where}: {first.get('msg', 'invalid request')}" if where else \
             str(first.get("msg", "invalid request"))
+        if kind == "json_invalid":  # the location is the character where the JSON breaks
+            at = where if where.isdigit() else ""
+            message = "the body is not valid JSON" + (
+                f" (it breaks at character {int(at) + 1})" if at else "")
+        elif kind == "model_attributes_type" and not where:
+            message = 'the body must be a JSON object: {"name": value, …}'
+        elif kind == "missing" and not where:
+            message = "the request needs a JSON body"
         # Not the input itself: it may be huge, NaN, or not valid Unicode.
         detail = [{"type": str(e.get("type", "")), "loc": [str(p) for p in e.get("loc", ())],
                    "msg": str(e.get("msg", ""))} for e in errors[:20]]
