@@ -76,6 +76,20 @@ def test_other_errors_exit_2_without_traceback(args: tuple[str, ...]) -> None:
     assert p.returncode == 2 and "Traceback" not in p.stderr and p.stderr.strip()
 
 
+@pytest.mark.parametrize("text", ["1000000d6", "1000000d(6)"])
+def test_a_term_of_more_dice_than_the_notation_reads_says_both_limits(text: str) -> None:
+    p = run("roll", text)
+    assert p.returncode == 2
+    assert p.stderr.splitlines()[-1] == ("1,000,000 dice in one term is more than the notation "
+                                         "reads (at most 999,999; a roll rolls at most 500)")
+
+
+def test_two_views_of_the_values_at_once_are_refused() -> None:
+    p = run("odds", "1d6", "--at-least", "--at-most")
+    assert p.returncode == 2 and p.stdout == ""
+    assert "--at-most: not allowed with argument --at-least" in p.stderr
+
+
 def test_tables() -> None:
     p = run("table", "jadeclaw", "levels")
     lines = p.stdout.splitlines()

@@ -107,8 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(probabilities as fractions of 1)")
     o.add_argument("--exact", action="store_true",
                    help="exact fractions (\"5/36\") where the law is finite and rational")
-    o.add_argument("--at-least", action="store_true", help="compare P(value or more)")
-    o.add_argument("--at-most", action="store_true", help="compare P(value or less)")
+    view = o.add_mutually_exclusive_group()  # one view of the values at a time
+    view.add_argument("--at-least", action="store_true", help="compare P(value or more)")
+    view.add_argument("--at-most", action="store_true", help="compare P(value or less)")
     o.add_argument("--outcomes", action="store_true",
                    help="compare the outcome categories instead of the values")
     o.add_argument("--plot", metavar="FILE", help="also write a chart: FILE.svg or FILE.png")

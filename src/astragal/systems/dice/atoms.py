@@ -192,8 +192,7 @@ class Atoms(DiceTerms):
         n = count.value if isinstance(count, Num) and isinstance(count.value, int) else 1
         if isinstance(count, Num):
             if n > MAX_COUNT:
-                raise LimitError(f"{n} dice is more than {MAX_COUNT:,}, the most one term may "
-                                 "hold", self.text, (start, self.pos))
+                raise self.too_many_dice(n, (start, self.pos))
             count = None
         if sides_node is not None:
             if self.pos < self.end and (self.text[self.pos].isalpha() or

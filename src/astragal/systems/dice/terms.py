@@ -61,15 +61,19 @@ class DiceTerms:
                              (at, at + len(digits)))
         return int(digits)
 
+    def too_many_dice(self, count: int, span: tuple[int, int]) -> LimitError:
+        """The error of a term of more dice than the notation reads (``NdS``, ``N d(…)``)."""
+        return LimitError(f"{count:,} dice in one term is more than the notation reads (at "
+                          f"most {MAX_COUNT:,}; a roll rolls at most {self.limits.max_dice:,})",
+                          self.text, span)
+
     def dice(self, m: re.Match[str]) -> Node:
         start = m.start()
         count = 1
         if m.group(1):
             count = self.int_literal(m.group(1), start)
         if count > MAX_COUNT:
-            raise LimitError(f"{count} dice is more than {MAX_COUNT:,}, the most one term may "
-                             f"hold (and a roll rolls at most {self.limits.max_dice:,} dice; "
-                             "exact odds take more)", self.text, (start, m.end()))
+            raise self.too_many_dice(count, (start, m.end()))
         sides_text = m.group(2)
         if sides_text in ("%", "00"):  # d00: the percentile die's own marking
             sides = 100
