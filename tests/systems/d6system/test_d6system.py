@@ -338,6 +338,7 @@ BAD = [
     ("od6: +1D", astragal.NotationError, "die code"),
     ("od6: 4D +", astragal.NotationError, "what"),
     ("od6: 4D very", astragal.NotationError, "not part of"),
+    ("od6: 4D wild wild", astragal.NotationError, "'wild' is given twice"),
 ]
 
 

@@ -127,6 +127,9 @@ def test_notation_round_trip_and_odds_sum_to_one(actor: J.Pool, opp: J.Pool | No
     ("d12 d8", "d8", "modifiers go right after their dice"),  # no prefix: general notation
     ("jc: d12 calm", None, "needs a Difficulty"),
     ("jc: d4 remove d8", None, "no such die"),
+    ("jc: d12 fav fav", "fav", "already Favored"),  # the second 'fav' (at its place)
+    ("jc: d12 vs d8 fav favoured", "favoured", "opposing pool is already Favored"),
+    ("jc: d12 q=3 q=4", "q=4", "Quality is given twice"),
 ])
 def test_bad_input_names_the_problem_and_its_place(text: str, where: str | None,
                                                    words: str) -> None:

@@ -213,11 +213,15 @@ def _read_difficulty(toks: Tokens) -> str | None:
 def _read_side(toks: Tokens, limits: Limits, side: str, wild: list[bool]) -> Side:
     code = _read_code(toks, limits, side)
     terms: list[Term] = []
+    own_wild = False  # 'wild' on each side reads as one Wild Die a roll; twice on one, a slip
     while (tok := toks.peek()) is not None:
         w = tok.lower
         if w == "vs" or "=" in w:
             break
         if w == "wild":
+            if own_wild:
+                raise toks.error("'wild' is given twice", tok)
+            own_wild = True
             toks.next()
             wild.append(True)
             continue

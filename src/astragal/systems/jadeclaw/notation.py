@@ -269,8 +269,13 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                     raise toks.error(f"a Penalty is written -{n}p (a Bonus is +{n}b)", tok)
                 penalties += n
         elif w in ("fav", "favored", "favoured"):
+            if favored:  # one re-roll a roll (J39): a second 'fav' is a slip, not more Favor
+                raise toks.error(f"the {side} pool is already Favored (one re-roll a roll, "
+                                 "J39)", tok)
             favored = True
         elif w.startswith("q="):
+            if quality is not None:
+                raise toks.error(f"the {side} pool's Quality is given twice", tok)
             quality = _quality(w[2:], tok, toks)
         else:
             raise toks.error(_unknown(tok.text, side), tok)
