@@ -77,6 +77,22 @@ def test_svg_has_one_series_per_roll_and_true_bar_heights() -> None:
     assert any("probability" in (t.text or "") for t in root.iterfind(".//s:text", ns))
 
 
+def test_rolls_of_different_quantities_compared_say_which_is_which() -> None:
+    # a Jadeclaw margin beside a 2d6 total: one column of values, each roll names its own
+    from astragal.render import chart
+
+    mixed = [astragal.odds("jc: L7 vs L5"), astragal.odds("2d6")]
+    header = chart.compare_rows(mixed)[0]
+    assert header == ["value P(=)", "jc: L7 vs L5 (margin)", "2d6 (total)"]
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    root = ET.fromstring(svg_chart(mixed))
+    assert [t.text for t in root.iterfind(".//s:text[@class='series-name']", ns)] == header[1:]
+    assert "(margin)" in chart.terminal_chart(mixed)
+    # the same quantity: named once, in the corner
+    same = chart.compare_rows([astragal.odds("2d6"), astragal.odds("3d6")])[0]
+    assert same == ["total P(=)", "2d6", "3d6"]
+
+
 def test_svg_escapes_what_users_typed() -> None:
     odds = astragal.odds("jc: d12 vs d12")
     fake = astragal.Odds(odds.system, "<script>alert(1)</script> & co", odds.outcomes,

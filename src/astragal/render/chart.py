@@ -130,9 +130,8 @@ def compare_rows(odds_list: Sequence[Odds], view: str = "eq",
     """
     all_series = [series(o, view, outcomes) for o in odds_list]
     keys = _union(all_series)
-    name = "outcome" if outcomes or not all(len(o.distribution) for o in odds_list) else (
-        odds_list[0].value_name)
-    header = [f"{name} {VIEWS[view]}"] + [o.input for o in odds_list]
+    name, labels = _names(odds_list, outcomes)
+    header = [f"{name} {VIEWS[view]}", *labels]
     rows: list[list[Any]] = [header]
     if exact:
         filled_exact = [_exact_fill(o, view, outcomes, keys) for o in odds_list]
@@ -251,7 +250,8 @@ def terminal_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool =
     marks = "█▓▒░"
     lines = []
     if len(odds_list) > 1:
-        lines += [f"  {marks[i % 4] * 2} {o.input}" for i, o in enumerate(odds_list)]
+        lines += [f"  {marks[i % 4] * 2} {label}"
+                  for i, label in enumerate(_names(odds_list, outcomes)[1])]
         lines.append("")
     for i, k in enumerate(keys):
         for j, f in enumerate(filled):
@@ -279,8 +279,7 @@ def svg_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = Fals
     n = max(1, len(keys))
     group_w = plot_w / n
     bar_w = max(1.0, group_w * 0.8 / max(1, len(odds_list)))
-    value_name = ("outcome" if outcomes or not all(len(o.distribution) for o in odds_list)
-                  else odds_list[0].value_name)
+    value_name, labels = _names(odds_list, outcomes)
     heading = title or _title(odds_list, view)
     out = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">'),
@@ -317,11 +316,11 @@ def svg_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = Fals
                f'{escape(value_name)}</text>')
     out.append(f'<text transform="translate(16 {top_m + plot_h / 2}) rotate(-90)" '
                f'text-anchor="middle">probability {escape(VIEWS[view])}</text>')
-    for j, o in enumerate(odds_list):  # legend: one entry per roll
+    for j in range(len(odds_list)):  # legend: one entry per roll
         y = top_m + plot_h + 52 + 18 * j
         out.append(f'<rect class="legend" x="{left}" y="{y - 10}" width="12" height="12" '
                    f'fill="{PALETTE[j % len(PALETTE)]}"/>')
-        out.append(f'<text class="series-name" x="{left + 18}" y="{y}">{escape(o.input)}</text>')
+        out.append(f'<text class="series-name" x="{left + 18}" y="{y}">{escape(labels[j])}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
@@ -333,6 +332,18 @@ def _shown(odds_list: Sequence[Odds], all_series: list[list[tuple[Any, float]]],
     filled = [_fill(s, keys, view) for s in all_series]
     lo, hi = fold(odds_list, keys, outcomes)
     return keys[lo:hi], [f[lo:hi] for f in filled]
+
+
+def _names(odds_list: Sequence[Odds], outcomes: bool) -> tuple[str, list[str]]:
+    """What the values are called, and each roll's label: the value's name when every roll
+    shares it (``total``, ``margin``), else ``value`` and each label names its own (``jc: L7 vs
+    L5 (margin)`` beside ``2d6 (total)``: two quantities in one column are said to be two)."""
+    if outcomes or not all(len(o.distribution) for o in odds_list):
+        return "outcome", [o.input for o in odds_list]
+    names = {o.value_name for o in odds_list}
+    if len(names) == 1:
+        return names.pop(), [o.input for o in odds_list]
+    return "value", [f"{o.input} ({o.value_name})" for o in odds_list]
 
 
 def _title(odds_list: Sequence[Odds], view: str) -> str:
@@ -360,16 +371,15 @@ def png_chart(odds_list: Sequence[Odds], path: str, view: str = "eq",
 
     all_series = [series(o, view, outcomes) for o in odds_list]
     keys, filled = _shown(odds_list, all_series, view, outcomes)
+    value_name, labels = _names(odds_list, outcomes)
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     n = len(odds_list)
     w = 0.8 / max(1, n)
     for j, f in enumerate(filled):
         xs = [i - 0.4 + w * (j + 0.5) for i in range(len(keys))]
-        ax.bar(xs, [100 * p for p in f], width=w, label=odds_list[j].input,
+        ax.bar(xs, [100 * p for p in f], width=w, label=labels[j],
                color=PALETTE[j % len(PALETTE)])
     ax.set_xticks(range(len(keys)), [str(k) for k in keys])
-    value_name = ("outcome" if outcomes or not all(len(o.distribution) for o in odds_list)
-                  else odds_list[0].value_name)
     ax.set_xlabel(value_name)
     ax.set_ylabel(f"probability {VIEWS[view]} (%)")
     ax.set_title(title or _title(odds_list, view))
