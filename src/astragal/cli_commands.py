@@ -244,6 +244,12 @@ def cmd_verify_log(args: argparse.Namespace) -> int:
     if args.db is None and (source.lower().endswith(".json") or os.sep in source) \
             and not os.path.exists(source):
         raise InputError(f"verify-log: the file {source} is missing (no such file)")
+    if args.db is None and os.path.isfile(source):
+        with open(source, "rb") as f:
+            database = f.read(16) == b"SQLite format 3\x00"
+        if database:  # the table's database itself, not a log exported from it
+            raise InputError(f"verify-log: {source} is the table's database, not an exported "
+                             f"log: name the room in it, astragal verify-log --db {source} ROOM_ID")
     try:
         log = importlib.import_module("astragal.web.verify")
     except ModuleNotFoundError as exc:

@@ -285,6 +285,9 @@ def test_verify_log_cli_on_a_room_in_the_database(tmp_path: Path,
     assert "no room 'nosuchroom'" in capsys.readouterr().err
     assert cli(["verify-log", "room1", "--db", str(tmp_path / "missing.db")]) == 2
     assert "no database" in capsys.readouterr().err
+    # the database given where an exported log goes: the error says how to name the room
+    assert cli(["verify-log", str(db)]) == 2
+    assert f"astragal verify-log --db {db} ROOM_ID" in capsys.readouterr().err
 
 
 def test_export_is_independent_of_key_order() -> None:
