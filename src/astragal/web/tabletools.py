@@ -80,10 +80,15 @@ def check_sheet_rolls(sheet: Sheet, system: str | None, aliases: Mapping[str, st
     macros = {k.lower() for k, _ in sheet.macros}
     for name, value in sheet.stats:
         if _DICE_VALUE.match(value):
+            # a stat is dice of the room's game: read with its prefix, so that an error names
+            # that game's dice (no hint to roll it in another notation)
+            head = f"{system}: " if system else ""
             try:
-                astragal.parse(value, default_system=system)
+                astragal.parse(head + value)
             except InputError as exc:
-                raise _line_error(exc, name, value, "character:") from None
+                span = (exc.span[0] - len(head), exc.span[1] - len(head)) if exc.span else None
+                raise _line_error(InputError(exc.message, value, span), name, value,
+                                  "character:") from None
     for name, text in sheet.macros:
         body = text.split(":", 1)[1] if re.match(r"\s*[A-Za-z][\w-]*\s*:", text) else text
         if body.strip().lower() in macros:
