@@ -295,6 +295,12 @@ def test_empty_simple_pool() -> None:
     """J-X3: a Simple Roll with no dice cannot be rolled by default; auto_botch makes it a Botch."""
     with pytest.raises(astragal.InputError, match="no dice"):
         astragal.roll("jc: d6 remove biggest vs d6", seed=1)
+    # the roll and its odds name the same pool
+    for text in ("jc: d6 remove biggest vs d6", "jc: L0"):
+        with pytest.raises(astragal.InputError, match="^the actor pool has no dice"):
+            astragal.odds(text)
+    with pytest.raises(astragal.InputError, match="^the opposing pool has no dice"):
+        astragal.odds("jc: d8 vs d4 remove biggest")
     roll = astragal.roll("jc: d6 remove biggest vs d6 empty_pool=auto_botch", faces=[[], [3]])
     assert roll.outcome == "botch"
 

@@ -32,10 +32,12 @@ __all__ = ["contest_distribution", "final_score_pmf", "odds"]
 
 def final_score_pmf(prep: Prepared, options: Mapping[str, Any],
                     limits: Limits = DEFAULT_LIMITS, text: str = "",
-                    program: Highest | Least | None = None) -> list[float]:
+                    program: Highest | Least | None = None,
+                    which: str = "a pool") -> list[float]:
     """P(final Score = k), k = 0..12: the law of the Score program (J4, J21, J39, J40, made
-    here unless the caller has it), its work checked against ``limits`` first."""
-    empty = empty_score(prep, "a pool", options)
+    here unless the caller has it), its work checked against ``limits`` first. ``which`` names
+    the pool in the error of one with no dice (J-X3)."""
+    empty = empty_score(prep, which, options)
     if empty is not None:
         return [1.0 if k == empty else 0.0 for k in range(TOP + 1)]
     if program is None:
@@ -94,7 +96,7 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     actor = prepare(spec.actor, options, damage=False)
     scored = score_program(actor, options)
     notes: list[str] = [f"actor: {_pool_note(actor, scored)}"]
-    pa = final_score_pmf(actor, options, limits, text, scored)
+    pa = final_score_pmf(actor, options, limits, text, scored, "the actor pool")
     if spec.opposition is None:
         law = maths.pushforward((R.is_botch(k), p) for k, p in enumerate(pa) if p)
         outcomes = {"botch": law.get(True, 0.0), "no_botch": law.get(False, 0.0)}
@@ -111,7 +113,7 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
         out["success"] = 1.0
         return Odds("jadeclaw", text, Distribution.from_mapping(out, order=CONTEST_OUTCOMES),
                     Distribution.from_mapping({}), "margin", tuple(notes))
-    pb = final_score_pmf(opp, options, limits, text, opposed)
+    pb = final_score_pmf(opp, options, limits, text, opposed, "the opposing pool")
     out = contest_distribution(pa, pb, actor.quality, opp.quality, options)
     margins = maths.difference_of({k: p for k, p in enumerate(pa) if p},
                                   {k: p for k, p in enumerate(pb) if p})
@@ -144,7 +146,7 @@ def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text:
         extra["resolve_tested"] = tested
         res = prepare(spec.resolve, options, damage=False)
         if tested > 0:
-            pr = final_score_pmf(res, options, limits, text)
+            pr = final_score_pmf(res, options, limits, text, which="the Resolve pool")
             pd = _damage_score_given_a_hit(program, dmg, hits, limits, text)
             r_out = contest_distribution(pr, pd, res.quality, None, options)
             extra["resolve_outcomes"] = Distribution.from_mapping(
