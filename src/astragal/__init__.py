@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -130,17 +131,22 @@ def _read(text: str, options: Mapping[str, Any] | None, limits: Limits,
         if start == 0 and first in system_names_and_aliases():
             raise NotationError(f"{exc.message} (did you mean '{first}:' with a colon?)",
                                 exc.text, exc.span) from None
-        if start == 0 and name != DEFAULT_SYSTEM and _reads_as_dice(text, limits):
+        if start == 0 and name != DEFAULT_SYSTEM and _reads_as_dice(text, exc, limits):
             # a room's game took text that the general dice notation reads (4d6kh3 in a
             # Jadeclaw room): say how to roll it there
-            raise NotationError(f"{exc.message} (for the general dice notation, write "
-                                f"'dice: {text.strip()}')", exc.text, exc.span) from None
+            raise NotationError(f"{exc.message} (to roll it in the general dice notation, "
+                                "put 'dice:' before it)", exc.text, exc.span) from None
         raise
     return system, Parsed(system.name, text, spec), opts
 
 
-def _reads_as_dice(text: str, limits: Limits) -> bool:
-    """Whether the general dice notation reads ``text`` (as written, no prefix)."""
+def _reads_as_dice(text: str, exc: NotationError, limits: Limits) -> bool:
+    """Whether ``text``, which a game could not read from its first word on (``exc``), is
+    dice in the general notation as written: a die named (``7`` is a Level, ``3`` a die code,
+    not a roll of a number) and read whole."""
+    lead = len(text) - len(text.lstrip())
+    if exc.span is None or exc.span[0] > lead or not re.search(r"\d*[dD](?:\d|%|[fF])", text):
+        return False
     dice = get_system(DEFAULT_SYSTEM, text, (0, 0))
     try:
         dice.parse(text, 0, resolve_options(dice, None), limits)

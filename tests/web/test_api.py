@@ -211,6 +211,10 @@ def test_a_body_that_is_not_a_json_object_is_named_as_such(client: Any) -> None:
     assert message("[1, 2]").startswith("the body must be a JSON object")
     assert message("") == "the request needs a JSON body"
     assert message('{"name": 5}') == "name: Input should be a valid string"
+    # JSON sent without saying so (curl -d sends it as a form): the header is what is missing
+    for headers in ({}, {"content-type": "application/x-www-form-urlencoded"}):
+        r = client.post("/api/rooms", content='{"name": "x"}', headers=headers)
+        assert r.status_code == 422 and "Content-Type: application/json" in r.json()["message"]
     made = client.post("/api/rooms", json={})  # every field has a default (docs/web.md)
     assert made.status_code == 201
     assert (made.json()["room"]["name"], made.json()["room"]["system"],

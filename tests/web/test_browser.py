@@ -291,6 +291,13 @@ def test_macros_roll_by_name_and_odds_before_rolling(browser: Any, server: Serve
         " - parseFloat(getComputedStyle(n).paddingBottom)) / parseFloat(getComputedStyle(n).lineHeight))")
     lines = li.page.locator("#odds-panel .odds-text").evaluate("n => n.textContent.split('\\n').length")
     assert rows == lines, (rows, lines)
+    # the next odds keep "as text" as the player left it: open
+    li.page.fill("#roll-text", "jc: d12 vs d8")
+    li.page.click("#odds-button")
+    li.page.wait_for_function("() => document.querySelector('#odds-of').textContent === "
+                              "'jc: d12 vs d8'")
+    assert li.page.locator("#odds-panel details").evaluate("n => n.open")
+    assert "jc: d12 vs d8" in li.page.inner_text("#odds-panel .odds-text")
     li.close()
     gm.close()
     wu.close()

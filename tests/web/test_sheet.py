@@ -70,6 +70,27 @@ def test_an_error_inside_a_stat_points_at_the_stat_name() -> None:
     assert exp.typed_span(info.value.span) == (4, 9)
 
 
+@pytest.mark.parametrize("system, value, bad", [
+    ("jadeclaw", "d7", "d7"),     # a stat is the game's dice: no hint to use another notation
+    ("cofd", "4d6", "4d6"),       # CofD pools are counts of d10s
+    ("d6system", "3d6", "3d6"),   # die codes are written 3D
+    ("nosuch", "d8", None),       # a game no longer installed: the error has no place to point
+])
+def test_a_stat_the_rooms_game_cannot_roll_is_named_on_its_line(system: str, value: str,
+                                                                 bad: str | None) -> None:
+    from astragal.web.tabletools import check_sheet_rolls
+
+    with pytest.raises(SheetError) as info:
+        check_sheet_rolls(check_sheet({"stats": {"Speed": value}}), system, ALIASES)
+    err = info.value
+    assert err.message.startswith("character: Speed: ") and "dice:" not in err.message
+    assert err.text == f"Speed = {value}" and err.span is not None
+    if bad is not None:
+        assert err.text[err.span[0]:err.span[1]] == bad
+    else:  # the whole value, never the stat's name
+        assert err.span == (8, len(err.text))
+
+
 def test_an_error_inside_a_macro_points_at_the_whole_macro_name() -> None:
     sheet = check_sheet({"macros": {"oops": "jc: d7"}})
     exp = expand("oops", sheet, "jadeclaw", ALIASES)

@@ -208,7 +208,11 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
         message = f"{where}: {first.get('msg', 'invalid request')}" if where else \
             str(first.get("msg", "invalid request"))
-        if kind == "json_invalid":  # the location is the character where the JSON breaks
+        sent_json = "json" in request.headers.get("content-type", "").lower()
+        if not where and kind in ("model_attributes_type", "missing", "json_invalid") and \
+                not sent_json:  # form-encoded or plain text (curl -d's default): not read
+            message = "send the body as JSON, with the header Content-Type: application/json"
+        elif kind == "json_invalid":  # the location is the character where the JSON breaks
             at = where if where.isdigit() else ""
             message = "the body is not valid JSON" + (
                 f" (it breaks at character {int(at) + 1})" if at else "")

@@ -16,6 +16,7 @@ from typing import Any
 
 import astragal
 from astragal import InputError
+from astragal.notation import split_prefix
 from astragal.render import outcome_words
 
 from .sheet import _DICE_VALUE, Sheet, SheetError, expand
@@ -82,11 +83,13 @@ def check_sheet_rolls(sheet: Sheet, system: str | None, aliases: Mapping[str, st
         if _DICE_VALUE.match(value):
             # a stat is dice of the room's game: read with its prefix, so that an error names
             # that game's dice (no hint to roll it in another notation)
-            head = f"{system}: " if system else ""
+            # (a game whose name is no prefix word: read in its room, as a roll would be)
+            head = f"{system}: " if system and split_prefix(f"{system}: ")[0] else ""
             try:
-                astragal.parse(head + value)
+                astragal.parse(head + value, default_system=system)
             except InputError as exc:
-                span = (exc.span[0] - len(head), exc.span[1] - len(head)) if exc.span else None
+                span = (exc.span[0] - len(head), exc.span[1] - len(head)) \
+                    if exc.span and exc.span[0] >= len(head) else None
                 raise _line_error(InputError(exc.message, value, span), name, value,
                                   "character:") from None
     for name, text in sheet.macros:

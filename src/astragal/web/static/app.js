@@ -794,9 +794,11 @@ async function showOdds(text, system, exact) {
 // The odds of a roll (the web API's odds page) drawn into ``root``: outcome bars, a chart of the
 // values, their table and the text; one view for the room's panel and the home page's quick odds
 function renderOdds(root, odds) {
+  const opened = root.querySelector("details")?.open;  // "as text", as the player left it
   clear(root);
   root.append($("odds-view-template").content.cloneNode(true));
   const part = (name) => root.querySelector("." + name);
+  root.querySelector("details").open = !!opened;
   const bars = part("odds-outcomes");
   for (const [k, name, p] of odds.outcome_rows) {
     const fill = el("span", { class: "fill tone-" + ((odds.tones && odds.tones[k]) || "neutral") + " outcome-" + k });
