@@ -810,6 +810,40 @@ def test_connection_states_and_server_down(browser: Any, tmp_path: Path) -> None
                 and "WebSocket" not in e], errors
 
 
+def test_a_roll_the_busy_log_turned_away_is_sent_again(browser: Any, tmp_path: Path) -> None:
+    # 503 Busy: other rolls took the log's next places eight times over and this one was not
+    # stored; the page sends it again (twice) before it shows the player an error
+    from astragal.web.basics import TableError
+
+    class Jammed(Table):
+        jams = 0
+
+        def roll(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            if self.jams:
+                self.jams -= 1
+                raise TableError(503, "Busy", "the room's log is too busy to take this roll: "
+                                 "try again", retry_after=1)
+            return super().roll(*args, **kwargs)
+
+    errors: list[str] = []
+    store = SQLiteStore(tmp_path / "busy.db")
+    table = Jammed(store, roll_rate=(100.0, 100), caps=LOOSE)
+    with ServerThread(create_app(store, table=table, door_rate=(100.0, 100))) as server:
+        gm, _ = open_room(browser, server, errors, system="dice")
+        table.jams = 2
+        gm.roll("1d20+5")
+        gm.entry(1).wait_for()
+        assert table.jams == 0 and gm.page.inner_text("#roll-error") == ""
+        assert gm.page.input_value("#roll-text") == ""  # rolled: the box is cleared
+        table.jams = 3  # busy three times running: now the player is told
+        gm.roll("2d6")
+        gm.page.wait_for_selector("#roll-error .err-msg")
+        assert "too busy" in gm.page.inner_text("#roll-error")
+        assert gm.page.locator("#log li").count() == 1
+        gm.close()
+    assert not [e for e in errors if "status of 503" not in e], errors
+
+
 # ------------------------------------------------------------------------------------------------
 # Fight tracker (attack table) and turn order (any game)
 

@@ -757,9 +757,17 @@ async function roll(text) {
   button.disabled = true;
   try {
     const sent = clientSeed(), shown = state.fair;
-    const entry = await api("POST", roomPath("/rolls"),
-                            { text, visibility: $("roll-visibility").value,
-                              client_seed: sent }, state.key);
+    const body = { text, visibility: $("roll-visibility").value, client_seed: sent };
+    let entry;
+    for (let tries = 1; ; tries++) {
+      try { entry = await api("POST", roomPath("/rolls"), body, state.key); break; }
+      catch (err) {
+        // 503 Busy: the room's log took other rolls first and this one was not stored; try
+        // again after a moment (twice), rather than asking the player to
+        if (err.status !== 503 || err.data.error !== "Busy" || tries > 2) throw err;
+        await new Promise((done) => setTimeout(done, 200 + Math.random() * 600));
+      }
+    }
     checkOwnRoll(entry, sent, shown);  // trust.js
     addEntry(entry);
     remember(text);
