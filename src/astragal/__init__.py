@@ -131,7 +131,7 @@ def _read(text: str, options: Mapping[str, Any] | None, limits: Limits,
         if start == 0 and first in system_names_and_aliases():
             raise NotationError(f"{exc.message} (did you mean '{first}:' with a colon?)",
                                 exc.text, exc.span) from None
-        if start == 0 and name != DEFAULT_SYSTEM and _reads_as_dice(text, exc, limits):
+        if start == 0 and system.name != DEFAULT_SYSTEM and _reads_as_dice(text, exc, limits):
             # a room's game took text that the general dice notation reads (4d6kh3 in a
             # Jadeclaw room): say how to roll it there
             raise NotationError(f"{exc.message} (to roll it in the general dice notation, "
