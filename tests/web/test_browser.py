@@ -1030,12 +1030,19 @@ def test_accessibility_axe(browser: Any, server: ServerThread, axe_source: str,
         start = Player(browser, errors, viewport=viewport, scheme=scheme, bypass_csp=True)
         start.page.goto(server.url + "/")
         start.page.wait_for_selector("#create-system option[value=dice]", state="attached")
+        # with the quick odds of a long law shown (chart, table, the folded tails' note)
+        start.page.fill("#home-odds-text", "8d6!")
+        start.page.click("#home-odds-form button[type=submit]")
+        start.page.wait_for_selector("#home-odds:not([hidden]) .odds-folded:not([hidden])")
         found[f"start page, {name}"] = axe(start.page, axe_source)
         start.close()
         room = as_member(browser, gm_link, errors, viewport=viewport, scheme=scheme,
                          bypass_csp=True)
         room.entry(10).wait_for()
         room.page.locator("#log li").first.get_by_role("button", name="why?").click()
+        room.page.fill("#roll-text", "d12 d10 vs 2d8")  # and the odds panel open
+        room.page.click("#odds-button")
+        room.page.wait_for_selector("#odds-panel:not([hidden]) .odds-table tr >> nth=1")
         found[f"busy room, {name}"] = axe(room.page, axe_source)
         room.close()
     for p in (gm, wu, li):
