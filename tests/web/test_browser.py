@@ -197,7 +197,7 @@ def test_three_pages_roll_together_live(browser: Any, server: ServerThread) -> N
     assert "d10 vs d8" not in wu.page.content()
 
     # The transcript and the odds are one click away.
-    wu.entry(1).get_by_role("button", name="why?").click()
+    wu.entry(1).locator("button", has_text="why?").click()
     assert "Score" in wu.entry(1).locator(".transcript").inner_text()
     wu.entry(1).get_by_role("button", name="odds").click()
     wu.page.wait_for_selector("#odds-panel:not([hidden]) .odds-table tr >> nth=1")
@@ -417,7 +417,7 @@ def test_layout_fits_every_width_and_screenshots(browser: Any, server: ServerThr
         # the last roll's "why?" opens its working on screen, above the phone's roll bar (it
         # opened under it, below the window)
         last = page.locator("#log li:has(button:text-is('why?'))").last
-        last.get_by_role("button", name="why?").click()
+        last.locator("button", has_text="why?").click()
         shown = last.locator(".transcript")
         page.wait_for_function("n => { const r = n.getBoundingClientRect(); return r.height > 0 "
                                "&& r.bottom <= document.getElementById('roll-form')"
@@ -810,6 +810,68 @@ def test_connection_states_and_server_down(browser: Any, tmp_path: Path) -> None
                 and "WebSocket" not in e], errors
 
 
+def test_keyboard_and_screen_reader_basics(browser: Any, server: ServerThread) -> None:
+    # a player with the keyboard only: one's own roll and the odds are said (the status
+    # region), the Roll button keeps the focus, Escape closes the odds and the focus returns to
+    # what opened them, Copy keeps the focus, the log's buttons say which roll they act on;
+    # on a phone, a focused button is never under the roll bar
+    errors: list[str] = []
+    gm, link = open_room(browser, server, errors, system="dice", room_name="Keys")
+    page = gm.page
+    page.fill("#roll-text", "d20+3")
+    page.focus("#roll-button")
+    page.keyboard.press("Space")
+    gm.entry(1).wait_for()
+    page.wait_for_function("() => document.getElementById('announce').textContent"
+                           ".startsWith('You rolled d20+3: ')")
+    assert page.evaluate("document.activeElement.id") == "roll-button"
+    page.fill("#roll-text", "2d20kh1 >= 15")
+    page.focus("#odds-button")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#odds-panel:not([hidden])")
+    page.wait_for_function("() => document.getElementById('announce').textContent"
+                           ".startsWith('Odds of 2d20kh1 >= 15: Success')")
+    page.keyboard.press("Escape")
+    assert page.locator("#odds-panel").is_hidden()
+    assert page.evaluate("document.activeElement.id") == "odds-button"
+    odds = gm.entry(1).get_by_role("button", name="odds of d20+3")
+    assert gm.entry(1).get_by_role("button", name="roll d20+3 again").count() == 1
+    assert gm.entry(1).get_by_role("button", name="why: Mei's d20+3").count() == 1
+    odds.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#odds-panel:not([hidden])")
+    page.click("#odds-close")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "odds of d20+3"
+    page.focus("#copy-join")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('announce').textContent"
+                           ".startsWith('The join link is')")
+    assert page.evaluate("document.activeElement.id") == "copy-join"
+    for n in range(2, 8):
+        gm.roll(f"d{n + 4}")
+        gm.entry(n).wait_for()
+    phone = join(browser, link, "Pia", errors, viewport=PHONE)
+    phone.entry(7).wait_for()
+    bar = phone.page.locator("#roll-form").bounding_box()
+    phone.page.evaluate("window.scrollTo(0, 0)")
+    phone.page.focus("#log")
+    checked = 0
+    for _ in range(40):  # Tab through the log's buttons, as a keyboard user moves
+        phone.page.keyboard.press("Tab")
+        box = phone.page.evaluate("(() => { const n = document.activeElement; if "
+                                  "(!n.closest('#log') || n.id === 'log') return null; "
+                                  "const r = n.getBoundingClientRect(); return [r.top, r.bottom, "
+                                  "n.getAttribute('aria-label')]; })()")
+        if box is None:
+            break
+        assert box[1] <= bar["y"] + 1, (box, bar)  # above the roll bar, in sight
+        checked += 1
+    assert checked >= 15
+    phone.close()
+    gm.close()
+    assert not unexpected(errors), errors
+
+
 def test_a_roll_the_busy_log_turned_away_is_sent_again(browser: Any, tmp_path: Path) -> None:
     # 503 Busy: other rolls took the log's next places eight times over and this one was not
     # stored; the page sends it again (twice) before it shows the player an error
@@ -1039,7 +1101,7 @@ def test_accessibility_axe(browser: Any, server: ServerThread, axe_source: str,
         room = as_member(browser, gm_link, errors, viewport=viewport, scheme=scheme,
                          bypass_csp=True)
         room.entry(10).wait_for()
-        room.page.locator("#log li").first.get_by_role("button", name="why?").click()
+        room.page.locator("#log li").first.locator("button", has_text="why?").click()
         room.page.fill("#roll-text", "d12 d10 vs 2d8")  # and the odds panel open
         room.page.click("#odds-button")
         room.page.wait_for_selector("#odds-panel:not([hidden]) .odds-table tr >> nth=1")

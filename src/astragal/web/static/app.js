@@ -145,6 +145,7 @@ async function showHome() {
       renderOdds($("home-odds"), odds);
       $("home-odds").prepend(el("h3", {}, "Exact odds ", el("span", { class: "mono" }, odds.notation)));
       $("home-odds").hidden = false;
+      $("announce").textContent = oddsSaid(odds);
     } catch (err) { showError($("home-odds-error"), err); }
   });
 }
@@ -425,14 +426,13 @@ function addEntry(entry) {
   if (follow || mine) toEnd();
   else { state.fresh += 1; const b = $("new-rolls"); b.hidden = false;
          b.textContent = "↓ " + state.fresh + " new " + (state.fresh === 1 ? "entry" : "entries"); }
-  if (!mine) {
-    $("announce").textContent = announceText(entry);
-    if (document.hidden) { state.unread += 1; document.title = "(" + state.unread + ") " + state.title; }
-  }
+  // every new entry is said once to a screen reader, one's own roll too ("You rolled …")
+  $("announce").textContent = announceText(entry, mine);
+  if (!mine && document.hidden) { state.unread += 1; document.title = "(" + state.unread + ") " + state.title; }
 }
 
-function announceText(e) {
-  if (e.kind === "roll") return e.who + " rolled " + e.text + ": " + (e.hidden ? "hidden" : (e.headline || e.verdict));
+function announceText(e, mine) {
+  if (e.kind === "roll") return (mine ? "You" : e.who) + " rolled " + e.text + ": " + (e.hidden ? "hidden" : (e.headline || e.verdict));
   if (e.kind === "reveal") return e.who + " revealed a hidden roll: " + ((e.of && (e.of.headline || e.of.verdict)) || "");
   if (e.kind === "seed") return e.who + " ended seed epoch " + e.epoch + ": its seed is revealed";
   return e.who + ": " + (e.message || e.text || "");
@@ -475,10 +475,11 @@ function renderEntry(e) {
     const transcript = el("pre", { class: "transcript", hidden: true }, e.transcript_text);
     li.append(renderDice(e.roll, e.outcome, e.system),
               el("div", { class: "verdict tone-" + tone }, e.headline || e.verdict));
-    tools.append(whyButton(transcript),
-      el("button", { type: "button", class: "link", onclick: () => showOdds(e.notation, e.system, true) }, "odds"));
+    tools.append(whyButton(transcript, e.who + "'s " + e.text),
+      el("button", { type: "button", class: "link", "aria-label": "odds of " + e.text,
+                     onclick: (ev) => showOdds(e.notation, e.system, true, ev.currentTarget) }, "odds"));
     li.append(tools, transcript);
-    tools.prepend(el("button", { type: "button", class: "link",
+    tools.prepend(el("button", { type: "button", class: "link", "aria-label": "roll " + e.text + " again",
       title: "roll " + e.text + " again", onclick: () => roll(e.text) }, "again"));
   }
   const mayReveal = e.visibility !== "public" && state.member &&
@@ -502,13 +503,14 @@ function renderReveal(e) {
   return el("li", { class: "entry tone-" + tone, "data-id": e.id, "data-visibility": "public" }, head,
     o.roll ? renderDice(o.roll, o.outcome, o.system) : null,
     el("div", { class: "verdict tone-" + tone }, o.headline || o.verdict || ""),
-    el("div", { class: "tools" }, whyButton(transcript)), transcript);
+    el("div", { class: "tools" }, whyButton(transcript, (o.who || "") + "'s " + (o.text || ""))), transcript);
 }
 
 // "why?": shows or hides an entry's transcript; shown, it is brought on screen (the last
 // entry's opened under the phone's roll bar, or below the window)
-function whyButton(transcript) {
-  return el("button", { type: "button", class: "link", "aria-expanded": "false", onclick: (ev) => {
+function whyButton(transcript, what) {
+  return el("button", { type: "button", class: "link", "aria-expanded": "false",
+                        "aria-label": "why: " + what, onclick: (ev) => {
     transcript.hidden = !transcript.hidden;
     ev.target.setAttribute("aria-expanded", String(!transcript.hidden));
     if (!transcript.hidden) transcript.scrollIntoView({ block: "nearest" });
@@ -754,6 +756,7 @@ async function roll(text) {
     return false;
   }
   const button = $("roll-button");
+  const focused = document.activeElement === button;  // a disabled button drops its focus
   button.disabled = true;
   try {
     const sent = clientSeed(), shown = state.fair;
@@ -773,7 +776,7 @@ async function roll(text) {
     remember(text);
     return true;
   } catch (err) { showError($("roll-error"), err); return false; }
-  finally { button.disabled = false; }
+  finally { button.disabled = false; if (focused) button.focus(); }
 }
 
 async function reveal(id) {
@@ -784,8 +787,9 @@ async function reveal(id) {
 
 function pct(p) { return (100 * p).toFixed(p > 0 && p < 0.001 ? 4 : 2) + "%"; }
 
-async function showOdds(text, system, exact) {
+async function showOdds(text, system, exact, opener) {
   clear($("roll-error"));
+  state.oddsOpener = opener || document.activeElement;
   let odds;
   try {
     odds = exact
@@ -795,8 +799,25 @@ async function showOdds(text, system, exact) {
   $("odds-panel").hidden = false;
   $("odds-of").textContent = odds.notation;
   renderOdds($("odds-view"), odds);
+  $("announce").textContent = oddsSaid(odds);
   const panel = $("odds-panel"), r = panel.getBoundingClientRect();
   if (r.top < 0 || r.top > innerHeight * 0.5) panel.scrollIntoView({ block: "start" });
+}
+
+// The odds in a few words, for a screen reader: the outcomes, or the mean of the value
+function oddsSaid(odds) {
+  const said = odds.outcome_rows.length
+    ? odds.outcome_rows.map(([, name, p]) => name + " " + pct(p)).join(", ")
+    : (odds.odds.mean !== undefined && odds.odds.mean !== null ? "mean " + Number(odds.odds.mean).toFixed(2) : "");
+  return "Odds of " + odds.notation + (said ? ": " + said : "");
+}
+
+function closeOdds() {
+  $("odds-panel").hidden = true;
+  const back = state.oddsOpener;
+  state.oddsOpener = null;
+  if (back && back.isConnected && !back.disabled) back.focus();
+  else $("roll-text").focus();
 }
 
 // The odds of a roll (the web API's odds page) drawn into ``root``: outcome bars, a chart of the
@@ -1023,16 +1044,23 @@ function wire() {
   $("roll-text").addEventListener("input", checkLength);
   $("roll-visibility").addEventListener("change", showVisibility);
   $("odds-button").addEventListener("click", () => showOdds($("roll-text").value, null, false));
-  $("odds-close").addEventListener("click", () => { $("odds-panel").hidden = true; });
+  $("odds-close").addEventListener("click", closeOdds);
+  document.addEventListener("keydown", (ev) => {  // Escape closes the odds panel
+    if (ev.key === "Escape" && !$("odds-panel").hidden) { ev.preventDefault(); closeOdds(); }
+  });
   $("luck-refresh").addEventListener("click", () => loadLuck());
   $("luck-panel").addEventListener("toggle", () => { if ($("luck-panel").open) loadLuck(); });
   $("save-sheet").addEventListener("click", saveSheet);
   $("copy-join").addEventListener("click", async () => {
     const input = $("join-link");
+    const button = $("copy-join");
     input.select();  // without the clipboard (plain http), the link is selected to copy by hand
-    try { await navigator.clipboard.writeText(input.value); $("copy-join").textContent = "Copied"; }
-    catch (_) { $("copy-join").textContent = "Selected"; }
-    setTimeout(() => { $("copy-join").textContent = "Copy"; }, 2000);
+    try { await navigator.clipboard.writeText(input.value); button.textContent = "Copied"; }
+    catch (_) { button.textContent = "Selected"; }
+    button.focus();  // select() moved the focus to the link
+    $("announce").textContent = button.textContent === "Copied" ? "The join link is copied"
+      : "The join link is selected: copy it with your keyboard";
+    setTimeout(() => { button.textContent = "Copy"; }, 2000);
   });
   $("export-json").addEventListener("click", () => download("json"));
   $("export-receipts").addEventListener("click", downloadReceipts);
