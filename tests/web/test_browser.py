@@ -852,6 +852,15 @@ def test_keyboard_and_screen_reader_basics(browser: Any, server: ServerThread) -
         gm.entry(n).wait_for()
     phone = join(browser, link, "Pia", errors, viewport=PHONE)
     phone.entry(7).wait_for()
+    # the first Tab in the room reaches the link past the log to the roll box, and it works
+    phone.page.reload()  # the page as it opens: the keyboard at its start
+    phone.page.wait_for_selector("#live.on")
+    phone.entry(7).wait_for()
+    phone.page.keyboard.press("Tab")
+    assert phone.page.evaluate("document.activeElement.id") == "skip-to-roll"
+    assert phone.page.locator("#skip-to-roll").bounding_box()["y"] >= 0  # shown when focused
+    phone.page.keyboard.press("Enter")
+    assert phone.page.evaluate("document.activeElement.id") == "roll-text"
     bar = phone.page.locator("#roll-form").bounding_box()
     phone.page.evaluate("window.scrollTo(0, 0)")
     phone.page.focus("#log")
@@ -940,8 +949,12 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
     SCRIPT.append("6,6,5,4 / 1,2,3,4")  # a double 6: 3 damage and a stun (A7, A10)
     row = wu.page.locator("#fighters tr[data-name=Wu]")
     row.get_by_label("Wu's stance").select_option("berserk")
-    row.get_by_role("button", name="attack").click()
+    row.get_by_role("button", name="attack: Wu").focus()  # with the keyboard
+    wu.page.keyboard.press("Enter")
     li.page.wait_for_selector("#log li[data-kind=fight] .die")
+    # the tracker was rebuilt with the new state: the keyboard is still on Wu's attack
+    wu.page.wait_for_function("() => document.activeElement.getAttribute('aria-label') === "
+                              "'attack: Wu' && document.activeElement.closest('#fighters')")
     attack = li.page.locator("#log li[data-kind=fight]").last
     assert "attack Wu Orc berserk" in attack.inner_text()
     assert attack.locator(".dice-group").count() >= 2

@@ -203,6 +203,7 @@ async function enterRoom(roomId, key) {
   $("signing-key").title = me.key || "";
   state.backlog = me.head.id;  // entries up to here are history: not announced, not unread
   $("room").hidden = false;
+  $("skip-to-roll").hidden = false;
   state.title = me.room.name + " · astragal";
   document.title = state.title;
   $("room-title").textContent = me.room.name;
@@ -240,7 +241,27 @@ function hue(id) {
   return h % 360;
 }
 
+// A list rebuilt while the keyboard is in it keeps the keyboard's place: the control that had
+// the focus, found again by its name (``aria-label`` or its words) in the new list; when it is
+// gone (a fighter or a member removed), the list's first control; none: the list itself
+function keepingFocus(box, rebuild) {
+  const had = document.activeElement;
+  const inside = had && had !== box && box.contains(had);
+  const name = (n) => n.tagName + "|" + (n.getAttribute("aria-label") || n.textContent);
+  const key = inside ? name(had) : null;
+  rebuild();
+  if (!inside) return;
+  const controls = [...box.querySelectorAll("button, select, input, a[href]")];
+  const again = controls.find((n) => name(n) === key) || controls[0];
+  if (again) again.focus();
+  else { box.tabIndex = -1; box.focus(); }
+}
+
 function renderMembers(members) {
+  keepingFocus($("members"), () => buildMembers(members));
+}
+
+function buildMembers(members) {
   state.members = members;
   const ul = $("members"); clear(ul);
   $("member-count").textContent = "(" + members.length + ")";
@@ -962,6 +983,10 @@ async function command(path, text, errorBox) {
 }
 
 function renderTurns() {
+  keepingFocus($("turns"), buildTurns);
+}
+
+function buildTurns() {
   const t = state.turns || { order: [], current: 0, round: 1 };
   const ol = $("turns"); clear(ol);
   t.order.forEach((x, i) => {
@@ -981,6 +1006,10 @@ function renderTurns() {
 }
 
 function renderFight() {
+  keepingFocus($("fighters"), buildFight);
+}
+
+function buildFight() {
   const f = state.fight || { combatants: [] };
   const table = $("fighters"); clear(table);
   if (!f.combatants.length) {
@@ -1002,9 +1031,9 @@ function renderFight() {
       el("option", { value: "" }, "normal"), el("option", { value: "berserk" }, "berserk"),
       el("option", { value: "defensive" }, "defensive"));
     const actions = el("div", { class: "fighter-actions" }, target, stance,
-      el("button", { type: "button", onclick: () => command("/fight", ["attack", quoted(c.name), quoted(target.value), stance.value].filter(Boolean).join(" "), $("fight-error")) }, "attack"),
-      el("button", { type: "button", class: "secondary", onclick: () => command("/fight", "pass " + quoted(c.name), $("fight-error")) }, "pass"),
-      c.heal > 0 && c.damage > 0 ? el("button", { type: "button", class: "secondary",
+      el("button", { type: "button", "aria-label": "attack: " + c.name, onclick: () => command("/fight", ["attack", quoted(c.name), quoted(target.value), stance.value].filter(Boolean).join(" "), $("fight-error")) }, "attack"),
+      el("button", { type: "button", class: "secondary", "aria-label": "pass: " + c.name, onclick: () => command("/fight", "pass " + quoted(c.name), $("fight-error")) }, "pass"),
+      c.heal > 0 && c.damage > 0 ? el("button", { type: "button", class: "secondary", "aria-label": "heal: " + c.name,
         onclick: () => command("/fight", "heal " + quoted(c.name), $("fight-error")) }, "heal") : null);
     if (f.combatants.length < 2) { target.disabled = true; }
     table.append(el("tr", { "data-name": c.name },
@@ -1067,7 +1096,11 @@ function wire() {
   $("end-epoch").addEventListener("click", endEpoch);
   $("client-seed").addEventListener("change", setClientSeed);
   $("export-md").addEventListener("click", () => download("md"));
-  $("new-rolls").addEventListener("click", toEnd);
+  $("skip-to-roll").addEventListener("click", (ev) => { ev.preventDefault(); $("roll-text").focus(); });
+  $("new-rolls").addEventListener("click", () => {  // the button goes: the keyboard goes to the log
+    toEnd();
+    $("log").focus({ preventScroll: true });
+  });
   $("log").addEventListener("scroll", () => { if (atEnd()) { state.fresh = 0; $("new-rolls").hidden = true; } });
   window.addEventListener("scroll", () => { if (phone.matches && state.fresh && atEnd()) toEnd(); }, { passive: true });
   document.addEventListener("visibilitychange", () => {
