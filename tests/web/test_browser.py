@@ -728,14 +728,14 @@ def test_sheets_checked_when_saved(browser: Any, server: ServerThread) -> None:
     other, _ = open_room(browser, server, errors, room_name="Dungeon", system="dice")
     assert other.page.get_attribute("#roll-text", "placeholder") == "e.g. d20+5"
     other.page.fill("#roll-text", "d20+5")
-    other.page.get_by_role("button", name="adv").click()
+    other.page.get_by_role("button", name="adv (").click()
     assert other.page.input_value("#roll-text") == "2d20kh1+5"
-    other.page.get_by_role("button", name="dis").click()
+    other.page.get_by_role("button", name="dis (").click()
     assert other.page.input_value("#roll-text") == "2d20kl1+5"
     # with no d20 in the text, a d20 with advantage and then the text: notation that rolls
     for typed, made in (("d200+1", "2d20kh1 + d200+1"), ("+3", "2d20kh1 +3")):
         other.page.fill("#roll-text", typed)
-        other.page.get_by_role("button", name="adv").click()
+        other.page.get_by_role("button", name="adv (").click()
         assert other.page.input_value("#roll-text") == made
         assert astragal.parse(made)
     # the start page chooses no game for you
@@ -842,6 +842,19 @@ def test_keyboard_and_screen_reader_basics(browser: Any, server: ServerThread) -
     page.wait_for_selector("#odds-panel:not([hidden])")
     page.click("#odds-close")
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "odds of d20+3"
+    # a roll refused: the roll box says it is invalid, described by the error, until edited
+    page.fill("#roll-text", "2d6+")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#roll-error .err-msg")
+    assert page.get_attribute("#roll-text", "aria-invalid") == "true"
+    assert "roll-error" in page.get_attribute("#roll-text", "aria-describedby").split()
+    page.fill("#roll-text", "2d6+1")
+    assert page.get_attribute("#roll-text", "aria-invalid") is None
+    # the panels' ▸ and the names' ● are drawn, not read aloud; the quick buttons say what
+    # they do beside their short words
+    said = page.locator("body").aria_snapshot()  # what a screen reader is given
+    assert "▸" not in said and "▾" not in said and "●" not in said, said[:400]
+    assert page.get_by_role("button", name="adv (advantage").count() == 1
     page.focus("#copy-join")
     page.keyboard.press("Enter")
     page.wait_for_function("() => document.getElementById('announce').textContent"

@@ -766,6 +766,7 @@ function splitByCount(dice, n) {
 
 async function roll(text) {
   clear($("roll-error"));
+  $("roll-text").removeAttribute("aria-invalid");
   if (text.length > MAX_ROLL) {
     if ($("roll-text").value === text) {  // the warning under the box says so: one message
       checkLength();
@@ -796,7 +797,11 @@ async function roll(text) {
     addEntry(entry);
     remember(text);
     return true;
-  } catch (err) { showError($("roll-error"), err); return false; }
+  } catch (err) {
+    showError($("roll-error"), err);
+    $("roll-text").setAttribute("aria-invalid", "true");
+    return false;
+  }
   finally { button.disabled = false; if (focused) button.focus(); }
 }
 
@@ -942,7 +947,7 @@ function renderQuick() {
   const box = $("quick"); clear(box);
   const sys = state.room.system;
   const quick = (label, title, f) => box.append(el("button", { type: "button", class: "chip", title,
-    onclick: () => setRollText(f($("roll-text").value)) }, label));
+    "aria-label": label + " (" + title + ")", onclick: () => setRollText(f($("roll-text").value)) }, label));
   if (sys === "dice") {
     quick("adv", "advantage: roll the d20 twice, keep the higher", (t) => d20Twice(t, "kh1"));
     quick("dis", "disadvantage: roll the d20 twice, keep the lower", (t) => d20Twice(t, "kl1"));
@@ -966,6 +971,7 @@ function showVisibility() {
 
 function checkLength() {
   if ($("roll-error").dataset.passing === "yes") clear($("roll-error"));
+  if (!$("roll-error").textContent) $("roll-text").removeAttribute("aria-invalid");
   const n = $("roll-text").value.length;
   const w = $("roll-warning");
   w.hidden = n <= MAX_ROLL;
@@ -1114,6 +1120,7 @@ function wire() {
     // cleared when added, unless a next name was typed meanwhile (as the fight form does)
     if (await command("/turns", text, $("turns-error")) && $("turns-name").value.trim() === name) {
       $("turns-name").value = ""; if ($("turns-init").value === init) $("turns-init").value = "";
+      $("turns-name").focus();  // the next name, not the initiative box
     }
   });
   $("turns-next").addEventListener("click", () => command("/turns", "next", $("turns-error")));
