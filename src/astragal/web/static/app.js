@@ -145,7 +145,6 @@ async function showHome() {
       renderOdds($("home-odds"), odds);
       $("home-odds").prepend(el("h3", {}, "Exact odds ", el("span", { class: "mono" }, odds.notation)));
       $("home-odds").hidden = false;
-      $("announce").textContent = oddsSaid(odds);
     } catch (err) { showError($("home-odds-error"), err); }
   });
 }
@@ -825,7 +824,6 @@ async function showOdds(text, system, exact, opener) {
   $("odds-panel").hidden = false;
   $("odds-of").textContent = odds.notation;
   renderOdds($("odds-view"), odds);
-  $("announce").textContent = oddsSaid(odds);
   const panel = $("odds-panel"), r = panel.getBoundingClientRect();
   if (r.top < 0 || r.top > innerHeight * 0.5) panel.scrollIntoView({ block: "start" });
 }
@@ -847,8 +845,10 @@ function closeOdds() {
 }
 
 // The odds of a roll (the web API's odds page) drawn into ``root``: outcome bars, a chart of the
-// values, their table and the text; one view for the room's panel and the home page's quick odds
+// values, their table and the text, said in a few words to a screen reader; one view for the
+// room's panel and the home page's quick odds
 function renderOdds(root, odds) {
+  $("announce").textContent = oddsSaid(odds);
   const opened = root.querySelector("details")?.open;  // "as text", as the player left it
   clear(root);
   root.append($("odds-view-template").content.cloneNode(true));
