@@ -16,7 +16,7 @@ from typing import Any
 
 from .._limits import DEFAULT_LIMITS, Limits
 from ..dice import Tray
-from ._law import CUT, Law, add_laws, binomial_law, fold_law, joint, power_law
+from ._law import CUT, Law, add_laws, binomial_law, fold_law, joint, plus, power_law
 
 __all__ = ["Dice", "Die", "Hand", "Pool", "apply", "d", "dF", "highest", "lowest", "pool"]
 
@@ -70,7 +70,9 @@ class Dice:
 
 
 def _negate(x: Any) -> Any:
-    return -x
+    return tuple(-v for v in x) if isinstance(x, tuple) else -x
+
+
 
 
 def _lift(x: Dice | int) -> Dice:
@@ -135,8 +137,10 @@ class Die(Dice):
         return Die(self.faces, self.name, {**self.labels, **(labels or {})},
                    {**self.tones, **(tones or {})})
 
-    def word(self, x: Any) -> str:
-        return self.labels.get(x) or _face_word(x)
+    def word(self, x: Any, shown: int) -> str:
+        """How a face reads in the words: its label, else its value (the number on the die
+        for a face whose value is not a number)."""
+        return self.labels.get(x) or (str(shown) if isinstance(x, tuple) else _face_word(x))
 
     def roll_one(self, hand: Hand, added: str = "", less: int = 0) -> tuple[int, Any]:
         """Put one die on the tray (``added`` by another's roll, counting ``less`` below its
@@ -145,15 +149,16 @@ class Die(Dice):
         i = tray.roll(len(self.faces), hand.group, hand.stream)
         shown = tray.face(i)
         x = self.faces[shown - 1]
-        label = self.labels.get(x, "") or (_face_word(x) if x != shown else "")
+        label = self.labels.get(x, "") or (_face_word(x) if x != shown and not isinstance(
+            x, tuple) else "")
         worth = x - less if less else (x if isinstance(x, int) and x != shown else None)
         if added or label or worth is not None or self.tones.get(x):
             tray.facts(i, added=added, scored=worth, label=label, tone=self.tones.get(x, ""))
         return i, x
 
     def sample(self, hand: Hand) -> tuple[Any, str]:
-        _, x = self.roll_one(hand)
-        return x, self.word(x)
+        i, x = self.roll_one(hand)
+        return x, self.word(x, hand.tray.face(i))
 
     def explode(self, on: Iterable[Any] | None = None, limit: int | None = None,
                 penetrate: bool = False) -> Dice:
@@ -214,14 +219,14 @@ class Explode(Dice):
         return Law(out, s ** depth)
 
     def sample(self, hand: Hand) -> tuple[Any, str]:
-        _, x = self.die.roll_one(hand)
-        value, words, times = x, [self.die.word(x)], 0
+        i, x = self.die.roll_one(hand)
+        value, words, times = x, [self.die.word(x, hand.tray.face(i))], 0
         while x in self.on and (self.limit is None or times < self.limit):
             times += 1
             less = 1 if self.penetrate else 0
-            _, x = self.die.roll_one(hand, "penetrated" if less else "exploded", less)
+            i, x = self.die.roll_one(hand, "penetrated" if less else "exploded", less)
             value += x - less
-            words.append(self.die.word(x) + ("−1" if less else ""))
+            words.append(self.die.word(x, hand.tray.face(i)) + ("−1" if less else ""))
         return value, "+".join(words) if times else words[0]
 
 
@@ -236,6 +241,7 @@ def _same(parts: Sequence[Dice]) -> list[tuple[Dice, int]]:
 
 class Sum(Dice):
     __slots__ = ("parts",)
+    parts: tuple[Dice, ...]
 
     def __init__(self, parts: tuple[Dice, ...]) -> None:
         flat: list[Dice] = []
@@ -260,10 +266,11 @@ class Sum(Dice):
         return out
 
     def sample(self, hand: Hand) -> tuple[Any, str]:
-        total, words = 0, []
+        total: Any = 0
+        words = []
         for p in self.parts:
             v, w = p.sample(hand)
-            total += v
+            total = plus(total, v)
             words.append(w)
         return total, " + ".join(words)
 
@@ -312,7 +319,7 @@ class Pool:
 
     def sum(self) -> Dice:
         """The total of the dice."""
-        return Reduce(self, "sum", (), _plus, 0)
+        return Reduce(self, "sum", (), plus, 0)
 
     def count(self, *which: Callable[[Any], bool] | Iterable[Any]) -> Dice:
         """How many dice show a face ``which`` picks (a test, or the faces themselves); with
@@ -357,10 +364,6 @@ def pool(*dice: Dice | Pool | tuple[int, Dice]) -> Pool:
         else:
             out.append(x)
     return Pool(tuple(out))
-
-
-def _plus(x: Any, y: Any) -> Any:
-    return x + y
 
 
 def _total(kept: tuple[Any, ...]) -> Any:

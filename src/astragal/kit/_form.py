@@ -58,7 +58,8 @@ class _Field:
             return int(word.replace("−", "-"))
         if self.table:
             return self.table[word.lower()]
-        return next(c for c in self.choices if c.lower() == word.lower())
+        choice = next(c for c in self.choices if c.lower() == word.lower())
+        return int(choice) if choice.isdigit() else choice
 
     def words(self) -> tuple[str, ...]:
         return tuple(self.table) if self.table else self.choices
@@ -93,7 +94,7 @@ def _show_dice(sizes: tuple[int, ...]) -> str:
 class _Word:
     """One word of the form: literal text and fields, matched as one regular expression."""
 
-    __slots__ = ("fields", "literal", "parts", "regex")
+    __slots__ = ("fields", "literal", "optional", "parts", "regex")
 
     def __init__(self, text: str, tables: Mapping[str, Mapping[str, Any]]) -> None:
         self.parts: list[str | _Field] = []
@@ -107,6 +108,8 @@ class _Word:
             self.parts.append(text[pos:])
         self.fields = [p for p in self.parts if isinstance(p, _Field)]
         self.literal = "".join(p for p in self.parts if isinstance(p, str)).lower()
+        self.optional = bool(self.fields) and not self.literal and all(
+            f.default is not None for f in self.fields)
         self.regex = re.compile("".join(
             re.escape(p) if isinstance(p, str) else f"({p.pattern()})" for p in self.parts
             if not (isinstance(p, _Field) and p.kind == "dice")), re.IGNORECASE)
@@ -136,7 +139,7 @@ class Spec:
 
     def __getattr__(self, name: str) -> Any:
         try:
-            return self.values[name]  # type: ignore[index]
+            return self.values[name]
         except KeyError:
             raise AttributeError(name) from None
 
@@ -219,12 +222,14 @@ class Form:
             out.extend(self._match(rest, tokens, pos, vals))
             return out
         step = self._word(head, tokens, pos)
+        if head.optional:  # a field with a default may be left out
+            out.extend(self._match(rest, tokens, pos, vals))
         if step is None:
             if pos >= self._far[0]:
                 self._far = (pos, (self._far[1] if pos == self._far[0] else []) + [head])
-            return []
+            return out
         p, got = step
-        return self._match(rest, tokens, p, {**vals, **got})
+        return self._match(rest, tokens, p, {**vals, **got}) + out
 
     def _word(self, word: _Word, tokens: list[tuple[str, int, int]],
               pos: int) -> tuple[int, dict[str, Any]] | None:
@@ -269,6 +274,6 @@ class Form:
                 fields = [f for w in inner for f in w.fields]
                 if fields and all(values.get(f.name) not in (None, f.default, ()) for f in fields):
                     out.extend(self._show(it, values))
-            else:
+            elif not (it.optional and all(values.get(f.name) == f.default for f in it.fields)):
                 out.append(it.show(values))
         return out

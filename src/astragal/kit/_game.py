@@ -189,6 +189,8 @@ class Game:
         known = self._known(spec, options)
         tray = Tray(source, limits)
         lines: list[str] = []
+        decision: Decision | _Again = AGAIN
+        values: list[Any] = []
         for attempt in range(limits.max_rolls + 1):
             if attempt == limits.max_rolls:
                 raise LimitError(f"the roll was made again {limits.max_rolls} times without an "
@@ -205,6 +207,7 @@ class Game:
                 break
             lines.append(f"a tie: rolled again ({self._verdict_rule})")
         source.finish()
+        assert isinstance(decision, Decision)
         lines.append(self.words(decision, values))
         result: dict[str, Any] = {"value": _json(values[0]) if len(values) == 1 else
                                   [_json(v) for v in values], "rule": decision.rule}
@@ -227,16 +230,16 @@ class Game:
         law = self.law(spec, options, limits, text)
         outcomes = law.map(lambda k: k[1].outcome)
         n_sides = len(next(iter(law.weights))[0])
-        measure = self.measure or (None if n_sides > 1 else (lambda v: v))
+        measure: Callable[..., Any] | None = self.measure or (
+            None if n_sides > 1 else (lambda v: v))
         numeric = all(all(type(v) is int for v in k[0]) for k in law.weights)
         if measure is None and n_sides == 2 and numeric:
             measure, name = (lambda a, b: a - b), "margin"
         else:
             name = self.value_name
         values = law.map(lambda k: measure(*k[0])) if measure else outcomes
-        if values is not outcomes and not all(isinstance(k, (int, float)) for k in
-                                              values.weights):
-            values = values.map(_word)
+        if not all(type(k) in (int, float) for k in values.weights):
+            values, name = outcomes, "outcome"  # values that are not numbers: the outcomes
         order = self.order or tuple(dict.fromkeys(
             k[1].outcome for k in sorted(law.weights, key=_sort_key)))
         notes = () if not law.cut else (

@@ -17,7 +17,7 @@ from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 from ..odds.maths import int_multiply, int_power
 
-__all__ = ["CUT", "Law", "add_laws", "binomial_law", "joint", "power_law"]
+__all__ = ["CUT", "Law", "add_laws", "binomial_law", "fold_law", "joint", "plus", "power_law"]
 
 CUT = Fraction(1, 10**18)  # an explosion's tail is cut once what is left is below this
 
@@ -83,7 +83,7 @@ def _sparse(low: int, dense: Sequence[int]) -> dict[Any, int]:
 
 
 def _is_dense(law: Law) -> bool:
-    span = max(law.weights) - min(law.weights) + 1
+    span: int = max(law.weights) - min(law.weights) + 1
     return span <= 4 * len(law.weights) + 16
 
 
@@ -109,10 +109,15 @@ def add_laws(a: Law, b: Law, limits: Limits = DEFAULT_LIMITS, text: str = "") ->
         (la, da), (lb, db) = _dense(a), _dense(b)
         limits.check_work(len(da) + len(db), "a sum", text)
         return Law(_sparse(la + lb, int_multiply(da, db)), a.total * b.total)
-    return joint((a, b), _plus, limits, text)
+    return joint((a, b), plus, limits, text)
 
 
-def _plus(x: Any, y: Any) -> Any:
+def plus(x: Any, y: Any) -> Any:
+    """A sum; tuples (several counts at once) add up place by place, and 0 adds nothing."""
+    if isinstance(x, tuple) and isinstance(y, tuple):
+        return tuple(a + b for a, b in zip(x, y))
+    if isinstance(x, tuple) or isinstance(y, tuple):
+        return y if x == 0 else x if y == 0 else x + y
     return x + y
 
 
