@@ -8,7 +8,7 @@ functions, so they can never disagree.
 from __future__ import annotations
 
 import importlib
-import sys
+import threading
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -185,10 +185,17 @@ def system_names() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+# Games load once, under one lock: a request that finds a game half imported by another thread
+# (a server's concurrent first requests) waits for it instead of reading a module still being
+# run ("partially initialized module") or skipping the game. Re-entrant: a game's import may
+# ask for another game.
+_LOAD_LOCK = threading.RLock()
+
+
 def _load(key: str) -> System:
     target = _ENTRY.get(key, _MODULES[key])
     module_name, _, attr = target.partition(":")
-    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    module = importlib.import_module(module_name)
     system: System = getattr(module, attr or "SYSTEM")
     for alias in getattr(system, "aliases", ()):
         _ALIASES.setdefault(alias, key)
@@ -207,12 +214,17 @@ def get_system(name: str, text: str = "", span: tuple[int, int] | None = None) -
     if key is None:
         known = ", ".join(sorted(_ALIASES))
         raise NotationError(f"unknown system '{name}': known systems are {known}", text, span)
-    if key not in _LOADED:
-        try:
-            _LOADED[key] = _load(key)
-        except ModuleNotFoundError:
-            raise NotationError(f"the system '{key}' is not available yet", text, span) from None
-    return _LOADED[key]
+    loaded = _LOADED.get(key)
+    if loaded is not None:
+        return loaded
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            try:
+                _LOADED[key] = _load(key)
+            except ModuleNotFoundError:
+                raise NotationError(f"the system '{key}' is not available yet", text,
+                                    span) from None
+        return _LOADED[key]
 
 
 def resolve_options(system: System, options: Mapping[str, Any] | None) -> dict[str, Any]:
