@@ -145,6 +145,7 @@ def _load_file(path: str) -> None:
     """Import the game module at ``path`` and add every game it defines."""
     import importlib.util
     import os
+    import sys
 
     stem = os.path.splitext(os.path.basename(path))[0]
     spec = importlib.util.spec_from_file_location(f"astragal_games.{stem}", path)
@@ -167,12 +168,13 @@ def _kit_game() -> type:  # the kit's Game class, imported only when files are r
 def _learn_aliases() -> None:
     """Load the installed games not loaded yet, so that their own aliases are known (an entry
     point names a game once; its aliases live on the game)."""
-    for key in list(_ENTRY):
-        if key not in _LOADED:
-            try:
-                _LOADED[key] = _load(key)
-            except ModuleNotFoundError:
-                continue
+    with _LOAD_LOCK:
+        for key in list(_ENTRY):
+            if key not in _LOADED:
+                try:
+                    _LOADED[key] = _load(key)
+                except ModuleNotFoundError:
+                    continue
 
 
 def system_names() -> dict[str, tuple[str, ...]]:
