@@ -85,14 +85,17 @@ class Game:
     from the form's fields and the switches, by parameter name: one expression, or several
     (a tuple or a mapping of side names) for a contest. The verdict (``@game.verdict``) reads
     the values the same way. ``value`` names what the dice give (``total``, ``successes``);
-    ``order`` lists the outcomes for the odds (else they come in the order the values do)."""
+    ``order`` lists the outcomes for the odds (else they come in the order the values do);
+    ``tones`` says how each outcome reads at the table (good, bad, critical, neutral), and
+    ``examples`` are rolls a player might type (the web room offers them)."""
 
     def __init__(self, name: str, title: str, form: str, dice: Callable[..., Any] | None = None,
                  *, aliases: Sequence[str] = (), switches: Sequence[Switch] = (),
                  words: Mapping[str, Mapping[str, Any]] | None = None,
                  order: Sequence[str] = (), value: str = "total", examples: Sequence[str] = (),
                  sides: Sequence[str] = ("you", "rival"),
-                 measure: Callable[..., Any] | None = None) -> None:
+                 measure: Callable[..., Any] | None = None,
+                 tones: Mapping[str, str] | None = None) -> None:
         self.name, self.title = name, title
         self.aliases = tuple(aliases)
         self.switches = tuple(switches)
@@ -102,6 +105,9 @@ class Game:
         self.examples = tuple(examples)
         self.sides = tuple(sides)
         self.measure = measure
+        self.outcome_tones = dict(tones or {})
+        if set(self.outcome_tones.values()) - {"good", "bad", "critical", "neutral"}:
+            raise ValueError("an outcome's tone is good, bad, critical or neutral")
         self.tables: Mapping[str, Callable[[Mapping[str, Any]], list[list[str]]]] = {}
         self._dice: Callable[..., Any] | None = None
         self._verdict: Callable[..., Any] | None = None
