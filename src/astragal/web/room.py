@@ -29,6 +29,7 @@ import astragal
 from astragal import InputError, Limits, Source
 from astragal.render import roll_text
 
+from . import powers
 from .basics import (
     Member,
     RateLimit,
@@ -382,12 +383,12 @@ class Table(TableOdds, TableTools):
 
     @staticmethod
     def visible(entry: Mapping[str, Any], viewer: Member) -> dict[str, Any] | None:
-        """The entry as ``viewer`` may see it: whole, a stub (own blind roll), or not at all."""
+        """The entry as ``viewer`` may see it (``powers.POWERS``' ``see``): whole, a stub (their
+        own blind roll: that they rolled, not what), or not at all."""
         vis = entry.get("visibility", "public")
-        if vis == "public" or viewer.is_gm:
-            return dict(entry)
         mine = entry.get("member") == viewer.id
-        if vis == "gm" and mine:
+        if powers.allowed(viewer, "see", vis if vis in VISIBILITIES else "blind",
+                          owner=entry.get("member")):
             return dict(entry)
         if vis == "blind" and mine:
             keep = ("id", "kind", "room", "at", "member", "who", "role", "visibility", "text",
