@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from fractions import Fraction
 from functools import reduce
 from typing import Any
 
@@ -523,30 +524,16 @@ class Procedure(Dice):
         return self.f(roll), ", ".join(words)
 
     def law(self, limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:
-        from fractions import Fraction
-
         out: dict[Any, Fraction] = {}
         path: list[int] = []  # the index of the face taken at each draw
         for _ in range(limits.max_odds_work):
-            sizes: list[int] = []
-            chance = Fraction(1)
-
-            def roll(die: Die, added: str = "") -> Any:
-                nonlocal chance
-                i = len(sizes)
-                sizes.append(len(die.faces))
-                if i == len(path):
-                    path.append(0)
-                chance /= len(die.faces)
-                if chance < CUT:
-                    raise _Pruned
-                return die.faces[path[i]]
-
+            walk = _Walk(path)
             try:
-                value = self.f(roll)
-                out[value] = out.get(value, Fraction(0)) + chance
+                value = self.f(walk.roll)
+                out[value] = out.get(value, Fraction(0)) + walk.chance
             except _Pruned:
                 pass
+            sizes = walk.sizes
             del path[len(sizes):]
             while path and path[-1] == sizes[len(path) - 1] - 1:
                 path.pop()
@@ -557,6 +544,25 @@ class Procedure(Dice):
             limits.check_work(limits.max_odds_work + 1, f"the paths of {self}", text)
         total = math.lcm(*(p.denominator for p in out.values())) if out else 1
         return Law({k: int(p * total) for k, p in out.items()}, total)
+
+
+class _Walk:
+    """One path of faces through a procedure: the face taken at each draw, and its chance."""
+
+    __slots__ = ("chance", "path", "sizes")
+
+    def __init__(self, path: list[int]) -> None:
+        self.path, self.sizes, self.chance = path, [], Fraction(1)
+
+    def roll(self, die: Die, added: str = "") -> Any:
+        i = len(self.sizes)
+        self.sizes.append(len(die.faces))
+        if i == len(self.path):
+            self.path.append(0)
+        self.chance /= len(die.faces)
+        if self.chance < CUT:
+            raise _Pruned
+        return die.faces[self.path[i]]
 
 
 def procedure(f: Callable[[Callable[..., Any]], Any]) -> Dice:
