@@ -552,7 +552,8 @@ class _Walk:
     __slots__ = ("chance", "path", "sizes")
 
     def __init__(self, path: list[int]) -> None:
-        self.path, self.sizes, self.chance = path, [], Fraction(1)
+        self.path, self.chance = path, Fraction(1)
+        self.sizes: list[int] = []
 
     def roll(self, die: Die, added: str = "") -> Any:
         i = len(self.sizes)
