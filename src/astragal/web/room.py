@@ -90,7 +90,8 @@ def _system_table() -> dict[str, Any]:
             continue
         systems[name] = {"name": name, "title": system.title,
                          "prefixes": [f"{a}:" for a in (*alias_list, name)],
-                         "examples": list(EXAMPLES.get(name, ()))}
+                         "examples": list(getattr(system, "examples", ()) or
+                                          EXAMPLES.get(name, ()))}
     return {"systems": systems, "aliases": aliases}
 
 
@@ -340,7 +341,7 @@ class Table(TableOdds, TableTools):
             "outcome": result.outcome,
             "verdict": result.transcript[-1] if result.transcript else result.outcome,
             "headline": headline(result.outcome, result.transcript),
-            "tone": outcome_kind(result.outcome),
+            "tone": outcome_kind(result.outcome, result.system),
             "transcript_text": roll_text(result),
             "roll": result.to_json(with_steps=False),  # the record as older versions replay it
             "draws": source.draws,

@@ -19,6 +19,7 @@ import astragal
 from astragal import InputError
 from astragal.notation import split_prefix
 from astragal.render import outcome_words
+from astragal.systems import get_system
 
 from .powers import commands
 from .sheet import _DICE_VALUE, Sheet, SheetError, expand
@@ -48,8 +49,13 @@ KINDS: dict[str, str] = {
 }
 
 
-def outcome_kind(outcome: str | None) -> str:
-    """good, bad, critical or neutral (a tie, a total, no Botch)."""
+def outcome_kind(outcome: str | None, system: str = "") -> str:
+    """good, bad, critical or neutral (a tie, a total, no Botch): as the game declares it (a kit
+    game's ``tones``), else as the built-in games' outcomes read."""
+    if system:
+        declared = getattr(get_system(system), "outcome_tones", None)
+        if declared:
+            return str(declared.get(outcome or "", "neutral"))
     return KINDS.get(outcome or "", "neutral")
 
 
