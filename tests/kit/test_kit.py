@@ -156,3 +156,34 @@ def test_a_procedures_law_equals_its_paths_enumerated() -> None:
     assert law.fractions()[(1, False)] == Fraction(5, 36)
     assert law.fractions()[(8, False)] == Fraction(1, 36)  # 6 then 2
     assert 0 < law.cut < Fraction(1, 10**17)
+
+
+def test_the_algebras_highest_of_mixed_exploding_dice_equals_the_kits() -> None:
+    # the built-in algebra refused this with a bare ValueError; its law now equals the kit's
+    from astragal.dice.algebra import Chain, Highest, Mixed, Reading, face
+    from astragal.dice.sampler import sample
+    from astragal.odds import algebra
+
+    class On(Reading):
+        def __call__(self, position: int, f: int) -> bool:
+            return bool(f == self.settings[0])
+
+    program = Highest(Mixed((Chain(8, On(8), face), Chain(6, On(6), face))))
+    law = algebra.law(program)
+    kit_law = highest(d(8).explode(), d6.explode()).law().fractions()
+    assert max(abs(p - float(kit_law.get(v, 0))) for v, p in enumerate(law.pmf)) < 1e-15
+    assert 0 < law.truncated < 1e-15
+
+    class Hands:  # the faces in the order asked: the d8's 8 and its explosion's 5, the d6's 3
+        faces = iter([8, 5, 3])
+
+        def new(self, size: int) -> int:
+            return 0
+
+        def again(self, die: int, note: str) -> int:
+            return next(self.faces)
+
+        def face(self, die: int) -> int:
+            return next(self.faces)
+
+    assert sample(program, Hands()).value == 13

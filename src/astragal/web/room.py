@@ -53,7 +53,7 @@ from .roomtools import TableTools
 from .sheet import Expansion, Sheet, check_sheet, expand
 from .signing import Signer
 from .store import MAX_PAGE, Moved, NameTaken, RoomFull, Store
-from .tabletools import EXAMPLES, check_sheet_rolls, headline, outcome_kind
+from .tabletools import check_sheet_rolls, headline, outcome_kind
 
 __all__ = [
     "VISIBILITIES",
@@ -90,8 +90,7 @@ def _system_table() -> dict[str, Any]:
             continue
         systems[name] = {"name": name, "title": system.title,
                          "prefixes": [f"{a}:" for a in (*alias_list, name)],
-                         "examples": list(getattr(system, "examples", ()) or
-                                          EXAMPLES.get(name, ()))}
+                         "examples": list(getattr(system, "examples", ()))}
     return {"systems": systems, "aliases": aliases}
 
 
