@@ -116,6 +116,8 @@ class Table(TableOdds, TableTools):
         self.odds_limit = RateLimit(*odds_rate)
         self.address_rolls = RateLimit(*caps.rolls_per_address)
         self.address_bytes = Budget(*caps.stored_bytes_per_address)
+        self.address_reads = RateLimit(*caps.reads_per_address)
+        self.address_pings = RateLimit(*caps.pings_per_address)
         self.odds_cpu = Budget(*caps.odds_cpu_per_address)
         self.exports = RateLimit(*caps.exports_per_member)
         self.pool = pool or shared_pool(caps.odds_workers, caps.odds_seconds, caps.odds_memory,
@@ -284,13 +286,19 @@ class Table(TableOdds, TableTools):
         exp = self.expand(member, text, room["system"])
         if self.source is None:
             self._end_stale_epoch(member)
-        for _ in range(8):  # the nonce is the entry's id: roll again if another entry took it
-            source, fair, nonce = self._faces(member, room["id"], client_seed)
-            body = self._rolled(member, exp, room, visibility, source, fair)
-            try:
-                return self._append(room["id"], body, who, expect=nonce)
-            except Moved:
-                continue
+        # One roll of a room at a time on this instance: the faces are rolled for the entry id
+        # the roll will take, so rolls made at once each found their id taken and were rolled
+        # again and again (8 members with a heavy roll: 20 % refused as Busy, each computed up
+        # to 8 times). Queued, each is rolled once; only another instance's entry (PostgreSQL)
+        # taking the id makes it roll again.
+        with self._room_lock(room["id"]):
+            for _ in range(8):  # the nonce is the entry's id: roll again if another took it
+                source, fair, nonce = self._faces(member, room["id"], client_seed)
+                body = self._rolled(member, exp, room, visibility, source, fair)
+                try:
+                    return self._append(room["id"], body, who, expect=nonce)
+                except Moved:
+                    continue
         raise TableError(503, "Busy", "the room's log is too busy to take this roll: try again",
                          retry_after=1)
 
