@@ -187,3 +187,26 @@ def test_the_algebras_highest_of_mixed_exploding_dice_equals_the_kits() -> None:
             return next(self.faces)
 
     assert sample(program, Hands()).value == 13
+
+
+def test_a_decision_carries_its_rule_its_words_and_what_it_found() -> None:
+    from astragal.kit import Decision
+
+    g = Game("margin", "A margin", "{n:int} vs {tn:int}", dice=lambda n: n @ d6)
+
+    @g.rule("G2", "a total of twice the target is a triumph")
+    def triumph(total: int, tn: int) -> bool:
+        return total >= 2 * tn
+
+    @g.verdict("G1", "meet the target to succeed")
+    def verdict(total: int, tn: int) -> object:
+        if triumph(total, tn):
+            return Decision("triumph", "G2", "{value}: a triumph", {"margin": total - tn})
+        return Decision("success" if total >= tn else "failure", found={"margin": total - tn})
+
+    install(g)
+    r = astragal.roll("margin: 2 vs 4", faces="5,6")
+    assert (r.outcome, r.result) == ("triumph", {"value": 11, "rule": "G2", "margin": 7})
+    assert r.transcript[-1] == "11: a triumph"
+    r = astragal.roll("margin: 2 vs 4", faces="1,2")
+    assert (r.outcome, r.result["rule"], r.result["margin"]) == ("failure", "G1", -1)
