@@ -38,6 +38,9 @@ class Caps:
     live_per_member: int = 8
     exports_per_member: tuple[float, int] = (0.1, 3)               # per second, burst
     # The whole server
+    rooms: int = 10_000                     # rooms the table holds (507 for one more)
+    idle_room_days: float = 90.0            # a room with nothing new for this long is exported
+                                            # to the table's archive folder, then deleted
     exports_at_once: int = 4                # exports streaming at the same time
     export_page: int = 16                   # entries read and sent at a time
     page_bytes: int = 256 << 10             # a page of the log (its stored JSON), over HTTP or

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import astragal
@@ -73,6 +76,7 @@ VISIBILITIES = ("public", "gm", "blind")
 MAX_NAME = 40
 MAX_CLIENT_SEED = 64
 MAX_ROOM_NAME = 80
+EXPIRY_SWEEP_SECONDS = 600.0  # how often an instance looks for idle rooms (when opening one)
 
 
 def _system_table() -> dict[str, Any]:
@@ -102,7 +106,7 @@ class Table(TableOdds, TableTools):
                  roll_rate: tuple[float, int] = (2.0, 6),
                  odds_rate: tuple[float, int] = (2.0, 6),
                  caps: Caps | None = None, pool: OddsPool | None = None,
-                 signer: Signer | None = None) -> None:
+                 signer: Signer | None = None, archive: Path | None = None) -> None:
         self.store = store
         # Every entry is signed with the table's key (a fresh one when none is given: tests)
         self.signer = signer or Signer.generate()
@@ -141,6 +145,9 @@ class Table(TableOdds, TableTools):
         self._state_lock = threading.Lock()
         self._state_cache: dict[str, dict[str, Any]] = {}
         self._room_locks: dict[str, threading.Lock] = {}
+        # Idle rooms are exported here, then deleted (``expire_idle``); None keeps every room
+        self.archive = archive
+        self._swept = -EXPIRY_SWEEP_SECONDS  # when this instance last looked for idle rooms
 
     # -- systems -----------------------------------------------------------------------------
 
@@ -171,6 +178,11 @@ class Table(TableOdds, TableTools):
             names = ", ".join(sorted(known["systems"]))
             raise TableError(422, "RequestError", f"'{system}' is not an installed system: "
                                                   f"choose one of {names}")
+        self.expire_idle()
+        if (count := self.store.room_count()) >= self.caps.rooms:
+            raise TableError(507, "TableFull", f"this table holds {count:,} rooms, the most it "
+                             "keeps: try again when idle rooms have been archived",
+                             retry_after=3600)
         room = {"id": new_room_id(), "name": room_name, "system": key,
                 "created": _now()}
         gm_key = new_key()
@@ -179,6 +191,35 @@ class Table(TableOdds, TableTools):
         self.store.create_room(room, member)
         return {"room": room, "member": {"id": member["id"], "name": gm, "role": "gm"},
                 "key": gm_key}
+
+    def expire_idle(self) -> list[str]:
+        """Archive and delete the rooms idle for ``caps.idle_room_days`` (at most once per
+        ``EXPIRY_SWEEP_SECONDS`` on an instance, and only with an ``archive`` folder): each is
+        first written whole, as its GM would export it, to ``archive/<room>.json`` (on disk
+        before the room is deleted). The rooms deleted."""
+        now = self.clock()
+        if self.archive is None or now - self._swept < EXPIRY_SWEEP_SECONDS:
+            return []
+        self._swept = now
+        cutoff = (datetime.now(UTC) - timedelta(days=self.caps.idle_room_days)).isoformat(
+            timespec="milliseconds").replace("+00:00", "Z")
+        gone = []
+        for room_id in self.store.idle_rooms(cutoff, 100):
+            gm = next((m for m in self.store.members(room_id) if m["role"] == "gm"), None)
+            viewer = Member(gm["id"] if gm else "", room_id, gm["name"] if gm else "GM", "gm",
+                            Sheet())
+            self.archive.mkdir(parents=True, exist_ok=True)
+            final = self.archive / f"{room_id}.json"
+            part = final.with_suffix(".json.part")
+            with part.open("w", encoding="utf-8") as out:
+                for chunk in self.export_chunks(viewer):
+                    out.write(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(part, final)
+            self.store.delete_room(room_id)
+            gone.append(room_id)
+        return gone
 
     def room(self, room_id: str) -> dict[str, Any]:
         """The room, or a 404."""
