@@ -30,6 +30,7 @@ from typing import Any
 
 import astragal
 from astragal import InputError, Limits, Source
+from astragal._limits import WEB_LIMITS
 from astragal.render import roll_text
 
 from . import powers
@@ -113,7 +114,7 @@ class Table(TableOdds, TableTools):
         store.sign = self.signer.sign
         # The web's own bounds: the same engine limits, with exact odds kept well inside a
         # request's time (every odds request holds a worker thread).
-        self.limits = limits or Limits(max_notation_length=500, max_odds_work=5_000_000)
+        self.limits = limits or WEB_LIMITS
         self.source = source
         self.caps = caps = caps or Caps()
         self.roll_limit = RateLimit(*roll_rate)
