@@ -210,3 +210,16 @@ def test_a_decision_carries_its_rule_its_words_and_what_it_found() -> None:
     assert r.transcript[-1] == "11: a triumph"
     r = astragal.roll("margin: 2 vs 4", faces="1,2")
     assert (r.outcome, r.result["rule"], r.result["margin"]) == ("failure", "G1", -1)
+
+
+@pytest.mark.parametrize("text, said", [
+    ("cortex: d100000000 vs 3", "1 to 1000 sides"),
+    ("tor: 100000000000 vs 3", "too large for dice"),
+    ("coc: 50 +40", "odds work limit"),
+    ("tor: 600 vs 3", "more than the limit of 500 dice"),
+])
+def test_huge_requests_are_refused_at_once_with_their_reason(text: str, said: str) -> None:
+    for name in ("cortex", "onering", "coc"):
+        example(name)
+    with pytest.raises(astragal.InputError, match=said):
+        astragal.odds(text)
