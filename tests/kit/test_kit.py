@@ -223,3 +223,15 @@ def test_huge_requests_are_refused_at_once_with_their_reason(text: str, said: st
         example(name)
     with pytest.raises(astragal.InputError, match=said):
         astragal.odds(text)
+
+
+def test_a_side_that_rolls_no_dice_is_a_number() -> None:
+    g = Game("fixed", "Against a fixed defence", "{n:int} [vs {defence:int}]",
+             dice=lambda n, defence: n @ d6 if defence is None else (n @ d6, defence))
+    g.verdict("F1", "beat the defence")(
+        lambda mine, theirs=0: "hit" if mine > theirs else "miss")
+    install(g)
+    assert dict(astragal.odds("fixed: 1 vs 4").outcomes.exact()) == {
+        "miss": Fraction(2, 3), "hit": Fraction(1, 3)}
+    r = astragal.roll("fixed: 1 vs 4", faces="5")
+    assert r.outcome == "hit" and len(r.dice) == 1
