@@ -23,6 +23,7 @@ from ...dice.algebra import Chain, Drop, Marked, Pool, Reading
 from ...dice.sampler import PoolRecord, dropped, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
+from ...odds.exactness import denominator, exact_odds, product
 from ...render import d6system as words
 from . import rules as R
 from .notation import Side, Spec
@@ -377,9 +378,27 @@ def _bonuses(points: Mapping[int, float]) -> dict[str, Any]:
                 (R.damage_bonus(rp), p) for rp, p in points.items())).to_json()}
 
 
+def _denominator(sides: Sequence[Prepared], options: Mapping[str, Any]) -> int | None:
+    """The common denominator of the sides' laws: 6 per die; None with the Wild Die (D-X1: a
+    6 explodes without end)."""
+    if options["wild_die"]:
+        return None
+    return product(*(denominator(regular(side.dice)) for side in sides))
+
+
 def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     """The exact odds of a D6 System spec (D1–D15, the Wild Die D-X1, opposed rolls D-X4)."""
     options = effective_options(spec, options)
+    if spec.difficulty is not None and R.is_automatic(spec.difficulty.number):
+        return exact_odds(_odds(spec, options, limits, text), 1)
+    sides = [R.prepare(spec.actor, options)] + (
+        [R.prepare(spec.opposition, options)] if spec.opposition else [])
+    again = spec.opposition is not None and R.tie_goes(options["opposed_tie"]) == "again"
+    return exact_odds(_odds(spec, options, limits, text),
+                      None if again else _denominator(sides, options))
+
+
+def _odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     wild_on = bool(options["wild_die"])
     if spec.difficulty is not None and R.is_automatic(spec.difficulty.number):
         return Odds("d6system", text, Distribution.from_mapping({"automatic": 1.0},

@@ -13,6 +13,7 @@ from ..._limits import DEFAULT_LIMITS, Limits
 from ...dice.algebra import Favored, Highest, Least, Paired
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
+from ...odds.exactness import denominator, exact_odds, product
 from ...render.jadeclaw import dice_text
 from . import rules as R
 from .notation import Damage, Spec
@@ -61,6 +62,11 @@ def contest_distribution(pa: Sequence[float], pb: Sequence[float], qa: str | Non
     return {k: got[k] for k in CONTEST_OUTCOMES}
 
 
+def _score_den(prep: Prepared, program: Highest | Least, options: Mapping[str, Any]) -> int | None:
+    """The common denominator of a Score's law (1 for a pool that is not rolled)."""
+    return 1 if empty_score(prep, "a pool", options) is not None else denominator(program)
+
+
 def _dist(pmf: Sequence[float]) -> Distribution:
     return Distribution.from_mapping({k: p for k, p in enumerate(pmf) if p and k})
 
@@ -100,8 +106,9 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     if spec.opposition is None:
         law = maths.pushforward((R.is_botch(k), p) for k, p in enumerate(pa) if p)
         outcomes = {"botch": law.get(True, 0.0), "no_botch": law.get(False, 0.0)}
-        return Odds("jadeclaw", text, Distribution.from_mapping(outcomes, order=SINGLE_OUTCOMES),
-                    _dist(pa), "Score", tuple(notes))
+        return exact_odds(Odds("jadeclaw", text, Distribution.from_mapping(
+            outcomes, order=SINGLE_OUTCOMES), _dist(pa), "Score", tuple(notes)),
+            _score_den(actor, scored, options))
     opp = prepare(spec.opposition, options, damage=False)
     opposed = score_program(opp, options)
     notes.append(f"opposition: {_pool_note(opp, opposed)}")
@@ -111,15 +118,17 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
         notes.append("J48: calm task and the pool matches the Difficulty: Success without rolling")
         out = dict.fromkeys(CONTEST_OUTCOMES, 0.0)
         out["success"] = 1.0
-        return Odds("jadeclaw", text, Distribution.from_mapping(out, order=CONTEST_OUTCOMES),
-                    Distribution.from_mapping({}), "margin", tuple(notes))
+        return exact_odds(Odds("jadeclaw", text, Distribution.from_mapping(
+            out, order=CONTEST_OUTCOMES), Distribution.from_mapping({}), "margin", tuple(notes)),
+            1)
     pb = final_score_pmf(opp, options, limits, text, opposed, "the opposing pool")
     out = contest_distribution(pa, pb, actor.quality, opp.quality, options)
     margins = maths.difference_of({k: p for k, p in enumerate(pa) if p},
                                   {k: p for k, p in enumerate(pb) if p})
-    return Odds("jadeclaw", text, Distribution.from_mapping(out, order=CONTEST_OUTCOMES),
-                Distribution.from_mapping(margins), "margin", tuple(notes),
-                {"actor_score": _dist(pa).to_json(), "opposition_score": _dist(pb).to_json()})
+    return exact_odds(Odds("jadeclaw", text, Distribution.from_mapping(
+        out, order=CONTEST_OUTCOMES), Distribution.from_mapping(margins), "margin", tuple(notes),
+        {"actor_score": _dist(pa).to_json(), "opposition_score": _dist(pb).to_json()}),
+        product(_score_den(actor, scored, options), _score_den(opp, opposed, options)))
 
 
 def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
@@ -153,8 +162,9 @@ def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text:
                 r_out, order=CONTEST_OUTCOMES).to_json()
         notes.append(f"resolve: {dice_text(res.sizes)} against the damage dice's Score, only "
                      f"after a hit ({tested:.4%} of rolls, J35); resolve_outcomes are given a hit")
-    return Odds("jadeclaw", text, Distribution.from_mapping(outcomes, order=("nothing", "hit")),
-                dist, "hits", tuple(notes), extra)
+    return exact_odds(Odds("jadeclaw", text, Distribution.from_mapping(
+        outcomes, order=("nothing", "hit")), dist, "hits", tuple(notes), extra),
+        denominator(program))
 
 
 def _damage_score_given_a_hit(program: Paired, dmg: Prepared, hits: Sequence[float],
