@@ -88,7 +88,7 @@ class Hub:
         """In the event loop: wake one room's connections (None: all rooms)."""
         if room_id is None:
             self.epoch += 1
-        elif room_id.startswith(MEMBERS_NOTE):  # another instance: someone joined
+        elif room_id.startswith(MEMBERS_NOTE):  # another instance: a join, a new key, a removal
             room_id, members = room_id[len(MEMBERS_NOTE):], True
         if members and room_id is not None and room_id in self.rooms:
             self.joined[room_id] = self.joined.get(room_id, 0) + 1

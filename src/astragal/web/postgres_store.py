@@ -269,12 +269,22 @@ class PostgresStore:
             (canonical(sheet), member_id)))
 
     def set_key(self, member_id: str, key_hash: str) -> None:
-        self._do("replace a key", lambda conn, _: conn.execute(
-            f"UPDATE {self._members} SET key_hash = %s WHERE id = %s", (key_hash, member_id)))
+        self._do("replace a key", lambda conn, _: self._change_member(
+            conn, f"UPDATE {self._members} SET key_hash = %s WHERE id = %s RETURNING room_id",
+            (key_hash, member_id)))
 
     def remove_member(self, member_id: str) -> None:
-        self._do("remove a member", lambda conn, _: conn.execute(
-            f"DELETE FROM {self._members} WHERE id = %s", (member_id,)))
+        self._do("remove a member", lambda conn, _: self._change_member(
+            conn, f"DELETE FROM {self._members} WHERE id = %s RETURNING room_id", (member_id,)))
+
+    def _change_member(self, conn: Any, sql: str, args: tuple[str, ...]) -> None:
+        """A new key or a removal, and in the same transaction the NOTIFY that makes every
+        instance re-check its live connections' keys (delivered on commit: the old key is
+        dead by then). Safe to repeat: the same key again, or no such member any more."""
+        with conn.transaction():
+            row = conn.execute(sql, args).fetchone()
+            if row is not None:
+                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, MEMBERS_NOTE + row[0]))
 
     def append(self, room_id: str, body: Mapping[str, Any],
                expect: int | None = None) -> dict[str, Any]:

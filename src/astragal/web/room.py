@@ -29,6 +29,7 @@ import astragal
 from astragal import InputError, Limits, Source
 from astragal.render import roll_text
 
+from . import powers
 from .basics import (
     Member,
     RateLimit,
@@ -89,7 +90,8 @@ def _system_table() -> dict[str, Any]:
             continue
         systems[name] = {"name": name, "title": system.title,
                          "prefixes": [f"{a}:" for a in (*alias_list, name)],
-                         "examples": list(EXAMPLES.get(name, ()))}
+                         "examples": list(getattr(system, "examples", ()) or
+                                          EXAMPLES.get(name, ()))}
     return {"systems": systems, "aliases": aliases}
 
 
@@ -231,8 +233,10 @@ class Table(TableOdds, TableTools):
         return Member(row["id"], row["room"], row["name"], row["role"],
                       Sheet.from_json(row["sheet"]))
 
-    def save_sheet(self, member: Member, data: Mapping[str, Any]) -> Sheet:
-        """Replace the member's stats and macros (422 with the name at fault)."""
+    def save_sheet(self, member: Member, data: Mapping[str, Any], who: str = "") -> Sheet:
+        """Replace the member's stats and macros (422 with the name at fault); ``who`` is the
+        client's address, which pays the same caps as a roll (``admit``)."""
+        self.admit(member, who)
         try:
             sheet = check_sheet(data)
             check_sheet_rolls(sheet, self.room(member.room)["system"], self._aliases())
@@ -240,7 +244,9 @@ class Table(TableOdds, TableTools):
             raise TableError(422, "SheetError", exc.message,
                              **({"text": exc.text, "span": list(exc.span)}
                                 if exc.text is not None and exc.span else {})) from None
-        self.store.save_sheet(member.id, sheet.to_json())
+        saved = sheet.to_json()
+        self.store.save_sheet(member.id, saved)
+        self.address_bytes.charge(f"ip:{who}", len(json.dumps(saved, ensure_ascii=False)))
         return sheet
 
     # -- rolling ---------------------------------------------------------------------------
@@ -271,11 +277,7 @@ class Table(TableOdds, TableTools):
         if visibility not in VISIBILITIES:
             raise TableError(422, "RequestError", f"visibility is one of {', '.join(VISIBILITIES)}"
                                                   f", not {visibility!r}")
-        self.roll_limit.check(member.id, "rolls")
-        self.address_rolls.check(f"ip:{who}", "rolls from this address")
-        if (wait := self.address_bytes.wait(f"ip:{who}")) > 0:
-            raise TableError(429, "RateLimited", f"this address has stored too much in the last "
-                             f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
+        self.admit(member, who)
         room = self.room(member.room)
         self._check_room_space(room["id"])
         exp = self.expand(member, text, room["system"])
@@ -290,6 +292,16 @@ class Table(TableOdds, TableTools):
                 continue
         raise TableError(503, "Busy", "the room's log is too busy to take this roll: try again",
                          retry_after=1)
+
+    def admit(self, member: Member, who: str) -> None:
+        """The caps every way of writing pays alike (a roll, a reveal, a fight or turn-order
+        command, a seed epoch ended, a sheet saved): the member's rate, the address's rate and
+        the bytes the address stored of late (429 naming which)."""
+        self.roll_limit.check(member.id, "rolls")
+        self.address_rolls.check(f"ip:{who}", "rolls from this address")
+        if (wait := self.address_bytes.wait(f"ip:{who}")) > 0:
+            raise TableError(429, "RateLimited", f"this address has stored too much in the last "
+                             f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
 
     def _faces(self, member: Member, room_id: str,
                client_seed: str) -> tuple[RecordingSource, dict[str, Any] | None, int | None]:
@@ -329,7 +341,7 @@ class Table(TableOdds, TableTools):
             "outcome": result.outcome,
             "verdict": result.transcript[-1] if result.transcript else result.outcome,
             "headline": headline(result.outcome, result.transcript),
-            "tone": outcome_kind(result.outcome),
+            "tone": outcome_kind(result.outcome, result.system),
             "transcript_text": roll_text(result),
             "roll": result.to_json(with_steps=False),  # the record as older versions replay it
             "draws": source.draws,
@@ -381,12 +393,12 @@ class Table(TableOdds, TableTools):
 
     @staticmethod
     def visible(entry: Mapping[str, Any], viewer: Member) -> dict[str, Any] | None:
-        """The entry as ``viewer`` may see it: whole, a stub (own blind roll), or not at all."""
+        """The entry as ``viewer`` may see it (``powers.POWERS``' ``see``): whole, a stub (their
+        own blind roll: that they rolled, not what), or not at all."""
         vis = entry.get("visibility", "public")
-        if vis == "public" or viewer.is_gm:
-            return dict(entry)
         mine = entry.get("member") == viewer.id
-        if vis == "gm" and mine:
+        if powers.allowed(viewer, "see", vis if vis in VISIBILITIES else "blind",
+                          owner=entry.get("member")):
             return dict(entry)
         if vis == "blind" and mine:
             keep = ("id", "kind", "room", "at", "member", "who", "role", "visibility", "text",
