@@ -228,7 +228,7 @@ def cmd_systems(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from .rulebook import rulebook
+    from .rulebook import readings, rulebook
     from .systems import get_system
 
     system = get_system(args.system_name.strip().removesuffix(":"))  # as listed: 'jc:'
@@ -246,6 +246,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
             default = str(sw.default).lower() if isinstance(sw.default, bool) else \
                 sw.default if sw.default != "" else '""'
             print(f"  {sw.name}={default}  ({sw.allowed()}; {sw.rule}) {sw.help}")
+    taken = readings(system.name)
+    if taken:
+        print("readings (where the text can be read two ways; RULES.md gives the sentences):")
+        for taken_one in taken:
+            print(f"  {taken_one.id:<6} {taken_one.text}")
     return 0
 
 

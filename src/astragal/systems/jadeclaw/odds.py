@@ -8,18 +8,20 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..._errors import LimitError
 from ..._limits import DEFAULT_LIMITS, Limits
-from ...dice.algebra import Favored, Highest, Least, Paired
+from ...dice.algebra import Favored, Highest, Least, Mixed, Paired
+from ...dice.sampler import DieRecord, PoolRecord, paired
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
 from ...odds.exactness import denominator, exact_odds, product
+from ...odds.pools import outcomes
 from ...render.jadeclaw import dice_text
 from . import rules as R
 from .notation import Damage, Spec
 from .program import (
     Prepared,
     damage_program,
+    damage_score_without_dice,
     effective_options,
     empty_score,
     prepare,
@@ -156,7 +158,9 @@ def _damage_odds(spec: Damage, options: Mapping[str, Any], limits: Limits, text:
         res = prepare(spec.resolve, options, damage=False)
         if tested > 0:
             pr = final_score_pmf(res, options, limits, text, which="the Resolve pool")
-            pd = _damage_score_given_a_hit(program, dmg, hits, limits, text)
+            pd = _damage_score_given_a_hit(program, dmg, hits, limits, text) if dmg.sizes \
+                else [1.0 if b == damage_score_without_dice(options) else 0.0
+                      for b in range(TOP + 1)]  # J-A12: a Soak Botch's hit, no damage faces
             r_out = contest_distribution(pr, pd, res.quality, None, options)
             extra["resolve_outcomes"] = Distribution.from_mapping(
                 r_out, order=CONTEST_OUTCOMES).to_json()
@@ -176,9 +180,7 @@ def _damage_score_given_a_hit(program: Paired, dmg: Prepared, hits: Sequence[flo
     give P(no Wound, Score = b), which is taken out of P(Score = b).
     """
     if isinstance(program.attack, Favored):
-        raise LimitError("the odds of a Resolve test after a Favored Damage Roll are not computed "
-                         "(the Favored re-roll ties the damage Score to the hits); roll it, or "
-                         "ask the odds without 'resolve'", text, (0, len(text)) if text else None)
+        return _favored_damage_score_given_a_hit(program, limits, text)
     score = exact.law(R.score(program.attack)).pmf
     below = [sum(score[: b + 1]) for b in range(TOP + 1)]
     quiet = [0.0] * (TOP + 1)  # P(no Wound, every damage face ≤ b)
@@ -192,3 +194,40 @@ def _damage_score_given_a_hit(program: Paired, dmg: Prepared, hits: Sequence[flo
                     for b in range(1, TOP + 1)]
 
 
+
+
+_PATH_STEPS = 12_000  # one face sequence run through the sample interpreter
+_PAIR_STEPS = 300  # one pair of sorted pools read by the pairing rule
+
+
+def _sorted_values(record: PoolRecord) -> tuple[int, ...]:
+    return tuple(sorted((d.value for d in record.dice), reverse=True))
+
+
+def _pool_of(values: tuple[int, ...]) -> PoolRecord:
+    return PoolRecord(tuple(DieRecord(((v,),), v) for v in values), max(values, default=0))
+
+
+def _favored_damage_score_given_a_hit(program: Paired, limits: Limits, text: str) -> list[float]:
+    """P(damage Score = b | a Wound) after a Favored Damage Roll (J35, J39): the Favored re-roll
+    ties the faces that stand to the hits, so each side's sorted faces are enumerated exactly
+    (every face sequence, the re-roll included, through the roller's own interpreter) and every
+    pair of them is read by the same pairing rule as the roll."""
+    sides = [math.prod(u.size for u in _units(side)) * 2 for side in (program.attack,
+                                                                       program.defence)]
+    limits.check_work(_PATH_STEPS * sum(sides) + _PAIR_STEPS * math.prod(sides),
+                      "the Resolve test after this Favored Damage Roll", text)
+    attack = outcomes(program.attack, _sorted_values)
+    defence = outcomes(program.defence, _sorted_values)
+    joint = [0.0] * (TOP + 1)  # P(a Wound, damage Score = b)
+    for a, p in attack.items():
+        rec = _pool_of(a)
+        for d, q in defence.items():
+            if R.resolve_tested(paired(program, rec, _pool_of(d)).value):
+                joint[max(a)] += p * q  # J4, J35: the Score is the highest damage face
+    wound = math.fsum(joint)
+    return [p / wound for p in joint]
+
+
+def _units(side: Mixed | Favored) -> tuple[Any, ...]:
+    return side.pool.units if isinstance(side, Favored) else side.units
