@@ -118,3 +118,35 @@ def test_exact_on_every_game_from_the_command_line(text: str,
     if data["distribution"]:  # the mean is exact too, not a float
         law = {Fraction(k): Fraction(p) for k, p in data["distribution"].items()}
         assert Fraction(data["mean"]) == sum(k * p for k, p in law.items())
+
+
+def test_the_wild_die_s_outcomes_against_a_difficulty_are_exact() -> None:
+    """The Wild Die's law is infinite, but every level below Incredible is decided in a few
+    explosions: walked here (a 6 adds and rolls again; a first 1 removes it and the highest
+    other die, D-X1), its levels are the odds' fractions."""
+    wild: dict[int, Fraction] = {}  # the Wild Die's value; -1: a complication
+
+    def walk(total: int, p: Fraction, first: bool, depth: int) -> None:
+        for face in range(1, 7):
+            q = p / 6
+            if first and face == 1:
+                wild[-1] = wild.get(-1, Fraction(0)) + q
+            elif face == 6 and depth < 10:
+                walk(total + 6, q, False, depth + 1)
+            else:
+                wild[total + face] = wild.get(total + face, Fraction(0)) + q
+
+    walk(0, Fraction(1), True, 0)
+    levels: dict[str, Fraction] = {}
+    for regular in range(1, 7):
+        for value, q in wild.items():
+            total = 0 if value == -1 else regular + value
+            points = total - 10
+            level = ("failure" if points < 0 else "minimal" if points == 0 else
+                     "incredible" if points >= 17 else
+                     ("solid", "good", "superior", "spectacular")[min(3, (points - 1) // 4)])
+            levels[level] = levels.get(level, Fraction(0)) + q / 6
+    got = dict(astragal.odds("od6: 2D wild vs 10").outcomes.exact())
+    for level in ("failure", "minimal", "solid", "good", "superior", "spectacular"):
+        assert got[level] == levels[level], level
+    assert got["incredible"] == 1 - sum(v for k, v in levels.items() if k != "incredible")
