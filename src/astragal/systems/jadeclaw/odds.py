@@ -213,12 +213,13 @@ def _favored_damage_score_given_a_hit(program: Paired, limits: Limits, text: str
     ties the faces that stand to the hits, so each side's sorted faces are enumerated exactly
     (every face sequence, the re-roll included, through the roller's own interpreter) and every
     pair of them is read by the same pairing rule as the roll."""
-    sides = [math.prod(u.size for u in _units(side)) * 2 for side in (program.attack,
-                                                                       program.defence)]
-    limits.check_work(_PATH_STEPS * sum(sides) + _PAIR_STEPS * math.prod(sides),
-                      "the Resolve test after this Favored Damage Roll", text)
+    sides = [_paths(side) for side in (program.attack, program.defence)]
+    what = "the Resolve test after this Favored Damage Roll"
+    limits.check_work(_PATH_STEPS * sum(sides), what, text)
     attack = outcomes(program.attack, _sorted_values)
     defence = outcomes(program.defence, _sorted_values)
+    limits.check_work(_PATH_STEPS * sum(sides) + _PAIR_STEPS * len(attack) * len(defence), what,
+                      text)
     joint = [0.0] * (TOP + 1)  # P(a Wound, damage Score = b)
     for a, p in attack.items():
         rec = _pool_of(a)
@@ -229,5 +230,11 @@ def _favored_damage_score_given_a_hit(program: Paired, limits: Limits, text: str
     return [p / wound for p in joint]
 
 
-def _units(side: Mixed | Favored) -> tuple[Any, ...]:
-    return side.pool.units if isinstance(side, Favored) else side.units
+def _paths(side: Mixed | Favored) -> int:
+    """How many face sequences a side has: one per face of each die, and at most a die's faces
+    more for each that shows a 1 (J39: the Favored re-roll)."""
+    if isinstance(side, Mixed):
+        return math.prod(u.size for u in side.units)
+    sizes = [u.size for u in side.pool.units]
+    quiet = math.prod(s - 1 for s in sizes)
+    return quiet + (math.prod(sizes) - quiet) * max(sizes, default=1)
