@@ -139,9 +139,14 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
         if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host", ""), allowed):
             await ws.close(code=4403)  # before the accept: the upgrade is answered 403
             return
+        address = ws.client.host if ws.client else "unknown"
+        if table.address_pings.wait(f"ip:{address}") > 0:
+            # opening a connection counts as a ping, so closing one for its pings and opening
+            # another is no way around the rate; refused before the accept (403), no database
+            await ws.close(code=4429)
+            return
         await ws.accept()
         caps = table.caps
-        address = ws.client.host if ws.client else "unknown"
         try:
             first = await asyncio.wait_for(_receive_text(ws), timeout=10)
             if len(first) > WS_MAX_MESSAGE:
@@ -190,6 +195,14 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
                     if len(message) > WS_MAX_MESSAGE:
                         return
                     if message == "ping":  # the page expects its pong, or calls it lost
+                        if table.address_pings.wait(f"ip:{address}") > 0:
+                            # a flood of pings held the event loop from everyone's rolls
+                            await ws.send_json({"type": "error", "error": "RateLimited",
+                                                "message": "too many pings from your address "
+                                                f"(at most {caps.pings_per_address[0]:g} per "
+                                                "second)"})
+                            await ws.close(code=4429)
+                            return
                         await ws.send_json({"type": "pong"})
 
         receiver = asyncio.create_task(drain())

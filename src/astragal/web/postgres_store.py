@@ -396,6 +396,27 @@ class PostgresStore:
             (room_id,)).fetchone())
         return int(row[0])
 
+    def room_count(self) -> int:
+        row = self._do("count the rooms", lambda conn, _: conn.execute(
+            f"SELECT count(*) FROM {self._rooms}").fetchone())
+        return int(row[0])
+
+    def idle_rooms(self, before: str, limit: int) -> list[str]:
+        rows = self._do("read the rooms", lambda conn, _: conn.execute(
+            f"SELECT r.id FROM {self._rooms} r WHERE coalesce((SELECT l.body::jsonb ->> 'at' "
+            f"FROM {self._log} l WHERE l.room_id = r.id ORDER BY l.seq DESC LIMIT 1), "
+            "r.created) < %s LIMIT %s", (before, limit)).fetchall())
+        return [r[0] for r in rows]
+
+    def delete_room(self, room_id: str) -> None:
+        def work(conn: Any, _: dict[str, bool]) -> None:  # safe to repeat: gone is gone
+            with conn.transaction():
+                for table in (self._log, self._seeds, self._members):
+                    conn.execute(f"DELETE FROM {table} WHERE room_id = %s", (room_id,))
+                conn.execute(f"DELETE FROM {self._rooms} WHERE id = %s", (room_id,))
+
+        self._do("delete a room", work)
+
     def ping(self) -> None:
         """Ask the server a trivial question (``StoreError`` when it does not answer)."""
         self._do("answer", lambda conn, _: conn.execute("SELECT 1").fetchone())

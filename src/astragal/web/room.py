@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import astragal
 from astragal import InputError, Limits, Source
+from astragal._limits import WEB_LIMITS
 from astragal.render import roll_text
 
 from . import powers
@@ -53,7 +57,7 @@ from .roomtools import TableTools
 from .sheet import Expansion, Sheet, check_sheet, expand
 from .signing import Signer
 from .store import MAX_PAGE, Moved, NameTaken, RoomFull, Store
-from .tabletools import EXAMPLES, check_sheet_rolls, headline, outcome_kind
+from .tabletools import check_sheet_rolls, headline, outcome_kind
 
 __all__ = [
     "VISIBILITIES",
@@ -73,6 +77,7 @@ VISIBILITIES = ("public", "gm", "blind")
 MAX_NAME = 40
 MAX_CLIENT_SEED = 64
 MAX_ROOM_NAME = 80
+EXPIRY_SWEEP_SECONDS = 600.0  # how often an instance looks for idle rooms (when opening one)
 
 
 def _system_table() -> dict[str, Any]:
@@ -90,8 +95,7 @@ def _system_table() -> dict[str, Any]:
             continue
         systems[name] = {"name": name, "title": system.title,
                          "prefixes": [f"{a}:" for a in (*alias_list, name)],
-                         "examples": list(getattr(system, "examples", ()) or
-                                          EXAMPLES.get(name, ()))}
+                         "examples": list(getattr(system, "examples", ()))}
     return {"systems": systems, "aliases": aliases}
 
 
@@ -103,20 +107,22 @@ class Table(TableOdds, TableTools):
                  roll_rate: tuple[float, int] = (2.0, 6),
                  odds_rate: tuple[float, int] = (2.0, 6),
                  caps: Caps | None = None, pool: OddsPool | None = None,
-                 signer: Signer | None = None) -> None:
+                 signer: Signer | None = None, archive: Path | None = None) -> None:
         self.store = store
         # Every entry is signed with the table's key (a fresh one when none is given: tests)
         self.signer = signer or Signer.generate()
         store.sign = self.signer.sign
         # The web's own bounds: the same engine limits, with exact odds kept well inside a
         # request's time (every odds request holds a worker thread).
-        self.limits = limits or Limits(max_notation_length=500, max_odds_work=5_000_000)
+        self.limits = limits or WEB_LIMITS
         self.source = source
         self.caps = caps = caps or Caps()
         self.roll_limit = RateLimit(*roll_rate)
         self.odds_limit = RateLimit(*odds_rate)
         self.address_rolls = RateLimit(*caps.rolls_per_address)
         self.address_bytes = Budget(*caps.stored_bytes_per_address)
+        self.address_reads = RateLimit(*caps.reads_per_address)
+        self.address_pings = RateLimit(*caps.pings_per_address)
         self.odds_cpu = Budget(*caps.odds_cpu_per_address)
         self.exports = RateLimit(*caps.exports_per_member)
         self.pool = pool or shared_pool(caps.odds_workers, caps.odds_seconds, caps.odds_memory,
@@ -140,6 +146,9 @@ class Table(TableOdds, TableTools):
         self._state_lock = threading.Lock()
         self._state_cache: dict[str, dict[str, Any]] = {}
         self._room_locks: dict[str, threading.Lock] = {}
+        # Idle rooms are exported here, then deleted (``expire_idle``); None keeps every room
+        self.archive = archive
+        self._swept = -EXPIRY_SWEEP_SECONDS  # when this instance last looked for idle rooms
 
     # -- systems -----------------------------------------------------------------------------
 
@@ -170,6 +179,11 @@ class Table(TableOdds, TableTools):
             names = ", ".join(sorted(known["systems"]))
             raise TableError(422, "RequestError", f"'{system}' is not an installed system: "
                                                   f"choose one of {names}")
+        self.expire_idle()
+        if (count := self.store.room_count()) >= self.caps.rooms:
+            raise TableError(507, "TableFull", f"this table holds {count:,} rooms, the most it "
+                             "keeps: try again when idle rooms have been archived",
+                             retry_after=3600)
         room = {"id": new_room_id(), "name": room_name, "system": key,
                 "created": _now()}
         gm_key = new_key()
@@ -178,6 +192,35 @@ class Table(TableOdds, TableTools):
         self.store.create_room(room, member)
         return {"room": room, "member": {"id": member["id"], "name": gm, "role": "gm"},
                 "key": gm_key}
+
+    def expire_idle(self) -> list[str]:
+        """Archive and delete the rooms idle for ``caps.idle_room_days`` (at most once per
+        ``EXPIRY_SWEEP_SECONDS`` on an instance, and only with an ``archive`` folder): each is
+        first written whole, as its GM would export it, to ``archive/<room>.json`` (on disk
+        before the room is deleted). The rooms deleted."""
+        now = self.clock()
+        if self.archive is None or now - self._swept < EXPIRY_SWEEP_SECONDS:
+            return []
+        self._swept = now
+        cutoff = (datetime.now(UTC) - timedelta(days=self.caps.idle_room_days)).isoformat(
+            timespec="milliseconds").replace("+00:00", "Z")
+        gone = []
+        for room_id in self.store.idle_rooms(cutoff, 100):
+            gm = next((m for m in self.store.members(room_id) if m["role"] == "gm"), None)
+            viewer = Member(gm["id"] if gm else "", room_id, gm["name"] if gm else "GM", "gm",
+                            Sheet())
+            self.archive.mkdir(parents=True, exist_ok=True)
+            final = self.archive / f"{room_id}.json"
+            part = final.with_suffix(".json.part")
+            with part.open("w", encoding="utf-8") as out:
+                for chunk in self.export_chunks(viewer):
+                    out.write(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(part, final)
+            self.store.delete_room(room_id)
+            gone.append(room_id)
+        return gone
 
     def room(self, room_id: str) -> dict[str, Any]:
         """The room, or a 404."""
@@ -285,13 +328,19 @@ class Table(TableOdds, TableTools):
         exp = self.expand(member, text, room["system"])
         if self.source is None:
             self._end_stale_epoch(member)
-        for _ in range(8):  # the nonce is the entry's id: roll again if another entry took it
-            source, fair, nonce = self._faces(member, room["id"], client_seed)
-            body = self._rolled(member, exp, room, visibility, source, fair)
-            try:
-                return self._append(room["id"], body, who, expect=nonce)
-            except Moved:
-                continue
+        # One roll of a room at a time on this instance: the faces are rolled for the entry id
+        # the roll will take, so rolls made at once each found their id taken and were rolled
+        # again and again (8 members with a heavy roll: 20 % refused as Busy, each computed up
+        # to 8 times). Queued, each is rolled once; only another instance's entry (PostgreSQL)
+        # taking the id makes it roll again.
+        with self._room_lock(room["id"]):
+            for _ in range(8):  # the nonce is the entry's id: roll again if another took it
+                source, fair, nonce = self._faces(member, room["id"], client_seed)
+                body = self._rolled(member, exp, room, visibility, source, fair)
+                try:
+                    return self._append(room["id"], body, who, expect=nonce)
+                except Moved:
+                    continue
         raise TableError(503, "Busy", "the room's log is too busy to take this roll: try again",
                          retry_after=1)
 

@@ -10,6 +10,7 @@ import socket
 import sys
 import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -46,10 +47,23 @@ def build(db: str | None, caps: Caps | None = None,
         raise InputError(f"cannot open the database {shown(db)}: {why}") from None
     # the table's signing key: its own file, apart from the database (ASTRAGAL_KEY to place it)
     signer = Signer.load_or_create(default_key_path(db))
-    table = Table(store, signer=signer, caps=caps)
+    table = Table(store, signer=signer, caps=caps, archive=archive_path(db))
     if door_rate is None:
         return create_app(store, table=table, origins=origins)
     return create_app(store, table=table, door_rate=door_rate, origins=origins)
+
+
+def archive_path(db: str | None) -> Path:
+    """Where idle rooms are exported before they are deleted: ``ASTRAGAL_ARCHIVE``, else beside
+    an SQLite database (``astragal.db`` → ``astragal.db-archive/``), else ``astragal-archive/``
+    in the working folder (as the signing key's file, ``default_key_path``)."""
+    from .store_common import DEFAULT_DB
+
+    if os.environ.get("ASTRAGAL_ARCHIVE"):
+        return Path(os.environ["ASTRAGAL_ARCHIVE"])
+    if db and db.startswith(("postgresql://", "postgres://")):
+        return Path("astragal-archive")
+    return Path((db or DEFAULT_DB).removeprefix("sqlite:///") + "-archive")
 
 
 def shown(db: str | None) -> str:
