@@ -210,3 +210,28 @@ def test_a_decision_carries_its_rule_its_words_and_what_it_found() -> None:
     assert r.transcript[-1] == "11: a triumph"
     r = astragal.roll("margin: 2 vs 4", faces="1,2")
     assert (r.outcome, r.result["rule"], r.result["margin"]) == ("failure", "G1", -1)
+
+
+@pytest.mark.parametrize("text, said", [
+    ("cortex: d100000000 vs 3", "1 to 1000 sides"),
+    ("tor: 100000000000 vs 3", "too large for dice"),
+    ("coc: 50 +40", "odds work limit"),
+    ("tor: 600 vs 3", "more than the limit of 500 dice"),
+])
+def test_huge_requests_are_refused_at_once_with_their_reason(text: str, said: str) -> None:
+    for name in ("cortex", "onering", "coc"):
+        example(name)
+    with pytest.raises(astragal.InputError, match=said):
+        astragal.odds(text)
+
+
+def test_a_side_that_rolls_no_dice_is_a_number() -> None:
+    g = Game("fixed", "Against a fixed defence", "{n:int} [vs {defence:int}]",
+             dice=lambda n, defence: n @ d6 if defence is None else (n @ d6, defence))
+    g.verdict("F1", "beat the defence")(
+        lambda mine, theirs=0: "hit" if mine > theirs else "miss")
+    install(g)
+    assert dict(astragal.odds("fixed: 1 vs 4").outcomes.exact()) == {
+        "miss": Fraction(2, 3), "hit": Fraction(1, 3)}
+    r = astragal.roll("fixed: 1 vs 4", faces="5")
+    assert r.outcome == "hit" and len(r.dice) == 1

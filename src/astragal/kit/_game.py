@@ -16,7 +16,7 @@ from ..dice import Roll, Tray
 from ..odds import Distribution, Odds
 from ..rulebook import rule as _register
 from ..switches import Switch
-from ._dice import Dice, Hand
+from ._dice import Dice, Hand, _lift
 from ._form import Form, Spec
 from ._law import Law, joint
 
@@ -167,12 +167,12 @@ class Game:
             made = self._dice(**_given(self._dice_wants, self._known(spec, options)))
         except ValueError as e:
             raise NotationError(str(e), text, (0, len(text))) from None
-        if isinstance(made, Dice):
-            sides = [("", made)]
+        if isinstance(made, (Dice, int)):  # a number: no dice are rolled (an automatic success)
+            sides = [("", _lift(made))]
         elif isinstance(made, Mapping):
-            sides = list(made.items())
+            sides = [(k, _lift(v)) for k, v in made.items()]
         else:
-            sides = [(self.sides[i] if i < len(self.sides) else f"side {i + 1}", d)
+            sides = [(self.sides[i] if i < len(self.sides) else f"side {i + 1}", _lift(d))
                      for i, d in enumerate(made)]
         limits.check_dice(sum(d.dice_count() for _, d in sides), text)
         return sides
