@@ -136,6 +136,9 @@ class Table(TableOdds, TableTools):
         self._state_lock = threading.Lock()
         self._state_cache: dict[str, dict[str, Any]] = {}
         self._room_locks: dict[str, threading.Lock] = {}
+        self._rooms: dict[str, dict[str, Any]] = {}  # rooms read (they never change)
+        # Told of every entry this table stores, in each room's order (the app's live feed)
+        self.on_entry: Callable[[dict[str, Any]], None] | None = None
 
     # -- systems -----------------------------------------------------------------------------
 
@@ -176,11 +179,16 @@ class Table(TableOdds, TableTools):
                 "key": gm_key}
 
     def room(self, room_id: str) -> dict[str, Any]:
-        """The room, or a 404."""
-        room = self.store.room(room_id) if len(room_id) <= 64 else None
+        """The room, or a 404. A room never changes once opened, so it is read once."""
+        room = self._rooms.get(room_id)
         if room is None:
-            raise TableError(404, "NotFound", "no such room: check the link")
-        return room
+            room = self.store.room(room_id) if len(room_id) <= 64 else None
+            if room is None:
+                raise TableError(404, "NotFound", "no such room: check the link")
+            if len(self._rooms) >= 10_000:
+                self._rooms.clear()  # memory stays bounded
+            self._rooms[room_id] = room
+        return dict(room)
 
     def join(self, room_id: str, name: object, who: str = "") -> dict[str, Any]:
         """Join a room as a player with a display name; returns the member and their key.
@@ -277,28 +285,30 @@ class Table(TableOdds, TableTools):
             raise TableError(429, "RateLimited", f"this address has stored too much in the last "
                              f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
         room = self.room(member.room)
-        self._check_room_space(room["id"])
         exp = self.expand(member, text, room["system"])
-        if self.source is None:
-            self._end_stale_epoch(member)
-        for _ in range(8):  # the nonce is the entry's id: roll again if another entry took it
-            source, fair, nonce = self._faces(member, room["id"], client_seed)
-            body = self._rolled(member, exp, room, visibility, source, fair)
-            try:
-                return self._append(room["id"], body, who, expect=nonce)
-            except Moved:
-                continue
+        seeded = self._end_stale_epoch(member) if self.source is None else None
+        # One roll of a room at a time here: each is rolled for the id it gets, so none rolls
+        # again because another of this instance took its id (rooms do not wait for each other)
+        with self._room_lock(room["id"]):
+            for _ in range(8):  # the nonce is the entry's id: roll again if another took it
+                source, fair, nonce = self._faces(member, room["id"], client_seed, seeded)
+                body = self._rolled(member, exp, room, visibility, source, fair)
+                try:
+                    return self._append(room["id"], body, who, expect=nonce)
+                except Moved:
+                    seeded = None  # another instance stored first: read the seed again too
         raise TableError(503, "Busy", "the room's log is too busy to take this roll: try again",
                          retry_after=1)
 
-    def _faces(self, member: Member, room_id: str,
-               client_seed: str) -> tuple[RecordingSource, dict[str, Any] | None, int | None]:
-        """Where a roll's faces come from: the room's seed (and the entry id it is rolled for),
-        or the table's own source (tests)."""
+    def _faces(self, member: Member, room_id: str, client_seed: str,
+               seeded: tuple[int, str] | None = None,
+               ) -> tuple[RecordingSource, dict[str, Any] | None, int | None]:
+        """Where a roll's faces come from: the room's seed (``seeded``: its epoch and seed as
+        just read) and the entry id it is rolled for, or the table's own source (tests)."""
         given = self.source() if self.source is not None else None
         if given is not None:
             return RecordingSource(given), None, None
-        epoch, seed = self.store.epoch(room_id)
+        epoch, seed = seeded or self.store.epoch(room_id)
         nonce = self.store.head(room_id)[0] + 1
         fair = {"epoch": epoch, "commitment": commitment(seed), "client": client_seed,
                 "nonce": nonce}
@@ -347,18 +357,22 @@ class Table(TableOdds, TableTools):
             raise TableError(413, "EntryTooLarge", f"this roll's record would be {size:,} bytes; "
                              f"a room stores at most {self.caps.entry_bytes:,} bytes per roll "
                              "(roll fewer dice, or fewer re-rolls)")
-        self._check_room_space(room_id, size)
+        self._check_room_space(room_id, size, None if expect is None else expect - 1)
         entry = self.store.append(room_id, body, expect)
+        if self.on_entry is not None:
+            self.on_entry(entry)
         self.address_bytes.charge(f"ip:{who}", size)
         with self._caps_lock:
             stored, when = self._log_bytes.get(room_id, (0, 0.0))
             self._log_bytes[room_id] = (stored + size, when)
         return entry
 
-    def _check_room_space(self, room_id: str, size: int = 0) -> None:
-        """507 when the room's log is at its cap of entries or bytes."""
+    def _check_room_space(self, room_id: str, size: int = 0, last: int | None = None) -> None:
+        """507 when the room's log is at its cap of entries or bytes (``last``: its last id,
+        when just read)."""
         caps = self.caps
-        last, _ = self.store.head(room_id)
+        if last is None:
+            last, _ = self.store.head(room_id)
         if last >= caps.entries_per_room:
             raise TableError(507, "RoomFull", f"this room's log is full: it holds {last:,} "
                              f"rolls, the most a room may keep (export it and open a new room)")
