@@ -5,7 +5,9 @@ from astragal.kit import Die, Game, apply
 tens, units = Die(range(0, 100, 10), "tens die"), Die(range(10), "units die")
 game = Game("coc", "Call of Cthulhu 7e skill rolls", "{skill:int} [{dice:+int=0}]",
             aliases=("cthulhu",), examples=("45", "60 +1", "30 -2"), value="roll",
-            order=("fumble", "failure", "regular", "hard", "extreme", "critical"))
+            order=("fumble", "failure", "regular", "hard", "extreme", "critical"),
+            tones={"fumble": "bad", "failure": "bad", "regular": "good", "hard": "good",
+                   "extreme": "critical", "critical": "critical"})
 
 
 @game.dice

@@ -5,7 +5,8 @@ example reads the total, as its icepool twin does; the effect die is left out.)"
 from astragal.kit import Die, Game, pool
 
 game = Game("cortex", "Cortex Prime tests", "{dice:dice} vs {difficulty:int}",
-            examples=("d8 d6 d6 vs 7", "d10 d8 d6 vs 11"))
+            examples=("d8 d6 d6 vs 7", "d10 d8 d6 vs 11"),
+            tones={"botch": "bad", "failure": "bad", "success": "good", "heroic success": "critical"})
 
 
 @game.dice

@@ -85,14 +85,19 @@ class Game:
     from the form's fields and the switches, by parameter name: one expression, or several
     (a tuple or a mapping of side names) for a contest. The verdict (``@game.verdict``) reads
     the values the same way. ``value`` names what the dice give (``total``, ``successes``);
-    ``order`` lists the outcomes for the odds (else they come in the order the values do)."""
+    ``order`` lists the outcomes for the odds (else from the lowest mean value to the highest);
+    ``measure`` gives the number the odds tabulate (else the value, or a tuple value's first
+    place);
+    ``tones`` says how each outcome reads at the table (good, bad, critical, neutral), and
+    ``examples`` are rolls a player might type (the web room offers them)."""
 
     def __init__(self, name: str, title: str, form: str, dice: Callable[..., Any] | None = None,
                  *, aliases: Sequence[str] = (), switches: Sequence[Switch] = (),
                  words: Mapping[str, Mapping[str, Any]] | None = None,
                  order: Sequence[str] = (), value: str = "total", examples: Sequence[str] = (),
                  sides: Sequence[str] = ("you", "rival"),
-                 measure: Callable[..., Any] | None = None) -> None:
+                 measure: Callable[..., Any] | None = None,
+                 tones: Mapping[str, str] | None = None) -> None:
         self.name, self.title = name, title
         self.aliases = tuple(aliases)
         self.switches = tuple(switches)
@@ -102,6 +107,9 @@ class Game:
         self.examples = tuple(examples)
         self.sides = tuple(sides)
         self.measure = measure
+        self.outcome_tones = dict(tones or {})
+        if set(self.outcome_tones.values()) - {"good", "bad", "critical", "neutral"}:
+            raise ValueError("an outcome's tone is good, bad, critical or neutral")
         self.tables: Mapping[str, Callable[[Mapping[str, Any]], list[list[str]]]] = {}
         self._dice: Callable[..., Any] | None = None
         self._verdict: Callable[..., Any] | None = None
@@ -230,8 +238,7 @@ class Game:
         law = self.law(spec, options, limits, text)
         outcomes = law.map(lambda k: k[1].outcome)
         n_sides = len(next(iter(law.weights))[0])
-        measure: Callable[..., Any] | None = self.measure or (
-            None if n_sides > 1 else (lambda v: v))
+        measure: Callable[..., Any] | None = self.measure or (None if n_sides > 1 else _first)
         numeric = all(all(type(v) is int for v in k[0]) for k in law.weights)
         if measure is None and n_sides == 2 and numeric:
             measure, name = (lambda a, b: a - b), "margin"
@@ -239,20 +246,29 @@ class Game:
             name = self.value_name
         values = law.map(lambda k: measure(*k[0])) if measure else outcomes
         if not all(type(k) in (int, float) for k in values.weights):
-            values, name = outcomes, "outcome"  # values that are not numbers: the outcomes
-        order = self.order or tuple(dict.fromkeys(
-            k[1].outcome for k in sorted(law.weights, key=_sort_key)))
+            raise TypeError(f"the game {self.name}'s values are not numbers: give Game(measure=)"
+                            " the number its odds tabulate (the total of a (total, ...) value)")
+        order = self.order or _by_mean(law, values is not outcomes and measure)
         notes = () if not law.cut else (
             f"an infinite tail of probability {float(law.cut):.1e} is cut",)
         return Odds(self.name, text, _distribution(outcomes, order), _distribution(values),
                     name, notes)
 
 
-def _sort_key(k: tuple[tuple[Any, ...], Any]) -> tuple[Any, ...]:
-    try:
-        return tuple(float(v) if isinstance(v, (int, float)) else math.inf for v in k[0])
-    except TypeError:
-        return ()
+def _first(value: Any) -> Any:
+    """The number a value's odds tabulate: the value, or a tuple's first place."""
+    return value[0] if isinstance(value, tuple) and value else value
+
+
+def _by_mean(law: Law, measure: Callable[..., Any] | None | bool) -> tuple[str, ...]:
+    """The outcomes from the lowest mean measured value to the highest (else as they come)."""
+    sums: dict[str, list[float]] = {}
+    for (values, decision), w in law.weights.items():
+        m = float(measure(*values)) if callable(measure) else 0.0
+        s = sums.setdefault(decision.outcome, [0.0, 0.0])
+        s[0] += m * w
+        s[1] += w
+    return tuple(sorted(sums, key=lambda o: sums[o][0] / sums[o][1] if sums[o][1] else 0.0))
 
 
 def _distribution(law: Law, order: Sequence[Any] | None = None) -> Distribution:
