@@ -11,7 +11,7 @@ import pytest
 
 import astragal
 from astragal import kit
-from astragal.kit import AGAIN, Game, apply, d, d6, dF, highest, install, pool
+from astragal.kit import AGAIN, Game, apply, d, d6, dF, highest, install, pool, procedure
 from astragal.kit._form import Form
 
 from .examples import game as example
@@ -20,7 +20,8 @@ from .examples import game as example
 def test_the_kits_public_names_are_pinned() -> None:
     assert sorted(kit.__all__) == sorted([
         "AGAIN", "Decision", "Dice", "Die", "Game", "Pool", "Switch", "apply", "d", "d4", "d6",
-        "d8", "d10", "d12", "d20", "d100", "dF", "highest", "install", "lowest", "pool"])
+        "d8", "d10", "d12", "d20", "d100", "dF", "highest", "install", "lowest", "pool",
+        "procedure"])
     for name in kit.__all__:
         assert getattr(kit, name) is not None
 
@@ -108,3 +109,50 @@ def test_words_render_the_decision_and_change_with_it() -> None:
                "miss)")
     assert r.transcript == ("2d6+0: 5, 5 + 0 = 10", verdict)
     assert astragal.roll("pbta: +0", faces="3,3").transcript[-1].startswith("miss")
+
+
+@procedure
+def skill_die(roll: Any) -> tuple[int, bool]:
+    """d6 + skill's die (RULES.md S7–S10) as a procedure: a first 1 calls a check die (a second
+    1 is a Botch, else the die counts 1); a 6 is rolled again and added while 6s come."""
+    first = roll(d6)
+    if first == 1:
+        return 1, roll(d6, added="check") == 1
+    total = last = first
+    while last == 6:
+        last = roll(d6, added="exploded")
+        total += last
+    return total, False
+
+
+skill = Game("kitskill", "d6 + skill on the kit", "d6{bonus:+int} vs {difficulty:int}",
+             dice=lambda bonus: apply(lambda v: (v[0] + bonus, v[1]), skill_die))
+
+
+@skill.verdict("KS2", "a Botch; else higher than # succeeds, equal or lower fails")
+def skill_check(roll: tuple[int, bool], difficulty: int) -> str:
+    return "botch" if roll[1] else "success" if roll[0] > difficulty else "failure"
+
+
+@pytest.mark.parametrize("bonus, difficulty", [(2, 5), (0, 6), (4, 11), (-1, 2)])
+def test_a_procedure_carries_a_built_in_games_die_to_its_odds(bonus: int, difficulty: int) -> None:
+    install(skill)
+    ours = astragal.odds(f"kitskill: d6{bonus:+d} vs {difficulty}").outcomes
+    theirs = astragal.odds(f"ds: d6{bonus:+d} vs {difficulty}").outcomes
+    assert set(ours.outcomes()) == set(theirs.outcomes())
+    for k in theirs.outcomes():
+        assert abs(ours[k] - theirs[k]) < 1e-15, k
+    # and the roll records the check die and the explosion as the page draws them
+    r = astragal.roll(f"kitskill: d6{bonus:+d} vs {difficulty}", faces="1,1")
+    assert r.outcome == "botch" and [d.added for d in r.dice] == ["", "check"]
+    r = astragal.roll(f"kitskill: d6{bonus:+d} vs {difficulty}", faces="6,6,2")
+    assert r.result["value"] == [14 + bonus, False]
+    assert [d.added for d in r.dice] == ["", "exploded", "exploded"]
+
+
+def test_a_procedures_law_equals_its_paths_enumerated() -> None:
+    law = skill_die.law()
+    assert law.fractions()[(1, True)] == Fraction(1, 36)
+    assert law.fractions()[(1, False)] == Fraction(5, 36)
+    assert law.fractions()[(8, False)] == Fraction(1, 36)  # 6 then 2
+    assert 0 < law.cut < Fraction(1, 10**17)

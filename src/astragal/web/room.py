@@ -241,8 +241,10 @@ class Table(TableOdds, TableTools):
         return Member(row["id"], row["room"], row["name"], row["role"],
                       Sheet.from_json(row["sheet"]))
 
-    def save_sheet(self, member: Member, data: Mapping[str, Any]) -> Sheet:
-        """Replace the member's stats and macros (422 with the name at fault)."""
+    def save_sheet(self, member: Member, data: Mapping[str, Any], who: str = "") -> Sheet:
+        """Replace the member's stats and macros (422 with the name at fault); ``who`` is the
+        client's address, which pays the same caps as a roll (``admit``)."""
+        self.admit(member, who)
         try:
             sheet = check_sheet(data)
             check_sheet_rolls(sheet, self.room(member.room)["system"], self._aliases())
@@ -250,7 +252,9 @@ class Table(TableOdds, TableTools):
             raise TableError(422, "SheetError", exc.message,
                              **({"text": exc.text, "span": list(exc.span)}
                                 if exc.text is not None and exc.span else {})) from None
-        self.store.save_sheet(member.id, sheet.to_json())
+        saved = sheet.to_json()
+        self.store.save_sheet(member.id, saved)
+        self.address_bytes.charge(f"ip:{who}", len(json.dumps(saved, ensure_ascii=False)))
         return sheet
 
     # -- rolling ---------------------------------------------------------------------------
@@ -281,11 +285,7 @@ class Table(TableOdds, TableTools):
         if visibility not in VISIBILITIES:
             raise TableError(422, "RequestError", f"visibility is one of {', '.join(VISIBILITIES)}"
                                                   f", not {visibility!r}")
-        self.roll_limit.check(member.id, "rolls")
-        self.address_rolls.check(f"ip:{who}", "rolls from this address")
-        if (wait := self.address_bytes.wait(f"ip:{who}")) > 0:
-            raise TableError(429, "RateLimited", f"this address has stored too much in the last "
-                             f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
+        self.admit(member, who)
         room = self.room(member.room)
         exp = self.expand(member, text, room["system"])
         seeded = self._end_stale_epoch(member) if self.source is None else None
@@ -301,6 +301,16 @@ class Table(TableOdds, TableTools):
                     seeded = None  # another instance stored first: read the seed again too
         raise TableError(503, "Busy", "the room's log is too busy to take this roll: try again",
                          retry_after=1)
+
+    def admit(self, member: Member, who: str) -> None:
+        """The caps every way of writing pays alike (a roll, a reveal, a fight or turn-order
+        command, a seed epoch ended, a sheet saved): the member's rate, the address's rate and
+        the bytes the address stored of late (429 naming which)."""
+        self.roll_limit.check(member.id, "rolls")
+        self.address_rolls.check(f"ip:{who}", "rolls from this address")
+        if (wait := self.address_bytes.wait(f"ip:{who}")) > 0:
+            raise TableError(429, "RateLimited", f"this address has stored too much in the last "
+                             f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
 
     def _faces(self, member: Member, room_id: str, client_seed: str,
                seeded: tuple[int, str] | None = None,

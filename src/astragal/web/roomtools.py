@@ -17,7 +17,6 @@ from astragal import InputError
 from . import powers
 from .basics import (
     Member,
-    RateLimit,
     RecordingSource,
     RollError,
     TableError,
@@ -50,8 +49,6 @@ class TableTools:
     store: Store
     caps: Caps
     clock: Callable[[], float]
-    roll_limit: RateLimit
-    address_rolls: RateLimit
     _odds_lock: threading.Lock
     _epoch_seen: dict[str, tuple[int, float]]
     _state_lock: threading.Lock
@@ -59,6 +56,8 @@ class TableTools:
     _room_locks: dict[str, threading.Lock]
 
     if TYPE_CHECKING:
+        def admit(self, member: Member, who: str) -> None: ...
+
         def _append(self, room_id: str, body: dict[str, Any], who: str,
                     expect: int | None = None) -> dict[str, Any]: ...
 
@@ -89,7 +88,7 @@ class TableTools:
         vis = "blind" if entry.get("visibility") == "blind" else "gm"
         powers.check(member, "reveal", vis, f"reveal a {'blind' if vis == 'blind' else 'GM-only'}"
                      " roll", owner=entry.get("member"), owner_words="whoever rolled it")
-        self.roll_limit.check(member.id, "rolls")
+        self.admit(member, who)
         # the roll's whole content (and its id): its commitment is the one the hidden entry's
         # header carries, so anyone can check the reveal shows exactly what was rolled then
         body = {**self._base(member, "reveal"), "reveals": entry["id"],
@@ -126,7 +125,7 @@ class TableTools:
         """The GM ends the seed epoch: its seed is revealed in the log (every face of the epoch
         can then be derived again) and a new epoch starts with a new commitment."""
         powers.check(member, "epoch", "end", "end a seed epoch")
-        self.roll_limit.check(member.id, "rolls")
+        self.admit(member, who)
         return self._end_epoch(member, None, who)
 
     def _end_epoch(self, member: Member, by: str | None, who: str) -> dict[str, Any]:
@@ -191,8 +190,7 @@ class TableTools:
         check_unicode(text, "the command")
         command = self._command("fight", text)
         powers.check(member, "fight", command.name, f"'{command.name}' in the fight")
-        self.roll_limit.check(member.id, "rolls")
-        self.address_rolls.check(f"ip:{who}", "rolls from this address")
+        self.admit(member, who)
 
         def edit(states: dict[str, Any], expect: int) -> dict[str, Any] | None:
             source, fair, nonce = self._faces(member, member.room, "")
@@ -223,7 +221,7 @@ class TableTools:
                                                   "characters")
         check_unicode(text, "the command")
         command = self._command("turns", text)
-        self.roll_limit.check(member.id, "rolls")
+        self.admit(member, who)
 
         def edit(states: dict[str, Any], _: int) -> dict[str, Any]:
             try:

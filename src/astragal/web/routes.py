@@ -92,11 +92,11 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
                 "fair": table.fairness(room_id)}
 
     @app.put("/api/rooms/{room_id}/sheet", tags=["characters"])
-    def put_sheet(room_id: str, body: SheetIn,
+    def put_sheet(room_id: str, body: SheetIn, request: Request,
                   authorization: str | None = Header(None)) -> dict[str, Any]:
         """Replace your stats (``Fast-Talk = d12``) and macros (``sneak = jc: …``)."""
         member = table.member(room_id, _key(authorization))
-        return table.save_sheet(member, body.model_dump()).to_json()
+        return table.save_sheet(member, body.model_dump(), _client(request)).to_json()
 
     @app.post("/api/rooms/{room_id}/epoch", status_code=201, tags=["rolls"])
     def end_epoch(room_id: str, request: Request,
