@@ -23,6 +23,9 @@ __all__ = ["Dice", "Die", "Hand", "Pool", "Procedure", "apply", "d", "dF", "high
            "pool", "procedure"]
 
 
+MOST_FACES = 1_000_000  # a kit die has at most this many faces
+
+
 class Hand:
     """Where a side's dice go while it is rolled: the tray, the side's stream of faces (0 for the
     actor, 1 for the opposition...) and its group name in the record."""
@@ -113,9 +116,9 @@ class Die(Dice):
 
     def __init__(self, faces: Sequence[Any], name: str = "", labels: Mapping[Any, str] | None = None,
                  tones: Mapping[Any, str] | None = None) -> None:
-        if not faces:
-            raise ValueError("a die needs at least one face")
         self.faces = tuple(faces)
+        if not 1 <= len(self.faces) <= MOST_FACES:
+            raise ValueError(f"a die has 1 to {MOST_FACES:,} faces, not {len(self.faces):,}")
         self.name = name or f"d{{{','.join(map(str, self.faces))}}}"
         self.labels = dict(labels or {})
         self.tones = dict(tones or {})
@@ -172,8 +175,8 @@ class Die(Dice):
 
 def d(sides: int) -> Die:
     """A die of ``sides`` faces numbered from 1."""
-    if sides < 1:
-        raise ValueError("a die needs at least one face")
+    if not 1 <= sides <= MOST_FACES:
+        raise ValueError(f"a die has 1 to {MOST_FACES:,} faces, not {sides:,}")
     return Die(range(1, sides + 1), f"d{sides}")
 
 

@@ -16,7 +16,7 @@ from ..dice import Roll, Tray
 from ..odds import Distribution, Odds
 from ..rulebook import rule as _register
 from ..switches import Switch
-from ._dice import Dice, Hand
+from ._dice import Dice, Hand, _lift
 from ._form import Form, Spec
 from ._law import Law, joint
 
@@ -36,20 +36,24 @@ AGAIN = _Again()
 
 
 class Decision:
-    """What a rule decided and why: the outcome, the rule that decided it, and optionally the
-    words the game says for it (``{value}`` is filled in)."""
+    """What a rule decided and why: the outcome, the rule that decided it, optionally the words
+    the game says for it (``{value}`` is filled in) and what else the roll's result records
+    (``found={"margin": 3}``: a result the game's players read, kept in ``Roll.result``)."""
 
-    __slots__ = ("outcome", "rule", "says")
+    __slots__ = ("found", "outcome", "rule", "says")
 
-    def __init__(self, outcome: str, rule: str = "", says: str = "") -> None:
+    def __init__(self, outcome: str, rule: str = "", says: str = "",
+                 found: Mapping[str, Any] | None = None) -> None:
         self.outcome, self.rule, self.says = outcome, rule, says
+        self.found = dict(found or {})
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Decision) and (other.outcome, other.rule, other.says) == (
-            self.outcome, self.rule, self.says)
+        return isinstance(other, Decision) and (other.outcome, other.rule, other.says,
+                                                other.found) == (self.outcome, self.rule,
+                                                                 self.says, self.found)
 
     def __hash__(self) -> int:
-        return hash((self.outcome, self.rule, self.says))
+        return hash((self.outcome, self.rule, self.says, tuple(sorted(self.found.items()))))
 
     def __repr__(self) -> str:
         return f"Decision({self.outcome!r}, {self.rule!r})"
@@ -163,12 +167,12 @@ class Game:
             made = self._dice(**_given(self._dice_wants, self._known(spec, options)))
         except ValueError as e:
             raise NotationError(str(e), text, (0, len(text))) from None
-        if isinstance(made, Dice):
-            sides = [("", made)]
+        if isinstance(made, (Dice, int)):  # a number: no dice are rolled (an automatic success)
+            sides = [("", _lift(made))]
         elif isinstance(made, Mapping):
-            sides = list(made.items())
+            sides = [(k, _lift(v)) for k, v in made.items()]
         else:
-            sides = [(self.sides[i] if i < len(self.sides) else f"side {i + 1}", d)
+            sides = [(self.sides[i] if i < len(self.sides) else f"side {i + 1}", _lift(d))
                      for i, d in enumerate(made)]
         limits.check_dice(sum(d.dice_count() for _, d in sides), text)
         return sides
@@ -177,7 +181,10 @@ class Game:
         """The verdict on the sides' values, with the rule that gave it."""
         assert self._verdict is not None
         out = self._verdict(*values, **_given(self._verdict_wants, known, len(values)))
-        if out is AGAIN or isinstance(out, Decision):
+        if isinstance(out, Decision):  # one that names no rule was decided by the verdict
+            return out if out.rule else Decision(out.outcome, self._verdict_rule, out.says,
+                                                 out.found)
+        if out is AGAIN:
             return out
         return Decision(str(out), self._verdict_rule)
 
@@ -218,7 +225,8 @@ class Game:
         assert isinstance(decision, Decision)
         lines.append(self.words(decision, values))
         result: dict[str, Any] = {"value": _json(values[0]) if len(values) == 1 else
-                                  [_json(v) for v in values], "rule": decision.rule}
+                                  [_json(v) for v in values], "rule": decision.rule,
+                                  **decision.found}
         return Roll(self.name, text, decision.outcome, result, tray.freeze(), tuple(lines), spec)
 
     def law(self, spec: Spec, options: Mapping[str, Any], limits: Limits,

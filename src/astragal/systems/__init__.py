@@ -59,6 +59,7 @@ class Game(Record):
     switches: tuple[Switch, ...] = ()
     aliases: tuple[str, ...] = ()
     tables: Mapping[str, Callable[[Mapping[str, Any]], list[list[str]]]] = MappingProxyType({})
+    examples: tuple[str, ...] = ()  # rolls a player might type (the web room offers them)
 
     @property
     def defaults(self) -> dict[str, Any]:

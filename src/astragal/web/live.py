@@ -9,8 +9,9 @@ import contextlib
 import json
 import logging
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, WebSocket
 from starlette.concurrency import run_in_threadpool
@@ -129,7 +130,7 @@ class Hub:
         """In the event loop: wake one room's connections (None: all rooms)."""
         if room_id is None:
             self.epoch += 1
-        elif room_id.startswith(MEMBERS_NOTE):  # another instance: someone joined
+        elif room_id.startswith(MEMBERS_NOTE):  # another instance: a join, a new key, a removal
             room_id, members = room_id[len(MEMBERS_NOTE):], True
         if members and room_id is not None and room_id in self.rooms:
             self.joined[room_id] = self.joined.get(room_id, 0) + 1
@@ -178,8 +179,25 @@ class Hub:
             return await run_in_threadpool(_page, table, member, after)
 
 
-def add_live(app: FastAPI, store: Store, table: Table, hub: Hub) -> None:
-    """The live WebSocket's route on ``app``."""
+def origin_allowed(origin: str | None, host: str, allowed: Collection[str]) -> bool:
+    """May a page from ``origin`` open the live connection? Its own page (the origin's host and
+    port are the request's ``Host``), an origin in ``allowed``, or a client that is no browser
+    (no ``Origin``: browsers always send one on a WebSocket). Another site's page, which could
+    hold a player's key only by a leak, is refused: the connection is never opened."""
+    if origin is None:
+        return True
+    origin = origin.strip().lower().rstrip("/")
+    if origin in allowed:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and bool(host) and parts.netloc == host.lower()
+
+
+def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
+             origins: Collection[str] = ()) -> None:
+    """The live WebSocket's route on ``app``; ``origins``: other sites whose pages may open it
+    (``astragal serve --allow-origin``), besides the table's own."""
+    allowed = frozenset(o.strip().lower().rstrip("/") for o in origins)
 
     @app.websocket("/api/rooms/{room_id}/live")
     async def live(ws: WebSocket, room_id: str) -> None:
@@ -190,9 +208,17 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub) -> None:
         ``entry`` (one log entry), ``head`` (the chain's last id and hash, after new entries),
         ``error`` (then the connection closes).
         """
+        if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host", ""), allowed):
+            await ws.close(code=4403)  # before the accept: the upgrade is answered 403
+            return
+        address = ws.client.host if ws.client else "unknown"
+        if table.address_pings.wait(f"ip:{address}") > 0:
+            # opening a connection counts as a ping, so closing one for its pings and opening
+            # another is no way around the rate; refused before the accept (403), no database
+            await ws.close(code=4429)
+            return
         await ws.accept()
         caps = table.caps
-        address = ws.client.host if ws.client else "unknown"
         try:
             first = await asyncio.wait_for(_receive_text(ws), timeout=10)
             if len(first) > WS_MAX_MESSAGE:
@@ -241,6 +267,14 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub) -> None:
                     if len(message) > WS_MAX_MESSAGE:
                         return
                     if message == "ping":  # the page expects its pong, or calls it lost
+                        if table.address_pings.wait(f"ip:{address}") > 0:
+                            # a flood of pings held the event loop from everyone's rolls
+                            await ws.send_json({"type": "error", "error": "RateLimited",
+                                                "message": "too many pings from your address "
+                                                f"(at most {caps.pings_per_address[0]:g} per "
+                                                "second)"})
+                            await ws.close(code=4429)
+                            return
                         await ws.send_json({"type": "pong"})
 
         receiver = asyncio.create_task(drain())

@@ -8,6 +8,8 @@ import errno
 import os
 import socket
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -22,12 +24,13 @@ __all__ = ["build", "main", "uvicorn_options"]
 
 
 def build(db: str | None, caps: Caps | None = None,
-          door_rate: tuple[float, int] | None = None) -> FastAPI:
+          door_rate: tuple[float, int] | None = None, origins: Sequence[str] = ()) -> FastAPI:
     """The app over the store that ``db`` names (a SQLite path, or a postgresql:// URL), signed
     with the key file that every instance on that database shares (``default_key_path``).
 
     ``caps`` and ``door_rate`` (rooms opened and joins per address) replace the production
     ones: the load tools lift the caps per address, since all their players share 127.0.0.1.
+    ``origins``: other sites whose pages may open the live connection (``--allow-origin``).
     """
     from .app import create_app
     from .room import Table
@@ -43,10 +46,23 @@ def build(db: str | None, caps: Caps | None = None,
         raise InputError(f"cannot open the database {shown(db)}: {why}") from None
     # the table's signing key: its own file, apart from the database (ASTRAGAL_KEY to place it)
     signer = Signer.load_or_create(default_key_path(db))
-    table = Table(store, signer=signer, caps=caps)
+    table = Table(store, signer=signer, caps=caps, archive=archive_path(db))
     if door_rate is None:
-        return create_app(store, table=table)
-    return create_app(store, table=table, door_rate=door_rate)
+        return create_app(store, table=table, origins=origins)
+    return create_app(store, table=table, door_rate=door_rate, origins=origins)
+
+
+def archive_path(db: str | None) -> Path:
+    """Where idle rooms are exported before they are deleted: ``ASTRAGAL_ARCHIVE``, else beside
+    an SQLite database (``astragal.db`` → ``astragal.db-archive/``), else ``astragal-archive/``
+    in the working folder (as the signing key's file, ``default_key_path``)."""
+    from .store_common import DEFAULT_DB
+
+    if os.environ.get("ASTRAGAL_ARCHIVE"):
+        return Path(os.environ["ASTRAGAL_ARCHIVE"])
+    if db and db.startswith(("postgresql://", "postgres://")):
+        return Path("astragal-archive")
+    return Path((db or DEFAULT_DB).removeprefix("sqlite:///") + "-archive")
 
 
 def shown(db: str | None) -> str:
@@ -66,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
 
     sock = _listen(args.host, args.port)  # before the database or its key file is made
     try:
-        app = build(args.db)
+        app = build(args.db, origins=args.allow_origin)
     except BaseException:
         sock.close()
         raise

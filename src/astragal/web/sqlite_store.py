@@ -318,6 +318,31 @@ class SQLiteStore:
                                          (room_id,)).fetchone()
         return int(row[0])
 
+    def room_count(self) -> int:
+        with _sqlite_errors("be read"):
+            return int(self._reader().execute("SELECT count(*) FROM astragal_rooms").fetchone()[0])
+
+    def idle_rooms(self, before: str, limit: int) -> list[str]:
+        with _sqlite_errors("be read"):
+            rows = self._reader().execute(
+                "SELECT r.id FROM astragal_rooms r WHERE coalesce((SELECT json_extract(l.body, "
+                "'$.at') FROM astragal_log l WHERE l.room_id = r.id ORDER BY l.seq DESC LIMIT 1),"
+                " r.created) < ? LIMIT ?", (before, limit)).fetchall()
+        return [r[0] for r in rows]
+
+    def delete_room(self, room_id: str) -> None:
+        with self._lock, _sqlite_errors("be written"):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("astragal_log", "astragal_seeds", "astragal_members"):
+                    self._db.execute(f"DELETE FROM {table} WHERE room_id = ?",
+                                     (room_id,))
+                self._db.execute("DELETE FROM astragal_rooms WHERE id = ?", (room_id,))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._rollback()
+                raise
+
     def ping(self) -> None:
         """Read the file (``StoreError`` when it cannot be read)."""
         with _sqlite_errors("be read"):
