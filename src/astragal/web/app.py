@@ -174,7 +174,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub.loop = asyncio.get_running_loop()
         hub.page_reads = asyncio.Semaphore(max(1, table.caps.live_reads))
-        store.listen(hub.wake_threadsafe)
+        table.on_entry = hub.publish_threadsafe
+        store.listen(hub.note_threadsafe)
         yield
         hub.loop = None
         if own_store:

@@ -306,7 +306,8 @@ class PostgresStore:
                 conn.execute(f"INSERT INTO {self._log} VALUES (%s, %s, %s, %s)",
                              (room_id, seq + 1, entry["hash"], canonical(entry)))
                 # Delivered on commit only, so a woken instance always finds the entry.
-                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, room_id))
+                # "room id": an instance that holds the entry already (its own) skips the read
+                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, f"{room_id} {seq + 1}"))
                 sealed.append(entry)
                 state["committing"] = True
             return entry

@@ -146,6 +146,8 @@ class Table(TableOdds, TableTools):
         self._state_lock = threading.Lock()
         self._state_cache: dict[str, dict[str, Any]] = {}
         self._room_locks: dict[str, threading.Lock] = {}
+        # Told of every entry this table stores, in each room's order (the app's live feed)
+        self.on_entry: Callable[[dict[str, Any]], None] | None = None
         # Idle rooms are exported here, then deleted (``expire_idle``); None keeps every room
         self.archive = archive
         self._swept = -EXPIRY_SWEEP_SECONDS  # when this instance last looked for idle rooms
@@ -324,10 +326,8 @@ class Table(TableOdds, TableTools):
                                                   f", not {visibility!r}")
         self.admit(member, who)
         room = self.room(member.room)
-        self._check_room_space(room["id"])
         exp = self.expand(member, text, room["system"])
-        if self.source is None:
-            self._end_stale_epoch(member)
+        seeded = self._end_stale_epoch(member) if self.source is None else None
         # One roll of a room at a time on this instance: the faces are rolled for the entry id
         # the roll will take, so rolls made at once each found their id taken and were rolled
         # again and again (8 members with a heavy roll: 20 % refused as Busy, each computed up
@@ -335,12 +335,12 @@ class Table(TableOdds, TableTools):
         # taking the id makes it roll again.
         with self._room_lock(room["id"]):
             for _ in range(8):  # the nonce is the entry's id: roll again if another took it
-                source, fair, nonce = self._faces(member, room["id"], client_seed)
+                source, fair, nonce = self._faces(member, room["id"], client_seed, seeded)
                 body = self._rolled(member, exp, room, visibility, source, fair)
                 try:
                     return self._append(room["id"], body, who, expect=nonce)
                 except Moved:
-                    continue
+                    seeded = None  # another instance stored first: read the seed again too
         raise TableError(503, "Busy", "the room's log is too busy to take this roll: try again",
                          retry_after=1)
 
@@ -354,14 +354,15 @@ class Table(TableOdds, TableTools):
             raise TableError(429, "RateLimited", f"this address has stored too much in the last "
                              f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
 
-    def _faces(self, member: Member, room_id: str,
-               client_seed: str) -> tuple[RecordingSource, dict[str, Any] | None, int | None]:
-        """Where a roll's faces come from: the room's seed (and the entry id it is rolled for),
-        or the table's own source (tests)."""
+    def _faces(self, member: Member, room_id: str, client_seed: str,
+               seeded: tuple[int, str] | None = None,
+               ) -> tuple[RecordingSource, dict[str, Any] | None, int | None]:
+        """Where a roll's faces come from: the room's seed (``seeded``: its epoch and seed as
+        just read) and the entry id it is rolled for, or the table's own source (tests)."""
         given = self.source() if self.source is not None else None
         if given is not None:
             return RecordingSource(given), None, None
-        epoch, seed = self.store.epoch(room_id)
+        epoch, seed = seeded or self.store.epoch(room_id)
         nonce = self.store.head(room_id)[0] + 1
         fair = {"epoch": epoch, "commitment": commitment(seed), "client": client_seed,
                 "nonce": nonce}
@@ -410,7 +411,7 @@ class Table(TableOdds, TableTools):
             raise TableError(413, "EntryTooLarge", f"this roll's record would be {size:,} bytes; "
                              f"a room stores at most {self.caps.entry_bytes:,} bytes per roll "
                              "(roll fewer dice, or fewer re-rolls)")
-        self._check_room_space(room_id, size)
+        self._check_room_space(room_id, size, None if expect is None else expect - 1)
         with self._caps_lock:
             latest = self._last_at.get(room_id, "")
         if isinstance(body.get("at"), str) and body["at"] < latest:
@@ -420,6 +421,8 @@ class Table(TableOdds, TableTools):
             body = {**body, "at_behind": latest}
         entry = self.store.append(room_id, body, expect)
         self._saw_at(room_id, entry)
+        if self.on_entry is not None:
+            self.on_entry(entry)
         self.address_bytes.charge(f"ip:{who}", size)
         with self._caps_lock:
             stored, when = self._log_bytes.get(room_id, (0, 0.0))
@@ -436,10 +439,12 @@ class Table(TableOdds, TableTools):
                     self._last_at.clear()
                 self._last_at[room_id] = at
 
-    def _check_room_space(self, room_id: str, size: int = 0) -> None:
-        """507 when the room's log is at its cap of entries or bytes."""
+    def _check_room_space(self, room_id: str, size: int = 0, last: int | None = None) -> None:
+        """507 when the room's log is at its cap of entries or bytes (``last``: its last id,
+        when just read)."""
         caps = self.caps
-        last, _ = self.store.head(room_id)
+        if last is None:
+            last, _ = self.store.head(room_id)
         if last >= caps.entries_per_room:
             raise TableError(507, "RoomFull", f"this room's log is full: it holds {last:,} "
                              f"rolls, the most a room may keep (export it and open a new room)")

@@ -8,7 +8,6 @@ import errno
 import os
 import socket
 import sys
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,28 +164,25 @@ def guarded_protocol(per_address: int, header_seconds: float) -> type[asyncio.Pr
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    open_by_address: dict[str, weakref.WeakSet[asyncio.BaseTransport]] = {}
+    # open connections per address, counted as they open and close (no scan per connection:
+    # a thousand open ones made each new one walk them all)
+    open_by_address: dict[str, int] = {}
 
     class GuardedH11Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
+        _counted: str | None = None  # the address this connection is counted for
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             address = self.client[0] if self.client else "unknown"
-            live = open_by_address.setdefault(address, weakref.WeakSet())
-            for other in list(live):
-                if other.is_closing():
-                    live.discard(other)
-            if len(live) >= per_address:
+            if open_by_address.get(address, 0) >= per_address:
                 body = (b'{"error":"RateLimited","message":"too many open connections from '
                         b'your address (at most %d)"}' % per_address)
                 transport.write(_BUSY % (len(body), body))
                 transport.close()
                 return
-            live.add(transport)
-            if len(open_by_address) > 10_000:  # forget addresses with nothing open
-                for key in [k for k, v in open_by_address.items() if not len(v)]:
-                    del open_by_address[key]
+            open_by_address[address] = open_by_address.get(address, 0) + 1
+            self._counted = address
             self._start_header_timer()
 
         def _start_header_timer(self) -> None:
@@ -216,6 +212,13 @@ def guarded_protocol(per_address: int, header_seconds: float) -> type[asyncio.Pr
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop_header_timer()
+            if (address := self._counted) is not None:
+                self._counted = None
+                left = open_by_address[address] - 1
+                if left:
+                    open_by_address[address] = left
+                else:
+                    del open_by_address[address]  # addresses with nothing open are forgotten
             super().connection_lost(exc)
 
     return GuardedH11Protocol
