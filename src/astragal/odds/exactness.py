@@ -47,6 +47,10 @@ def conditioned(den: int | None, kept: float) -> int | None:
     again until it breaks): each probability a/N becomes a/(N·kept), and N·kept is whole."""
     if den is None or kept <= 0.0:
         return None
+    if kept == 1.0:  # nothing is rolled again
+        return den
+    if den > 2**53:  # past a float's whole numbers N·kept cannot be told whole (nor made one)
+        return None
     whole = round(den * kept)
     return whole if abs(den * kept - whole) < 1e-3 else None
 

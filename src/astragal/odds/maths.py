@@ -226,7 +226,7 @@ def convolve_cost(la: int, lb: int, fft: bool = False,
     direct, out = la * lb, la + lb - 1
     if _by_fft(la, lb, fft):
         size = 1 << (out - 1).bit_length()
-        return size * max(1, size.bit_length()) // 4 + 4 * CALL + out, \
+        return size * max(1, size.bit_length()) // 8 + 4 * CALL + out, \
             LIST_BYTES * out + 8 * 6 * size
     if la == 1 or lb == 1:
         return direct, LIST_BYTES * direct

@@ -595,3 +595,13 @@ def test_roller_matches_its_exact_odds(text: str, seed: int) -> None:
     o = astragal.odds(text)
     assert_matches([value(r) for r in rolls], o.distribution.as_dict())
     assert_matches([r.outcome for r in rolls], o.outcomes.as_dict())
+
+
+def test_a_pool_whose_denominator_passes_a_float_is_answered_not_an_overflow() -> None:
+    # 6**500 times P(decided) overflowed a float: the odds of `od6: 500D` raised OverflowError
+    import astragal
+
+    odds = astragal.odds("od6: 500D")
+    assert abs(odds.distribution.total() - 1.0) < 1e-9
+    tied = astragal.odds("od6: 200D vs 200D opposed_tie=reroll")
+    assert abs(tied.outcomes.total() - 1.0) < 1e-9

@@ -101,7 +101,7 @@ def _pool_note(prep: Prepared, program: Highest | Least) -> str:
 # (J5, the ties, the margin)
 _REQUEST_STEPS = 300
 _CONTEST_STEPS = 2000
-_PAIR_STEPS = 12
+_SCORE_PAIR_STEPS = 12
 
 
 def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
@@ -133,7 +133,8 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
             out, order=CONTEST_OUTCOMES), Distribution.from_mapping({}), "margin", tuple(notes)),
             1)
     pb = final_score_pmf(opp, options, limits, text, opposed, "the opposing pool")
-    limits.check_work(_CONTEST_STEPS + _PAIR_STEPS * len(pa) * len(pb), "this contest", text)
+    limits.check_work(_CONTEST_STEPS + _SCORE_PAIR_STEPS * len(pa) * len(pb), "this contest",
+                      text)
     out = contest_distribution(pa, pb, actor.quality, opp.quality, options)
     margins = maths.difference_of({k: p for k, p in enumerate(pa) if p},
                                   {k: p for k, p in enumerate(pb) if p})
