@@ -16,6 +16,8 @@ from ._digits import digits, signed
 from ._errors import AstragalError, InputError, visible
 from .cli_commands import (
     DEMO,
+    _options,
+    _system_flag,
     cmd_demo,
     cmd_fight,
     cmd_luck,
@@ -184,6 +186,24 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
     return sub.choices
 
 
+def _fudge_faces(args: argparse.Namespace) -> None:
+    """``--faces -1,0,+1``: a roll of Fudge dice alone may have its faces typed as they show
+    (systems/dice/faces.py); every other roll types faces by position, as the API does."""
+    if getattr(args, "faces", None) is None or isinstance(args.text, list):
+        return
+    from . import parse
+    from .systems.dice import Expression, Rolls
+    from .systems.dice.faces import fudge_positions
+
+    try:
+        spec = parse(args.text, options=_options(args.option),
+                     default_system=_system_flag(args.system))
+    except InputError:
+        return  # the roll itself says what is wrong with the text
+    if isinstance(spec.spec, (Expression, Rolls)):
+        args.faces = fudge_positions(spec.spec, args.faces)
+
+
 def _protect_notation(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     """``astragal roll "-d6"``: a roll that starts with a minus is notation, not an option.
 
@@ -200,8 +220,10 @@ def _protect_notation(parser: argparse.ArgumentParser, argv: list[str]) -> list[
         if word == "--":
             out += argv[i:]
             break
-        if takes_value:
-            out.append(word)
+        if takes_value:  # joined to its option, so a value such as -1,0,1 is not an option
+            out[-1] = f"{out[-1]}={word}" if word.startswith("-") else out[-1]
+            if not word.startswith("-"):
+                out.append(word)
             takes_value = False
             continue
         name = word.split("=", 1)[0]
@@ -239,6 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        _fudge_faces(args)
         return int(args.func(args))
     except InputError as exc:
         print(f"astragal: error\n{exc.pretty()}", file=sys.stderr)

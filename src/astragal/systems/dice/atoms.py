@@ -8,6 +8,7 @@ import re
 from fractions import Fraction
 
 from ..._errors import LimitError
+from ...notation import unknown
 from .lexicon import (
     _ANYDICE,
     _COMPUTED_SIDES,
@@ -112,8 +113,9 @@ class Atoms(DiceTerms):
                                  "count first, then x and the roll", start, m.end())
             if name in ("d",):
                 raise self.error("how many sides? write d6, d20, d% or dF", start, m.end())
-            raise self.error(f"unknown word '{m.group()}': functions are "
-                             f"{', '.join(FUNCTIONS)}; dice are written like 2d6", start, m.end())
+            raise unknown(self.source, (start, m.end()), m.group(), "a function",
+                          [*FUNCTIONS, "adv", "dis"], f"functions are {', '.join(FUNCTIONS)}; "
+                          "dice are written like 2d6")
         self.pos = m.end()
         self.ws()
         if self.peek() != "(":

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..._errors import LimitError, NotationError
 from ..._limits import Limits
+from ...notation import did_you_mean, unknown
 from .atoms import Atoms
 from .lexicon import (
     _ADVANTAGE,
@@ -220,6 +221,9 @@ class _Parser(Atoms):
                              "d20+5 >= 15", self.pos, m.end())
         if _MODIFIER_WORD.fullmatch(word) or word in FUNCTIONS or _DIE_WORD.fullmatch(word):
             return False
+        if did_you_mean(word, ("advantage", "disadvantage")) is not None:  # 1d20+5 advantge
+            raise unknown(self.source, (self.pos, m.end()), m.group(), "read after a roll",
+                          ("advantage", "disadvantage"), "")
         stop = self.text.find(";", self.pos)
         for w in _DESCRIPTION.finditer(self.text, self.pos, self.end if stop < 0 else stop):
             if (hint := _DICE_WORDS.get(w.group().lower())) is not None:

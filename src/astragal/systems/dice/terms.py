@@ -9,6 +9,7 @@ from typing import Any
 
 from ..._errors import LimitError, NotationError
 from ..._limits import Limits
+from ...notation import unknown
 from .checks import _check_dice
 from .lexicon import (
     _ALNUM,
@@ -365,10 +366,10 @@ class DiceTerms:
                                          "as two successes) and Dice Maiden's target (t8: "
                                          "8 or more): write 10d10>=8dbl10 or 10d10>=8",
                                          start, m.end())
-                    raise self.error(f"unknown modifier '{m.group()}': modifiers are r, ro, "
-                                     "rr, !, !!, !p, x, xo, e, kh, kl, dh, dl, k>N, p<N, mi, "
-                                     "ma, >=N, f, df, dbl, crit, fumble, m, mt, s, sd",
-                                     start, m.end())
+                    raise unknown(self.source, (start, m.end()), m.group(), "a modifier",
+                                  ("crit", "fumble", "dbl", "min", "max"), "modifiers are r, ro, "
+                                  "rr, !, !!, !p, x, xo, e, kh, kl, dh, dl, k>N, p<N, mi, ma, "
+                                  ">=N, f, df, dbl, crit, fumble, m, mt, s, sd")
                 break
             if kind in spans and kind not in ("reroll",):
                 raise self.error(f"the {kind} modifier is given twice", start, self.pos)
