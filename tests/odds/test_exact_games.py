@@ -150,3 +150,24 @@ def test_the_wild_die_s_outcomes_against_a_difficulty_are_exact() -> None:
     for level in ("failure", "minimal", "solid", "good", "superior", "spectacular"):
         assert got[level] == levels[level], level
     assert got["incredible"] == 1 - sum(v for k, v in levels.items() if k != "incredible")
+
+
+def test_ties_rolled_again_keep_the_odds_exact() -> None:
+    """A tie rolled again until it breaks conditions the law on the rolls that decide: still
+    finite and rational (a/(N - ties)), held to the rule enumerated here."""
+    # d6 + skill (S3): d6+2 against d6+1, higher wins, ties again
+    won = sum(a + 2 > b + 1 for a in range(1, 7) for b in range(1, 7))
+    tied = sum(a + 2 == b + 1 for a in range(1, 7) for b in range(1, 7))
+    got = dict(astragal.odds("ds: d6+2 vs d6+1 explode_on=none botch_on=none").outcomes.exact())
+    assert got["success"] == Fraction(won, 36 - tied)
+    # CofD (C10, C-X7 reroll): 2 dice against 1, 8+ succeeds
+    faces = range(1, 11)
+    counts = Counter((sum(f >= 8 for f in (x, y)) > (z >= 8)) - (sum(f >= 8 for f in (x, y))
+                                                              < (z >= 8))
+                     for x in faces for y in faces for z in faces)
+    got = dict(astragal.odds("cofd: 2 no-again vs 1 no-again contested_tie=reroll")
+               .outcomes.exact())
+    assert got["win"] == Fraction(counts[1], counts[1] + counts[-1])
+    # the D6 System (D-X4 reroll): 1D against 1D
+    d6 = dict(astragal.odds("od6: 1D vs 1D opposed_tie=reroll").distribution.exact())
+    assert d6 == {m: Fraction(6 - abs(m), 30) for m in range(-5, 6) if m}

@@ -29,7 +29,7 @@ from ..dice.algebra import (
 )
 from . import Odds
 
-__all__ = ["denominator", "exact_odds", "product"]
+__all__ = ["conditioned", "denominator", "exact_odds", "product"]
 
 
 def product(*parts: int | None) -> int | None:
@@ -40,6 +40,15 @@ def product(*parts: int | None) -> int | None:
             return None
         out *= p
     return out
+
+
+def conditioned(den: int | None, kept: float) -> int | None:
+    """The denominator of a law conditioned on an event of probability ``kept`` (a tie rolled
+    again until it breaks): each probability a/N becomes a/(N·kept), and N·kept is whole."""
+    if den is None or kept <= 0.0:
+        return None
+    whole = round(den * kept)
+    return whole if abs(den * kept - whole) < 1e-3 else None
 
 
 def _chain(c: Chain) -> int | None:

@@ -65,7 +65,7 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
         return {"status": "ok", "store": type(store).__name__,
                 **({"listening": listening} if listening is not None else {})}
 
-    @app.get("/api/systems", tags=["odds"])
+    @app.get("/api/systems", tags=["odds"], dependencies=reads)
     def systems() -> list[dict[str, Any]]:
         """The installed game systems: name, title, prefixes."""
         return list(table.systems()["systems"].values())

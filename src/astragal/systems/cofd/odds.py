@@ -16,7 +16,7 @@ from ..._records import Record
 from ...dice.algebra import Marked, Pool
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
-from ...odds.exactness import denominator, exact_odds, product
+from ...odds.exactness import conditioned, denominator, exact_odds, product
 from ...odds.race import Race, race
 from ...render import cofd as words
 from . import rules as R
@@ -179,8 +179,8 @@ def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) ->
     return exact_odds(Odds("cofd", text, Distribution.from_mapping(
         by_outcome, order=R.CONTEST_OUTCOMES), Distribution.from_mapping(
         {m: p for m, p in margin.items() if p > 0}, lost), "margin", tuple(notes), extra),
-        None if settle == "again" else product(_denominator(actor, rules),
-                                               _denominator(opp, rules)))
+        conditioned(product(_denominator(actor, rules), _denominator(opp, rules)),
+                    1.0 - tie if settle == "again" else 1.0))
 
 
 def _denominator(prep: Prepared, rules: Rules) -> int | None:

@@ -12,7 +12,7 @@ from ..._limits import Limits
 from ..._records import Record
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
-from ...odds.exactness import denominator, exact_odds, product
+from ...odds.exactness import conditioned, denominator, exact_odds, product
 from ...render import d6skill as words
 from . import rules as R
 from .notation import Check, Side
@@ -164,10 +164,12 @@ def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> 
     rules = effective_rules(spec, options)
     kinds = [spec.actor.kind] + ([spec.opposition.kind] if spec.opposition is not None else []) \
         + (["dmg"] if isinstance(spec.dmg, Side) else [])
-    rerolled = spec.opposition is not None and rules.opposed_tie == "reroll"  # S3: no end
     # S9: 6s that explode without a cap make the law infinite
-    den = None if rerolled else product(*(denominator(die_program(rules.die(k))) for k in kinds))
-    return exact_odds(_odds(spec, rules, limits, text), den)
+    den = product(*(denominator(die_program(rules.die(k))) for k in kinds))
+    result = _odds(spec, rules, limits, text)
+    if spec.opposition is not None and rules.opposed_tie == "reroll":  # S3: ties rolled again
+        den = conditioned(den, 1.0 - result.extra["tie_per_round"])
+    return exact_odds(result, den)
 
 
 def _odds(spec: Check, rules: Rules, limits: Limits, text: str) -> Odds:

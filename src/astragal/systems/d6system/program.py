@@ -23,7 +23,7 @@ from ...dice.algebra import Chain, Drop, Marked, Pool, Reading
 from ...dice.sampler import PoolRecord, dropped, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
-from ...odds.exactness import denominator, exact_odds, product
+from ...odds.exactness import conditioned, denominator, exact_odds, product
 from ...render import d6system as words
 from . import rules as R
 from .notation import Side, Spec
@@ -394,8 +394,9 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
     sides = [R.prepare(spec.actor, options)] + (
         [R.prepare(spec.opposition, options)] if spec.opposition else [])
     again = spec.opposition is not None and R.tie_goes(options["opposed_tie"]) == "again"
-    return exact_odds(_odds(spec, options, limits, text),
-                      None if again else _denominator(sides, options),
+    result = _odds(spec, options, limits, text)
+    kept = 1.0 - result.extra["contest"]["tie"] if again else 1.0  # D-X4: ties rolled again
+    return exact_odds(result, conditioned(_denominator(sides, options), kept),
                       _outcomes_denominator(spec, sides[0], options))
 
 
