@@ -174,7 +174,7 @@ def _learn_aliases() -> None:
             if key in _MODULES and key not in _LOADED:
                 try:
                     _LOADED[key] = _load(key)
-                except Exception:  # noqa: BLE001 - a broken game must not break the lookup of
+                except Exception:  # noqa: BLE001, S112 - a broken game must not break the lookup of
                     continue  # another name; asked for by its own name, it says what is wrong
 
 
