@@ -328,13 +328,21 @@ def paired_law(program: Paired, kernel: str = "auto") -> Law:
 def composite_work(program: Mixed | Favored | Highest | Least | Paired) -> int:
     if isinstance(program, Paired):
         return paired_work(program)[0]
-    if isinstance(program, Least):
-        return sum(composite_work(p) for p in program.parts) + 64
+    if isinstance(program, Least):  # each distinct part's law once (the laws are remembered),
+        # then a pass over the values a part
+        parts = dict.fromkeys(program.parts)
+        return sum(composite_work(p) for p in parts) + 64 + 16 * len(program.parts)
     side = program.pool if isinstance(program, Highest) else program
     units = _side_units(side)
     top = max((u.size for u in units), default=1)
-    fav = len(units) if isinstance(side, Favored) else 1
-    return 64 + len(units) * top * top * fav
+    # ``_highest_law``: each distinct die's faces read once (its values, and with Favored its
+    # shares below each value), a CDF product a die; with Favored, a pass over the order for
+    # each value (a few products a die)
+    distinct = len({id(u) for u in units})
+    steps = 64 + distinct * (3 * top + 16) + len(units) * (top + 1)
+    if isinstance(side, Favored):
+        steps += 4 * len(side.order(tuple(u.size for u in units))) * (top + 1)
+    return steps
 
 
 class _Enumerated:

@@ -96,11 +96,20 @@ def _pool_note(prep: Prepared, program: Highest | Least) -> str:
     return note
 
 
+# A request's own steps, past its pools' laws: its options, notes, outcomes and records (a
+# contest's more: two sides, the outcomes' rules), and the rules read on each pair of Scores
+# (J5, the ties, the margin)
+_REQUEST_STEPS = 300
+_CONTEST_STEPS = 2000
+_PAIR_STEPS = 12
+
+
 def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     """The exact odds of a Jadeclaw spec."""
     options = effective_options(spec, options)
     if isinstance(spec, Damage):
         return _damage_odds(spec, options, limits, text)
+    limits.check_work(_REQUEST_STEPS, "this roll", text)
     actor = prepare(spec.actor, options, damage=False)
     scored = score_program(actor, options)
     notes: list[str] = [f"actor: {_pool_note(actor, scored)}"]
@@ -124,6 +133,7 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
             out, order=CONTEST_OUTCOMES), Distribution.from_mapping({}), "margin", tuple(notes)),
             1)
     pb = final_score_pmf(opp, options, limits, text, opposed, "the opposing pool")
+    limits.check_work(_CONTEST_STEPS + _PAIR_STEPS * len(pa) * len(pb), "this contest", text)
     out = contest_distribution(pa, pb, actor.quality, opp.quality, options)
     margins = maths.difference_of({k: p for k, p in enumerate(pa) if p},
                                   {k: p for k, p in enumerate(pb) if p})
