@@ -7,6 +7,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from astragal.web import sqlite_store
 from astragal.web.chain import GENESIS
 from astragal.web.feed import Feed
 from astragal.web.store import SQLiteStore
@@ -63,7 +66,11 @@ def test_a_blind_roll_reaches_its_roller_as_a_stub_and_nobody_else() -> None:
     assert last == 1 and [json.loads(t)["type"] for t in texts] == ["head"]
 
 
-def test_group_committed_appends_keep_each_rooms_chain(tmp_path: Path) -> None:
+@pytest.mark.parametrize("group", [1, sqlite_store.MAX_GROUP])
+def test_group_committed_appends_keep_each_rooms_chain(tmp_path: Path, group: int,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # a group of one: every append waiting behind the writer is in a later group than the first
+    monkeypatch.setattr(sqlite_store, "MAX_GROUP", group)
     store = SQLiteStore(tmp_path / "g.db")
     rooms = [f"room{i}" for i in range(4)]
     for rid in rooms:
