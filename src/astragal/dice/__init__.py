@@ -15,9 +15,26 @@ from .._rng import Source
 if TYPE_CHECKING:
     from .steps import Step
 
-__all__ = ["STEP_SIZES", "Die", "Roll", "Tray", "TrayHands", "step_up"]
+__all__ = ["ADDED", "JOINS", "STEP_SIZES", "TONES", "Die", "Roll", "Tray", "TrayHands",
+           "step_up"]
 
 STEP_SIZES = (4, 6, 8, 10, 12)
+
+JOINS = {
+    "rerolled": "each later face replaced the one before it; the last stands",
+    "compounded": "the faces add up into the one die's value",
+    "exploded": "each later face was rolled by an explosion and adds to the die's value",
+    "penetrated": "each later face was rolled by a penetrating explosion and adds, less 1",
+}
+ADDED = {
+    "exploded": "an explosion of the die before it added this die",
+    "penetrated": "a penetrating explosion added this die (it counts one less)",
+    "check": "rolled to check another die (it adds nothing)",
+    "wild": "the Wild Die's explosion added this die",
+    "bonus": "a rule added this die to the pool",
+}
+TONES = {"good": "helps the roller", "bad": "hurts the roller", "crit": "a critical",
+         "fumble": "a fumble"}
 
 
 def step_up(size: int, steps: int = 1) -> int:
@@ -36,6 +53,12 @@ class Die(Record):
     crit: bool = False  # the natural face is in the critical range (a d20's 20 by default)
     fumble: bool = False  # the natural face is in the fumble range (a d20's 1 by default)
     repeat: int = 0  # which roll of a repeated roll (`6x 4d6kh3`) it belongs to, from 1; else 0
+    # The die's facts, decided by the rules that rolled it, so that no client reads note words:
+    joined: str = ""  # how its later faces relate to the first (see ``JOINS``); "" for one face
+    added: str = ""  # why it is an extra die (see ``ADDED``), "" for a die of the pool as asked
+    scored: int | None = None  # what it counts in the result, where that is not its face
+    label: str = ""  # the face's name where it is not its number ("Eye", "+", "blank")
+    tone: str = ""  # how the face reads for the roller (see ``TONES``), "" for plain
 
     @property
     def face(self) -> int:
@@ -56,6 +79,11 @@ class Die(Record):
             out["fumble"] = True
         if self.repeat:
             out["repeat"] = self.repeat
+        for name in ("joined", "added", "label", "tone"):
+            if getattr(self, name):
+                out[name] = getattr(self, name)
+        if self.scored is not None:
+            out["scored"] = self.scored
         return out
 
 
@@ -152,7 +180,7 @@ class Tray:
         if len(self._dice) >= self.limits.max_dice * 4:
             self.limits.check_dice(len(self._dice) + 1)
         face = self.source.face(size, stream)
-        self._dice.append([size, [face], group, note, True, False, False, self.repeat])
+        self._dice.append([size, [face], group, note, True, False, False, self.repeat, None])
         return len(self._dice) - 1
 
     def reroll(self, index: int, stream: int = 0, note: str = "") -> int:
@@ -170,7 +198,7 @@ class Tray:
 
     def removed(self, size: int, group: str, note: str) -> None:
         """Record a die taken out before rolling."""
-        self._dice.append([size, [], group, note, False, False, False, self.repeat])
+        self._dice.append([size, [], group, note, False, False, False, self.repeat, None])
 
     def face(self, index: int) -> int:
         return int(self._dice[index][1][-1])
@@ -189,5 +217,18 @@ class Tray:
         self._dice[index][5] = crit
         self._dice[index][6] = fumble
 
+    def facts(self, index: int, joined: str = "", added: str = "", scored: int | None = None,
+              label: str = "", tone: str = "") -> None:
+        """Record what the rules decided about a die (``Die.joined`` and the rest); facts not
+        given keep what was recorded before."""
+        if joined and joined not in JOINS or added and added not in ADDED or (
+                tone and tone not in TONES):
+            raise ValueError(f"unknown die fact: joined={joined!r} added={added!r} tone={tone!r}")
+        had = self._dice[index][8] or ("", "", None, "", "")
+        self._dice[index][8] = (joined or had[0], added or had[1],
+                                had[2] if scored is None else scored, label or had[3],
+                                tone or had[4])
+
     def freeze(self) -> tuple[Die, ...]:
-        return tuple(Die(s, tuple(f), g, n, k, c, u, r) for s, f, g, n, k, c, u, r in self._dice)
+        return tuple(Die(s, tuple(f), g, n, k, c, u, r, *(x or ("", "", None, "", "")))
+                     for s, f, g, n, k, c, u, r, x in self._dice)

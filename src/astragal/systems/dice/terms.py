@@ -100,7 +100,7 @@ class DiceTerms:
         """Read the modifiers after ``NdS`` (or ``Nd{...}``) and build the checked term."""
         rng = (min(custom), max(custom)) if custom else face_range(sides)
         mods = self.modifiers(group=False, rng=rng)
-        self.spaced(mods, count, rng[1])
+        self.spaced(mods, count, rng[1], start)
         match = mods.get("match", (0, False))
         dice = Dice(count, sides, mods.get("reroll", ()), mods.get("reroll_once", False),
                     mods.get("explode"), mods.get("explode_on"), mods.get("keep"),
@@ -385,7 +385,7 @@ class DiceTerms:
         mods["_spans"] = spans
         return mods
 
-    def spaced(self, mods: dict[str, Any], count: int, hi: int) -> None:
+    def spaced(self, mods: dict[str, Any], count: int, hi: int, start: int) -> None:
         """Dice Maiden's modifiers, written after the dice with spaces, and read its way
         (its README): ``e6`` explodes once on 6 or more (``ie6``: again and again), ``r2``
         re-rolls a 2 or less once (``ir2``: until it stops), ``d1`` drops the lowest, ``k2``
@@ -414,6 +414,10 @@ class DiceTerms:
             if n == 0 and token not in ("e", "ie"):
                 raise self.error(f"'{written}' changes nothing in Dice Maiden: leave it out",
                                  at, m.end())
+            if token == "d" and n >= count:  # d12 d8: a die without its '+'
+                raise self.error(f"'{written}' after the dice would be Dice Maiden's 'drop the "
+                                 f"lowest {n}', which drops every die: to add dice, write "
+                                 f"{self.source[start:self.pos]}+{written}", at, m.end())
             if not token:  # in words
                 token = m.group(3)[0].lower() + m.group(4)[0].lower()
             kind, value = _MAIDEN[token](n or hi)

@@ -502,8 +502,10 @@ function renderEntry(e) {
     tools.prepend(el("button", { type: "button", class: "link", "aria-label": "roll " + e.text + " again",
       title: "roll " + e.text + " again", onclick: () => roll(e.text) }, "again"));
   }
-  const mayReveal = e.visibility !== "public" && state.member &&
-    (state.member.role === "gm" || e.member === state.member.id) && !state.revealed.has(e.id);
+  // the GM reveals any hidden roll, a player their own GM-only roll; a blind roll stays blind
+  // to its roller until the GM reveals it (the server's powers: docs/web.md)
+  const mayReveal = e.visibility !== "public" && state.member && !state.revealed.has(e.id) &&
+    (state.member.role === "gm" || (e.member === state.member.id && e.visibility === "gm"));
   if (mayReveal) {
     tools.append(el("button", { type: "button", class: "link reveal-button",
       onclick: () => reveal(e.id) }, "reveal to all"));
@@ -995,15 +997,19 @@ function renderTurns() {
 function buildTurns() {
   const t = state.turns || { order: [], current: 0, round: 1 };
   const ol = $("turns"); clear(ol);
+  // the server's powers (docs/web.md): a name is removed by the GM or whoever added it, the
+  // order cleared by the GM; the buttons show only where they would work
+  const gm = state.member && state.member.role === "gm";
+  const mine = (x) => gm || (state.member && x.by === state.member.id);
   t.order.forEach((x, i) => {
     const now = t.started && i === t.current;
     ol.append(el("li", { class: now ? "current" : "", "aria-current": now ? "step" : null },
       el("span", {}, x.name), el("span", { class: "init" }, String(x.init)),
-      el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
-                     onclick: () => command("/turns", "remove " + quoted(x.name), $("turns-error")) }, "×")));
+      mine(x) ? el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
+                     onclick: () => command("/turns", "remove " + quoted(x.name), $("turns-error")) }, "×") : null));
   });
   $("turns-round").textContent = t.order.length && t.started ? "(round " + t.round + ")" : "";
-  $("turns-clear").hidden = !t.order.length;
+  $("turns-clear").hidden = !t.order.length || !gm;
   const now = $("turn-now");
   now.hidden = !t.order.length;
   now.textContent = !t.order.length ? "" : t.started
