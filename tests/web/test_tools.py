@@ -27,7 +27,13 @@ def test_every_example_rolls_in_its_game(system: str) -> None:
 def test_the_headline_is_the_verdict_in_the_games_words() -> None:
     r = astragal.roll("od6: 4D+2 vs moderate", faces="6,3,1,5")
     assert r.transcript[-1].strip().startswith("bonus:")  # the last line is not the verdict
-    assert headline(r.outcome, r.transcript) == "Result points +6: Good success (D10)"
+    assert headline(r.outcome, r.transcript) == "Result points +6: Good success"  # not "(D10)"
+    r = astragal.roll("ds: d6+2 vs 5", faces="2")
+    assert headline(r.outcome, r.transcript) == "4 vs # 5: Failure (not higher than #)"
+    r = astragal.roll("dice: 10d10>=8", faces="8,9,1,2,10,3,4,5,6,7")
+    assert headline(r.outcome, r.transcript, r.steps) == "3 successes"  # not "Total: 3"
+    r = astragal.roll("dice: 10d10>=8+2", faces="8,9,1,2,10,3,4,5,6,7")
+    assert headline(r.outcome, r.transcript, r.steps) == "3 + 2 = 5"
     r = astragal.roll("jc: d12 d8 vs 2d10", faces="12,5 / 7,3")
     assert headline(r.outcome, r.transcript) == r.transcript[-1]
     assert outcome_kind(r.outcome) == "critical"  # an Overwhelming Success

@@ -328,7 +328,7 @@ class Table(TableOdds, TableTools):
             "system": result.system,
             "outcome": result.outcome,
             "verdict": result.transcript[-1] if result.transcript else result.outcome,
-            "headline": headline(result.outcome, result.transcript),
+            "headline": headline(result.outcome, result.transcript, result.steps),
             "tone": outcome_kind(result.outcome),
             "transcript_text": roll_text(result),
             "roll": result.to_json(with_steps=False),  # the record as older versions replay it

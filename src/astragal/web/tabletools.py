@@ -16,6 +16,7 @@ from typing import Any
 
 import astragal
 from astragal import InputError
+from astragal.dice import steps as S
 from astragal.notation import split_prefix
 from astragal.render import outcome_words
 
@@ -51,14 +52,27 @@ def outcome_kind(outcome: str | None) -> str:
     return KINDS.get(outcome or "", "neutral")
 
 
-def headline(outcome: str, transcript: Sequence[str]) -> str:
+# A rule's ID in a transcript line, "(D10)" or "(S2: higher than #)": the table shows the words
+_RULE_ID = re.compile(r"\s*\((?:[A-Z]+-)?[A-Z]+\d+[a-z]?(?::\s*([^)]*))?\)")
+
+
+def headline(outcome: str, transcript: Sequence[str], steps: Sequence[object] = ()) -> str:
     """The verdict in the game's words: the last transcript line that names the outcome (the D6
-    System's success level, not the bonus line after it), else the last line."""
+    System's success level, not the bonus line after it), else the last line; a roll that only
+    counts successes says how many ("3 successes", not "Total: 3"). Rule IDs are left to the
+    transcript: "(S2: higher than #)" reads "(higher than #)"."""
+    counts = [s for s in steps if isinstance(s, S.Count)]
+    line = (transcript[-1] if transcript else outcome_words(outcome)).strip()
+    if (outcome == "total" and len(counts) == 1 and counts[0].what == "successes"
+            and line == f"Total: {counts[0].value}"):
+        n = counts[0].value
+        return f"{n} success" if n == 1 else f"{n} successes"
     words = outcome_words(outcome).lower()
-    for line in reversed(transcript):
-        if words and words in line.lower():
-            return line.strip()
-    return (transcript[-1] if transcript else outcome_words(outcome)).strip()
+    for at in reversed(transcript):
+        if words and words in at.lower():
+            line = at.strip()
+            break
+    return _RULE_ID.sub(lambda m: f" ({m.group(1)})" if m.group(1) else "", line)
 
 
 # ------------------------------------------------------------------------------------------------
