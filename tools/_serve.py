@@ -23,20 +23,18 @@ def main() -> int:
     args = parser.parse_args()
     import uvicorn
 
-    from astragal.web.app import create_app
     from astragal.web.caps import LOOSE
-    from astragal.web.room import Table
-    from astragal.web.server import uvicorn_options
-    from astragal.web.store import open_store
+    from astragal.web.server import build, uvicorn_options
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    store = open_store(args.db)
+    # build signs with the key file every instance on the database shares, as `astragal serve`
+    # does (ASTRAGAL_KEY, else beside the SQLite file)
     if args.caps == "production":
-        app = create_app(store)
+        app = build(args.db)
         options = uvicorn_options()
     else:
-        app = create_app(store, table=Table(store, caps=LOOSE), door_rate=(1e6, 1_000_000))
+        app = build(args.db, caps=LOOSE, door_rate=(1e6, 1_000_000))
         options = uvicorn_options(connections_per_address=10**6)
     uvicorn.run(app, host="127.0.0.1", port=args.port, **options)
     return 0

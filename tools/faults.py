@@ -183,7 +183,7 @@ def kill(backend: str, tmp: Path, seconds: float) -> tuple[list[str], bool]:
     schema = loadlib.new_pg_schema("kill") if backend == "postgresql" else ""
     db = loadlib.pg_db(schema) if schema else str(tmp / "kill.db")
     log = tmp / f"kill-{backend}.log"
-    server = Server(db, log=log).start()
+    server = Server(db, log=log, key=tmp / f"kill-{backend}.key").start()
     restarts: list[float] = []
 
     async def crash_and_restart() -> str:
@@ -276,7 +276,8 @@ def pg_cut(tmp: Path, seconds: float) -> tuple[list[str], bool]:
         proxy = Proxy((parts.hostname or "127.0.0.1", parts.port or 5432))
         await proxy.start()
         via = parts._replace(netloc=f"{parts.username}@{loadlib.HOST}:{proxy.port}").geturl()
-        servers = [Server(loadlib.pg_db(schema, via), log=logs[i]) for i in range(2)]
+        servers = [Server(loadlib.pg_db(schema, via), log=logs[i], key=tmp / "cut.key")
+                   for i in range(2)]
         for s in servers:
             await asyncio.to_thread(s.start)
 

@@ -80,7 +80,14 @@ class Server:
     """One app instance (``tools/_serve.py``) in its own process on a port of 127.0.0.1."""
 
     def __init__(self, db: str, port: int | None = None, log: Path | None = None,
-                 prefix: list[str] | None = None, caps: str = "loose") -> None:
+                 prefix: list[str] | None = None, caps: str = "loose",
+                 key: Path | None = None) -> None:
+        # The table's signing key: instances on one database share one key file, as `astragal
+        # serve` does (beside a SQLite file by default; PostgreSQL needs one named here, so
+        # that no key is written into the working folder)
+        if key is None and db.startswith(("postgresql://", "postgres://")):
+            raise ValueError("a server on PostgreSQL needs its key file named (key=...)")
+        self.key = key
         self.caps = caps
         self.prefix = prefix or []  # e.g. setpriv, to run without the power to ignore modes
         self.db = db
@@ -97,7 +104,7 @@ class Server:
         self.proc = subprocess.Popen(
             [*self.prefix, sys.executable, str(ROOT / "tools" / "_serve.py"), "--port", str(self.port),
              "--db", self.db, "--caps", self.caps], stdout=subprocess.DEVNULL, stderr=out,
-            cwd=ROOT,
+            cwd=ROOT, env={**os.environ, **({"ASTRAGAL_KEY": str(self.key)} if self.key else {})},
             start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -142,7 +142,8 @@ def main() -> int:
             schema = loadlib.new_pg_schema("load") if setup.startswith("postgresql") else ""
             db = loadlib.pg_db(schema) if schema else str(Path(tmp) / f"{setup}.db")
             n = 2 if setup == "postgresql-x2" else 1
-            servers = [Server(db, log=Path(tmp) / f"{setup}-{i}.log") for i in range(n)]
+            key = Path(tmp) / f"{setup}.key"  # one key for every instance, as in production
+            servers = [Server(db, log=Path(tmp) / f"{setup}-{i}.log", key=key) for i in range(n)]
             try:
                 for s in servers:
                     s.start()

@@ -18,7 +18,7 @@ import pytest
 import astragal
 from astragal import AstragalError, FacesError
 from astragal.cli import main as cli_main
-from astragal.web.tabletools import turns_command
+from astragal.web.tabletools import parse_command, turns_command
 
 from . import corpus
 
@@ -65,7 +65,7 @@ def test_scripted_faces_refuse_other_digits(digit: str) -> None:
 @pytest.mark.parametrize("digit", OTHER_DIGITS)
 def test_the_web_tables_initiative_refuses_other_digits(digit: str) -> None:
     with pytest.raises(astragal.InputError, match="initiative is a whole number"):
-        turns_command(None, f"add Wu 1{digit}")
+        turns_command(None, parse_command("turns", f"add Wu 1{digit}"))
 
 
 @pytest.mark.parametrize("digit", ["²", "٣"])

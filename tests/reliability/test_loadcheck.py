@@ -118,3 +118,32 @@ def test_every_kind_of_loss_or_leak_is_caught(recorded: tuple[dict[str, Any], li
     spoil(data, players)
     v = _judge(data, players)
     assert not v.ok and any(expect in p for p in v.problems), v.problems
+
+
+def test_the_load_tools_instances_on_one_database_sign_with_one_key(tmp_path: Path) -> None:
+    # The two-instance load run failed with "signature is not the table's": each instance of
+    # the tools' server had a key of its own, where `astragal serve` shares the key file.
+    import httpx
+
+    from astragal.web.chain import verify_export
+
+    db = str(tmp_path / "two.db")
+    servers = [loadlib.Server(db, log=tmp_path / f"{i}.log") for i in range(2)]
+    try:
+        for s in servers:
+            s.start()
+        made = httpx.post(f"{servers[0].url}/api/rooms",
+                          json={"system": "dice", "gm_name": "GM"}).json()
+        room, auth = made["room"]["id"], {"Authorization": f"Bearer {made['key']}"}
+        for s in servers:  # a roll stored by each instance
+            assert httpx.post(f"{s.url}/api/rooms/{room}/rolls", json={"text": "2d6"},
+                              headers=auth).status_code == 201
+        keys = {httpx.get(f"{s.url}/api/rooms/{room}/me", headers=auth).json()["key"]
+                for s in servers}
+        export = httpx.get(f"{servers[0].url}/api/rooms/{room}/export.json", headers=auth).json()
+    finally:
+        for s in servers:
+            s.stop()
+    assert len(keys) == 1
+    report = verify_export(export)
+    assert report.ok and report.signed == 2, report.lines()

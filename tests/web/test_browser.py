@@ -738,10 +738,12 @@ def test_table_tools(browser: Any, server: ServerThread) -> None:
     assert wu.page.input_value("#roll-text") == long
     assert gm.entry(14).count() == 0
 
-    # reveal a hidden roll: the roller their own, the GM any
+    # reveal a hidden roll: the GM any, a player their own GM-only roll (a blind roll stays
+    # blind to its roller)
     li.roll("d10 vs d8", "blind", faces="9 / 2")
     gm.entry(14).wait_for()
-    li.entry(14).get_by_role("button", name="reveal to all").click()
+    assert li.entry(14).get_by_role("button", name="reveal to all").count() == 0
+    gm.entry(14).get_by_role("button", name="reveal to all").click()
     wu.entry(15).wait_for()
     assert "revealed Li's blind roll #14" in wu.entry(15).inner_text()
     assert wu.entry(15).locator(".die").count() == 2
@@ -749,7 +751,7 @@ def test_table_tools(browser: Any, server: ServerThread) -> None:
     wu.roll("d8 vs d8", "gm")
     gm.entry(16).wait_for()
     assert li.entry(16).count() == 0
-    gm.entry(16).get_by_role("button", name="reveal to all").click()
+    wu.entry(16).get_by_role("button", name="reveal to all").click()
     li.entry(17).wait_for()
     assert "revealed Wu's GM-only roll #16" in li.entry(17).inner_text()
     assert wu.entry(16).get_by_role("button", name="reveal to all").count() == 0

@@ -9,7 +9,13 @@ import pytest
 
 import astragal
 from astragal.web.chain import verify_export
-from astragal.web.tabletools import EXAMPLES, headline, outcome_kind, turns_command
+from astragal.web.tabletools import (
+    EXAMPLES,
+    headline,
+    outcome_kind,
+    parse_command,
+    turns_command,
+)
 
 from .conftest import WEB_EXTRA, Room, auth
 
@@ -75,7 +81,8 @@ def test_reveal_a_hidden_roll(room: Room, client: Any) -> None:
     assert reveal(wu, 1).status_code == 403  # not Wu's roll
     assert reveal(wu, 3).status_code == 409  # public already
     assert reveal(wu, 99).status_code == 404
-    r = reveal(li, 1)  # the roller reveals their own blind roll
+    assert reveal(li, 1).status_code == 403  # a blind roll stays blind to its roller
+    r = reveal(room.gm, 1)  # the GM reveals it
     assert r.status_code == 201
     shown = r.json()
     assert shown["kind"] == "reveal" and shown["reveals"] == 1 and shown["visibility"] == "public"
@@ -84,7 +91,7 @@ def test_reveal_a_hidden_roll(room: Room, client: Any) -> None:
     wu_log = room.log(wu).json()["entries"]
     assert [e["id"] for e in wu_log] == [2, 3, 4]  # #1 itself stays hidden; #4 shows it
     assert wu_log[-1]["of"]["roll"] == gm_view["roll"]
-    assert reveal(room.gm, 2).status_code == 201  # the GM reveals anyone's
+    assert reveal(wu, 2).status_code == 201  # the roller reveals their own GM-only roll
     export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(wu)).json()
     assert verify_export(export).ok
     md = client.get(f"/api/rooms/{room.id}/export.md", headers=auth(wu)).text
@@ -162,52 +169,59 @@ def test_fight_tracker_uses_the_attack_tables_rules(client: Any) -> None:
     assert verify_export(export).ok
 
 
+def turn(state: Any, text: str) -> tuple[str, dict[str, Any]]:
+    """A turn-order command as the table runs it: read, then run."""
+    return turns_command(state, parse_command("turns", text))
+
+
 def test_turn_order() -> None:
-    _, s = turns_command(None, "add Wu 14")
-    _, s = turns_command(s, "add Orc 9")
-    _, s = turns_command(s, "add Li 17")
+    _, s = turn(None, "add Wu 14")
+    _, s = turn(s, "add Orc 9")
+    _, s = turn(s, "add Li 17")
     assert [x["name"] for x in s["order"]] == ["Li", "Wu", "Orc"] and not s["started"]
-    msg, s = turns_command(s, "next")
+    msg, s = turn(s, "next")
     assert msg == "Round 1: Li's turn"
-    _, s = turns_command(s, "next")
-    _, s = turns_command(s, "add Ana 20")  # joins mid-round: it stays Wu's turn
+    _, s = turn(s, "next")
+    _, s = turn(s, "add Ana 20")  # joins mid-round: it stays Wu's turn
     assert s["order"][s["current"]]["name"] == "Wu"
-    _, s = turns_command(s, "remove Wu")
+    _, s = turn(s, "remove Wu")
     assert s["order"][s["current"]]["name"] == "Orc"
-    msg, s = turns_command(s, "next")
+    msg, s = turn(s, "next")
     assert msg == "Round 2: Ana's turn"
     with pytest.raises(astragal.InputError, match="initiative is a whole number"):
-        turns_command(s, "add Bo x")
+        turn(s, "add Bo x")
     with pytest.raises(astragal.InputError, match="already in the turn order"):
-        turns_command(s, "add li 3")
+        turn(s, "add li 3")
     with pytest.raises(astragal.InputError, match="from -9999 to 9999, not '99999'"):
-        turns_command(s, "add Bo 99999")
+        turn(s, "add Bo 99999")
     # a name with spaces, as the page sends it (in double quotes), in and out of the order
-    msg, s = turns_command(s, 'add "Big  Troll" 12')
+    msg, s = turn(s, 'add "Big  Troll" 12')
     assert msg == "Big Troll joins the turn order (12)"
     assert [x["name"] for x in s["order"]] == ["Ana", "Li", "Big Troll", "Orc"]
-    msg, s = turns_command(s, 'remove "big troll"')
+    msg, s = turn(s, 'remove "big troll"')
     assert msg == "Big Troll leaves the turn order" and len(s["order"]) == 3
     # the page's form with no name and an initiative sends 'add 3': no fighter called "3"
     for text in ("add 3", 'add "" 3', "add Big Troll 12"):
         with pytest.raises(astragal.InputError, match="add NAME"):
-            turns_command(s, text)
+            turn(s, text)
     with pytest.raises(astragal.InputError, match="quote is not closed"):
-        turns_command(s, 'add "Big Troll 12')
+        turn(s, 'add "Big Troll 12')
 
 
 def test_the_fight_tracker_reads_names_as_the_turn_order_does() -> None:
     # one reading of a command's words at the table: double quotes hold a name with spaces,
     # an apostrophe is a letter (the fight tracker took it for a quote: "No closing quotation")
-    from astragal.web.tabletools import fight_command
+    from astragal.web.tabletools import fight_command, parse_command
 
     source = astragal.SeededSource(3)
-    _, state, _ = fight_command(None, "add O'Brien atk=4 wpn=3 hp=8", source)
-    _, state, _ = fight_command(state, 'add "Big  Troll" atk=3 wpn=2 hp=6', source)
+    _, state, _ = fight_command(None, parse_command("fight", "add O'Brien atk=4 wpn=3 hp=8"),
+                                source)
+    _, state, _ = fight_command(state, parse_command("fight", 'add "Big  Troll" atk=3 wpn=2 '
+                                                              'hp=6'), source)
     assert [c["name"] for c in state["combatants"]] == ["O'Brien", "Big Troll"]
-    _, turns = turns_command(None, "add O'Brien 12")
+    _, turns = turn(None, "add O'Brien 12")
     assert turns["order"][0]["name"] == "O'Brien"
-    for command in (turns_command, lambda s, t: fight_command(s, t, source)):
+    for command in (turn, lambda s, t: fight_command(s, parse_command("fight", t), source)):
         with pytest.raises(astragal.InputError, match="quote is not closed"):
             command(None, 'add "Big Troll 12')
 

@@ -219,11 +219,15 @@ class Tray:
 
     def facts(self, index: int, joined: str = "", added: str = "", scored: int | None = None,
               label: str = "", tone: str = "") -> None:
-        """Record what the rules decided about a die (``Die.joined`` and the rest)."""
+        """Record what the rules decided about a die (``Die.joined`` and the rest); facts not
+        given keep what was recorded before."""
         if joined and joined not in JOINS or added and added not in ADDED or (
                 tone and tone not in TONES):
             raise ValueError(f"unknown die fact: joined={joined!r} added={added!r} tone={tone!r}")
-        self._dice[index][8] = (joined, added, scored, label, tone)
+        had = self._dice[index][8] or ("", "", None, "", "")
+        self._dice[index][8] = (joined or had[0], added or had[1],
+                                had[2] if scored is None else scored, label or had[3],
+                                tone or had[4])
 
     def freeze(self) -> tuple[Die, ...]:
         return tuple(Die(s, tuple(f), g, n, k, c, u, r, *(x or ("", "", None, "", "")))

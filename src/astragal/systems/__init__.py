@@ -8,7 +8,7 @@ functions, so they can never disagree.
 from __future__ import annotations
 
 import importlib
-import sys
+import threading
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -21,10 +21,11 @@ from ..dice import Roll
 from ..odds import Odds
 from ..switches import Switch, load_files, read_bool, read_int, resolve
 
-__all__ = ["ENTRY_POINT_GROUP", "Game", "Odds", "System", "get_system", "register",
-           "resolve_options", "system_names"]
+__all__ = ["ENTRY_POINT_GROUP", "GAMES_VARIABLE", "Game", "Odds", "System", "add_system",
+           "get_system", "register", "resolve_options", "system_names"]
 
 ENTRY_POINT_GROUP = "astragal.systems"  # a game in its own pip package registers here
+GAMES_VARIABLE = "ASTRAGAL_GAMES"  # files or folders of game modules, joined by os.pathsep
 
 
 class System(Protocol):
@@ -100,8 +101,17 @@ def register(name: str, module: str, aliases: tuple[str, ...] = ()) -> None:
         _ALIASES[alias] = name
 
 
+def add_system(system: System) -> None:
+    """Make ``system`` (a loaded game) one of this process's systems, under its aliases."""
+    _MODULES.setdefault(system.name, type(system).__module__)
+    _LOADED[system.name] = system
+    for alias in (system.name, *system.aliases):
+        _ALIASES.setdefault(alias.lower(), system.name)
+
+
 def _discover() -> None:
-    """Games installed as separate packages (the ``astragal.systems`` entry-point group)."""
+    """Games installed as separate packages (the ``astragal.systems`` entry-point group), and
+    games in the files ``ASTRAGAL_GAMES`` names."""
     global _DISCOVERED
     if _DISCOVERED:
         return
@@ -113,10 +123,58 @@ def _discover() -> None:
             _MODULES[ep.name] = ep.value.partition(":")[0]
             _ALIASES.setdefault(ep.name, ep.name)
             _ENTRY[ep.name] = ep.value
+    _load_files()
 
 
 _DISCOVERED = False
 _ENTRY: dict[str, str] = {}
+
+
+def _load_files() -> None:
+    import os
+
+    for entry in filter(None, os.environ.get(GAMES_VARIABLE, "").split(os.pathsep)):
+        paths = (sorted(os.path.join(entry, f) for f in os.listdir(entry)
+                        if f.endswith(".py") and not f.startswith("_"))
+                 if os.path.isdir(entry) else [entry])
+        for path in paths:
+            _load_file(path)
+
+
+def _load_file(path: str) -> None:
+    """Import the game module at ``path`` and add every game it defines."""
+    import importlib.util
+    import os
+    import sys
+
+    stem = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(f"astragal_games.{stem}", path)
+    if spec is None or spec.loader is None or not os.path.isfile(path):
+        raise NotationError(f"{GAMES_VARIABLE} names '{path}', which is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    for value in list(vars(module).values()):
+        if isinstance(value, _kit_game()):
+            add_system(value)  # type: ignore[arg-type]  # a kit Game is a System
+
+
+def _kit_game() -> type:  # the kit's Game class, imported only when files are read
+    from ..kit import Game as KitGame
+
+    return KitGame
+
+
+def _learn_aliases() -> None:
+    """Load the installed games not loaded yet, so that their own aliases are known (an entry
+    point names a game once; its aliases live on the game)."""
+    with _LOAD_LOCK:
+        for key in list(_ENTRY):
+            if key not in _LOADED:
+                try:
+                    _LOADED[key] = _load(key)
+                except ModuleNotFoundError:
+                    continue
 
 
 def system_names() -> dict[str, tuple[str, ...]]:
@@ -129,10 +187,17 @@ def system_names() -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+# Games load once, under one lock: a request that finds a game half imported by another thread
+# (a server's concurrent first requests) waits for it instead of reading a module still being
+# run ("partially initialized module") or skipping the game. Re-entrant: a game's import may
+# ask for another game.
+_LOAD_LOCK = threading.RLock()
+
+
 def _load(key: str) -> System:
     target = _ENTRY.get(key, _MODULES[key])
     module_name, _, attr = target.partition(":")
-    module = sys.modules.get(module_name) or importlib.import_module(module_name)
+    module = importlib.import_module(module_name)
     system: System = getattr(module, attr or "SYSTEM")
     for alias in getattr(system, "aliases", ()):
         _ALIASES.setdefault(alias, key)
@@ -146,14 +211,22 @@ def get_system(name: str, text: str = "", span: tuple[int, int] | None = None) -
         _discover()
         key = _ALIASES.get(name.lower())
     if key is None:
+        _learn_aliases()
+        key = _ALIASES.get(name.lower())
+    if key is None:
         known = ", ".join(sorted(_ALIASES))
         raise NotationError(f"unknown system '{name}': known systems are {known}", text, span)
-    if key not in _LOADED:
-        try:
-            _LOADED[key] = _load(key)
-        except ModuleNotFoundError:
-            raise NotationError(f"the system '{key}' is not available yet", text, span) from None
-    return _LOADED[key]
+    loaded = _LOADED.get(key)
+    if loaded is not None:
+        return loaded
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            try:
+                _LOADED[key] = _load(key)
+            except ModuleNotFoundError:
+                raise NotationError(f"the system '{key}' is not available yet", text,
+                                    span) from None
+        return _LOADED[key]
 
 
 def resolve_options(system: System, options: Mapping[str, Any] | None) -> dict[str, Any]:

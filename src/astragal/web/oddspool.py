@@ -18,7 +18,7 @@ import contextlib
 import logging
 import os
 import pickle
-import select
+import selectors
 import struct
 import subprocess
 import sys
@@ -147,9 +147,12 @@ class _Worker:
         assert self.process.stdin is not None and self.process.stdout is not None
         if job is not None:
             _send(self.process.stdin, job)
-        ready, _, _ = select.select([self.process.stdout], [], [], seconds)
-        if not ready:
-            return None
+        # a selector, not select.select: a server holding a thousand connections gives the
+        # worker's pipe a descriptor past select's limit of 1024
+        with selectors.DefaultSelector() as waiting:
+            waiting.register(self.process.stdout, selectors.EVENT_READ)
+            if not waiting.select(seconds):
+                return None
         size = struct.unpack("!I", _read(self.process.stdout, 4))[0]
         return pickle.loads(_read(self.process.stdout, size))
 

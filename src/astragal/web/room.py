@@ -29,6 +29,7 @@ import astragal
 from astragal import InputError, Limits, Source
 from astragal.render import roll_text
 
+from . import powers
 from .basics import (
     Member,
     RateLimit,
@@ -89,7 +90,8 @@ def _system_table() -> dict[str, Any]:
             continue
         systems[name] = {"name": name, "title": system.title,
                          "prefixes": [f"{a}:" for a in (*alias_list, name)],
-                         "examples": list(EXAMPLES.get(name, ()))}
+                         "examples": list(getattr(system, "examples", ()) or
+                                          EXAMPLES.get(name, ()))}
     return {"systems": systems, "aliases": aliases}
 
 
@@ -329,7 +331,7 @@ class Table(TableOdds, TableTools):
             "outcome": result.outcome,
             "verdict": result.transcript[-1] if result.transcript else result.outcome,
             "headline": headline(result.outcome, result.transcript, result.steps),
-            "tone": outcome_kind(result.outcome),
+            "tone": outcome_kind(result.outcome, result.system),
             "transcript_text": roll_text(result),
             "roll": result.to_json(with_steps=False),  # the record as older versions replay it
             "draws": source.draws,
@@ -381,12 +383,12 @@ class Table(TableOdds, TableTools):
 
     @staticmethod
     def visible(entry: Mapping[str, Any], viewer: Member) -> dict[str, Any] | None:
-        """The entry as ``viewer`` may see it: whole, a stub (own blind roll), or not at all."""
+        """The entry as ``viewer`` may see it (``powers.POWERS``' ``see``): whole, a stub (their
+        own blind roll: that they rolled, not what), or not at all."""
         vis = entry.get("visibility", "public")
-        if vis == "public" or viewer.is_gm:
-            return dict(entry)
         mine = entry.get("member") == viewer.id
-        if vis == "gm" and mine:
+        if powers.allowed(viewer, "see", vis if vis in VISIBILITIES else "blind",
+                          owner=entry.get("member")):
             return dict(entry)
         if vis == "blind" and mine:
             keep = ("id", "kind", "room", "at", "member", "who", "role", "visibility", "text",

@@ -237,7 +237,7 @@ def odds_page(text: str, system: str | None, limits: Limits) -> dict[str, Any]:
             # [key, words, P], and [value, P(=), P(>=), P(<=)].
             "outcome_rows": [[str(k), outcome_words(str(k)), p]
                              for k, p in result.outcomes.items()],
-            "tones": {str(k): outcome_kind(str(k)) for k in result.outcomes},
+            "tones": {str(k): outcome_kind(str(k), result.system) for k in result.outcomes},
             "value_rows": rows,
             # the rows worth drawing: a long law's far tails folded, as ``odds_text`` folds them
             "shown": list(fold_ends([row[1] for row in rows]))}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from astragal import InputError
 
+from . import powers
 from .basics import (
     Member,
     RateLimit,
@@ -29,7 +30,15 @@ from .caps import Caps
 from .fair import commitment
 from .sheet import Expansion
 from .store import MAX_PAGE, Moved, Store
-from .tabletools import fight_command, headline, outcome_kind, turns_command
+from .tabletools import (
+    Command,
+    fight_command,
+    headline,
+    outcome_kind,
+    parse_command,
+    turn_owner,
+    turns_command,
+)
 
 __all__ = ["TableTools"]
 
@@ -72,13 +81,14 @@ class TableTools:
 
     def reveal(self, member: Member, entry_id: object, who: str = "") -> dict[str, Any]:
         """Show a GM-only or blind roll to the whole room, as a new public entry: the GM may
-        reveal any, a player their own. The hidden entry itself never changes (the chain)."""
+        reveal any, a player their own GM-only roll (a blind roll stays blind to its roller
+        until the GM reveals it: ``powers.POWERS``). The hidden entry itself never changes."""
         entry = self._entry(member.room, entry_id)
         if entry.get("kind", "roll") != "roll" or entry.get("visibility") == "public":
             raise TableError(409, "NotHidden", f"entry {entry_id} is not a hidden roll")
-        if not (member.is_gm or entry.get("member") == member.id):
-            raise TableError(403, "Forbidden", "only the GM, or whoever rolled it, may reveal "
-                                               "a hidden roll")
+        vis = "blind" if entry.get("visibility") == "blind" else "gm"
+        powers.check(member, "reveal", vis, f"reveal a {'blind' if vis == 'blind' else 'GM-only'}"
+                     " roll", owner=entry.get("member"), owner_words="whoever rolled it")
         self.roll_limit.check(member.id, "rolls")
         # the roll's whole content (and its id): its commitment is the one the hidden entry's
         # header carries, so anyone can check the reveal shows exactly what was rolled then
@@ -114,8 +124,7 @@ class TableTools:
     def end_epoch(self, member: Member, who: str = "") -> dict[str, Any]:
         """The GM ends the seed epoch: its seed is revealed in the log (every face of the epoch
         can then be derived again) and a new epoch starts with a new commitment."""
-        if not member.is_gm:
-            raise TableError(403, "Forbidden", "only the GM may end a seed epoch")
+        powers.check(member, "epoch", "end", "end a seed epoch")
         self.roll_limit.check(member.id, "rolls")
         return self._end_epoch(member, None, who)
 
@@ -131,9 +140,8 @@ class TableTools:
             body.update({"member": "", "who": by, "role": "table"})  # found the epoch stale
         return self._append(member.room, body, who)
 
-    def _gm_over(self, gm: Member, member_id: object) -> dict[str, Any]:
-        if not gm.is_gm:
-            raise TableError(403, "Forbidden", "only the GM may do this")
+    def _gm_over(self, gm: Member, member_id: object, what: str, doing: str) -> dict[str, Any]:
+        powers.check(gm, "member", what, doing)
         target = next((m for m in self.store.members(gm.room) if m["id"] == member_id), None)
         if target is None:
             raise TableError(404, "NotFound", "no such member in this room")
@@ -142,14 +150,14 @@ class TableTools:
     def reissue_key(self, gm: Member, member_id: object) -> dict[str, Any]:
         """A new key for a member (the GM, for a player who lost theirs): the old key stops
         working at once. Returns the member and the new key."""
-        target = self._gm_over(gm, member_id)
+        target = self._gm_over(gm, member_id, "rekey", "give a member a new key")
         key = new_key()
         self.store.set_key(target["id"], key_hash(key))
         return {"member": target, "key": key}
 
     def remove_member(self, gm: Member, member_id: object) -> dict[str, Any]:
         """The GM takes a player out of the room: their key stops working, their rolls stay."""
-        target = self._gm_over(gm, member_id)
+        target = self._gm_over(gm, member_id, "remove", "remove a member")
         if target["id"] == gm.id:
             raise TableError(409, "Conflict", "the GM cannot remove themself")
         self.store.remove_member(target["id"])
@@ -180,9 +188,8 @@ class TableTools:
             raise TableError(422, "RequestError", "a fight command is text of at most 500 "
                                                   "characters")
         check_unicode(text, "the command")
-        word = (text.split() or [""])[0].lower()
-        if word in ("new", "add", "set", "remove", "option") and not member.is_gm:
-            raise TableError(403, "Forbidden", f"only the GM may '{word}' in the fight")
+        command = self._command("fight", text)
+        powers.check(member, "fight", command.name, f"'{command.name}' in the fight")
         self.roll_limit.check(member.id, "rolls")
         self.address_rolls.check(f"ip:{who}", "rolls from this address")
 
@@ -191,7 +198,7 @@ class TableTools:
             if nonce is not None and nonce != expect:
                 return None  # an entry came after the state was read: read it again
             try:
-                message, new, as_json = fight_command(states.get("fight"), text, source)
+                message, new, as_json = fight_command(states.get("fight"), command, source)
             except InputError as exc:
                 raise RollError(exc, Expansion(text, text)) from None
             body = {**self._base(member, "fight"), "text": text, "message": message,
@@ -214,17 +221,31 @@ class TableTools:
             raise TableError(422, "RequestError", "a turn command is text of at most 200 "
                                                   "characters")
         check_unicode(text, "the command")
+        command = self._command("turns", text)
         self.roll_limit.check(member.id, "rolls")
 
         def edit(states: dict[str, Any], _: int) -> dict[str, Any]:
             try:
-                message, new = turns_command(states.get("turns"), text)
+                message, new = turns_command(states.get("turns"), command, member.id)
             except InputError as exc:
                 raise RollError(exc, Expansion(text, text)) from None
+            # after the command read (a name not in the order is its own 422), on the state it
+            # ran on: whose name it removes, whose turn it ends
+            powers.check(member, "turns", command.name, f"'{command.name}' in the turn order",
+                         owner=turn_owner(states.get("turns"), command),
+                         owner_words="whose turn it is" if command.name == "next" else
+                         "whoever added it")
             return {**self._base(member, "turns"), "text": text, "message": message,
                     "state": new}
 
         return self._edit_state(member, edit, who)
+
+    @staticmethod
+    def _command(tool: str, text: str) -> Command:
+        try:
+            return parse_command(tool, text)
+        except InputError as exc:
+            raise RollError(exc, Expansion(text, text)) from None
 
     def _edit_state(self, member: Member,
                     edit: Callable[[dict[str, Any], int], dict[str, Any] | None],

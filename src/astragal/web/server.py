@@ -17,11 +17,19 @@ from .._errors import InputError
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from .caps import Caps
+
 __all__ = ["build", "main", "uvicorn_options"]
 
 
-def build(db: str | None) -> FastAPI:
-    """The app over the store that ``db`` names (a SQLite path, or a postgresql:// URL)."""
+def build(db: str | None, caps: Caps | None = None,
+          door_rate: tuple[float, int] | None = None) -> FastAPI:
+    """The app over the store that ``db`` names (a SQLite path, or a postgresql:// URL), signed
+    with the key file that every instance on that database shares (``default_key_path``).
+
+    ``caps`` and ``door_rate`` (rooms opened and joins per address) replace the production
+    ones: the load tools lift the caps per address, since all their players share 127.0.0.1.
+    """
     from .app import create_app
     from .room import Table
     from .signing import Signer, default_key_path
@@ -36,7 +44,10 @@ def build(db: str | None) -> FastAPI:
         raise InputError(f"cannot open the database {shown(db)}: {why}") from None
     # the table's signing key: its own file, apart from the database (ASTRAGAL_KEY to place it)
     signer = Signer.load_or_create(default_key_path(db))
-    return create_app(store, table=Table(store, signer=signer))
+    table = Table(store, signer=signer, caps=caps)
+    if door_rate is None:
+        return create_app(store, table=table)
+    return create_app(store, table=table, door_rate=door_rate)
 
 
 def shown(db: str | None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import astragal
@@ -19,11 +20,13 @@ from astragal import InputError
 from astragal.dice import steps as S
 from astragal.notation import split_prefix
 from astragal.render import outcome_words
+from astragal.systems import get_system
 
+from .powers import commands
 from .sheet import _DICE_VALUE, Sheet, SheetError, expand
 
-__all__ = ["EXAMPLES", "KINDS", "check_sheet_rolls", "fight_command", "headline",
-           "outcome_kind", "turns_command"]
+__all__ = ["EXAMPLES", "KINDS", "Command", "check_sheet_rolls", "fight_command", "headline",
+           "outcome_kind", "parse_command", "turn_owner", "turns_command"]
 
 # Per game: the placeholder of the roll input, then examples (each rolls in a room of that game;
 # tests/web/test_tools.py checks every one).
@@ -47,8 +50,13 @@ KINDS: dict[str, str] = {
 }
 
 
-def outcome_kind(outcome: str | None) -> str:
-    """good, bad, critical or neutral (a tie, a total, no Botch)."""
+def outcome_kind(outcome: str | None, system: str = "") -> str:
+    """good, bad, critical or neutral (a tie, a total, no Botch): as the game declares it (a kit
+    game's ``tones``), else as the built-in games' outcomes read."""
+    if system:
+        declared = getattr(get_system(system), "outcome_tones", None)
+        if declared:
+            return str(declared.get(outcome or "", "neutral"))
     return KINDS.get(outcome or "", "neutral")
 
 
@@ -126,7 +134,33 @@ def check_sheet_rolls(sheet: Sheet, system: str | None, aliases: Mapping[str, st
 # ------------------------------------------------------------------------------------------------
 # Fight tracker (attack table) and turn order (any game)
 
-FIGHT_COMMANDS = ("add", "set", "remove", "attack", "pass", "heal", "spend", "option")
+_USAGE = {"fight": "new, add, set, remove, option, attack, pass, heal, spend",
+          "turns": "add NAME [initiative], remove NAME, next, clear"}
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A fight or turn-order command as read: its command word (one of the tool's, in lower
+    case) and the words after it. Powers are decided on this, never on the text."""
+
+    tool: str
+    name: str
+    args: tuple[str, ...]
+    text: str
+
+
+def parse_command(tool: str, text: str) -> Command:
+    """Read a command of ``tool`` (``fight``, ``turns``): the first word, quoted or not, in any
+    case, must be one of the tool's commands (``powers.commands``), else an ``InputError``."""
+    words = _words(text)
+    if not words:
+        raise InputError(f"an empty command: {_USAGE[tool]}", text, (0, max(1, len(text))))
+    name = words[0].lower()
+    if name not in commands(tool):
+        raise InputError(f"unknown {'fight' if tool == 'fight' else 'turn'} command "
+                         f"'{words[0]}': commands are {_USAGE[tool]}", text,
+                         (0, max(1, len(words[0]))))
+    return Command(tool, name, tuple(words[1:]), text)
 
 
 def new_fight() -> dict[str, Any]:
@@ -135,33 +169,26 @@ def new_fight() -> dict[str, Any]:
     return fight.new_fight()[0]
 
 
-def fight_command(state: Mapping[str, Any] | None, text: str,
+def fight_command(state: Mapping[str, Any] | None, command: Command,
                   source: astragal.Source) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
     """Run one fight command (``attack Wu Orc berserk``) on a copy of ``state`` with the attack
     table's own rules; returns the message, the new state and the roll's JSON (for an attack)."""
     from astragal.systems.attack import fight
 
-    words = _words(text)
-    if not words:
-        raise fight.FightError("an empty command: add, set, remove, attack, pass, heal, spend, "
-                               "option, or new", text, (0, max(1, len(text))))
-    command = words[0].lower()
-    if command == "new":
-        if len(words) > 1:
+    text = command.text
+    if command.name == "new":
+        if command.args:
             raise fight.FightError("'new' here takes nothing: it clears the fight", text,
-                                   (len(words[0]) + 1, len(text)))
+                                   (0, len(text)))
         return "A new fight: add the fighters", new_fight(), None
-    if command not in FIGHT_COMMANDS:
-        raise fight.FightError(f"unknown fight command '{words[0]}': commands are new, "
-                               f"{', '.join(FIGHT_COMMANDS)}", text, (0, len(words[0])))
-    args = fight.Args(words[1:])
+    args = fight.Args(list(command.args))
     if args.faces is not None or args.seed is not None:
         raise fight.FightError("the table rolls its own dice: no faces or seeds here", text,
                                (0, len(text)))
     work = copy.deepcopy(dict(state)) if state else new_fight()
     work["log"] = []  # the room's log is the fight's log
     args.source = lambda: source  # type: ignore[method-assign]
-    message, as_json = fight.apply(work, command, args)
+    message, as_json = fight.apply(work, command.name, args)
     if as_json is not None:  # logged as a roll is, without its steps (see room.py)
         as_json.pop("steps", None)
     work["log"] = []
@@ -187,19 +214,30 @@ def _words(text: str) -> list[str]:
     return words
 
 
-def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict[str, Any]]:
+def turn_owner(state: Mapping[str, Any] | None, command: Command) -> str | None:
+    """Who owns what a turn-order command acts on (the member who added the name removed, or
+    the current name for ``next``); None for nobody's (older entries kept no owner)."""
+    order = (state or {}).get("order", [])
+    if command.name == "remove" and len(command.args) == 1:
+        named = [x for x in order if x["name"].lower() == command.args[0].lower()]
+        return named[0].get("by") if named else None
+    if command.name == "next" and order:
+        current = int((state or {}).get("current", 0))
+        return order[min(current, len(order) - 1)].get("by")  # type: ignore[no-any-return]
+    return None
+
+
+def turns_command(state: Mapping[str, Any] | None, command: Command,
+                  by: str = "") -> tuple[str, dict[str, Any]]:
     """The turn order: ``add NAME [initiative]``, ``remove NAME``, ``next``, ``clear``; a name
-    with spaces in double quotes (``add "Big Troll" 12``)."""
+    with spaces in double quotes (``add "Big Troll" 12``); a name added keeps ``by`` (the
+    member who added it: ``powers.OWNER``)."""
     order: list[dict[str, Any]] = [dict(x) for x in (state or {}).get("order", [])]
     current = int((state or {}).get("current", 0))
     round_no = int((state or {}).get("round", 1))
     started = bool((state or {}).get("started", False))  # the first 'next' starts round 1
-    words = _words(text)
-    if not words:
-        raise InputError("an empty command: add NAME [initiative], remove NAME, next, clear",
-                         text, (0, max(1, len(text))))
-    command = words[0].lower()
-    if command == "add":
+    text, words = command.text, [command.name, *command.args]
+    if command.name == "add":
         if len(words) not in (2, 3) or not words[1] or re.fullmatch(r"[+-]?\d+", words[1]):
             raise InputError('add NAME [initiative], such as \'add Wu 14\' (a name with spaces '
                              'in double quotes: add "Big Troll" 12)', text, (0, len(text)))
@@ -215,12 +253,12 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
         if len(order) >= MAX_TURNS:
             raise InputError(f"the turn order holds at most {MAX_TURNS}", text, (0, len(text)))
         who = order[current]["name"] if order else None
-        order.append({"name": name, "init": init})
+        order.append({"name": name, "init": init, **({"by": by} if by else {})})
         order.sort(key=lambda x: -x["init"])  # stable: ties keep the order they were added in
         current = next(i for i, x in enumerate(order) if x["name"] == who) \
             if who and started else 0
         message = f"{name} joins the turn order ({init})"
-    elif command == "remove":
+    elif command.name == "remove":
         if len(words) != 2:
             raise InputError('remove NAME (a name with spaces in double quotes)', text,
                              (0, len(text)))
@@ -234,7 +272,7 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
         elif current >= len(order):
             current, round_no = 0, round_no + (1 if started and order else 0)
         message = f"{gone['name']} leaves the turn order"
-    elif command == "next":
+    elif command.name == "next":
         if not order:
             raise InputError("nobody is in the turn order yet: add NAME [initiative]", text,
                              (0, len(text)))
@@ -245,10 +283,7 @@ def turns_command(state: Mapping[str, Any] | None, text: str) -> tuple[str, dict
             if current >= len(order):
                 current, round_no = 0, round_no + 1
         message = f"Round {round_no}: {order[current]['name']}'s turn"
-    elif command == "clear":
+    else:  # clear (parse_command read one of the four)
         order, current, round_no, started = [], 0, 1, False
         message = "The turn order is cleared"
-    else:
-        raise InputError(f"unknown turn command '{words[0]}': add, remove, next, clear", text,
-                         (0, len(words[0])))
     return message, {"order": order, "current": current, "round": round_no, "started": started}

@@ -754,7 +754,7 @@ def test_the_rules_and_the_web_tracker_read_no_files(tmp_path: Path,
     """Tables are read by the command line and the Python API only: the rules take them as
     data, and the web table's fight tracker (anyone may open a room) never opens a path."""
     from astragal import _files
-    from astragal.web.tabletools import fight_command
+    from astragal.web.tabletools import fight_command, parse_command
 
     a, _ = gm_tables(tmp_path)
     table = json.loads(Path(a).read_text())
@@ -776,7 +776,7 @@ def test_the_rules_and_the_web_tracker_read_no_files(tmp_path: Path,
     for typed in ("option table=/etc/passwd", "option critical_table=/etc/hostname",
                   f"option attack_table={a}"):
         with pytest.raises(InputError, match="only 'astragal fight' on the command line"):
-            fight_command(None, typed, astragal.SeededSource(1))
+            fight_command(None, parse_command("fight", typed), astragal.SeededSource(1))
     table["columns"]["one 4"]["damage"] = "x"
     with pytest.raises(InputError, match="damage must be a whole number"):
         astragal.odds("at: 4d6", options={"attack_table": table})

@@ -520,8 +520,10 @@ function renderEntry(e) {
     tools.prepend(el("button", { type: "button", class: "link", "aria-label": again, title: again,
       onclick: () => roll(e.text, e.visibility) }, e.visibility === "public" ? "again" : "again (" + SEEN_BY[e.visibility] + ")"));
   }
-  const mayReveal = e.visibility !== "public" && state.member &&
-    (state.member.role === "gm" || e.member === state.member.id) && !state.revealed.has(e.id);
+  // the GM reveals any hidden roll, a player their own GM-only roll; a blind roll stays blind
+  // to its roller until the GM reveals it (the server's powers: docs/web.md)
+  const mayReveal = e.visibility !== "public" && state.member && !state.revealed.has(e.id) &&
+    (state.member.role === "gm" || (e.member === state.member.id && e.visibility === "gm"));
   if (mayReveal) {
     tools.append(el("button", { type: "button", class: "link reveal-button",
       onclick: () => reveal(e.id) }, "reveal to all"));

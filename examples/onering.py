@@ -1,0 +1,21 @@
+"""The One Ring (2nd edition): the Feat die (d12 with the Eye of Sauron on 11 and the Gandalf
+rune on 12) and a Success die (d6) per rank, against a target number. The Eye counts 0, the rune
+succeeds whatever the total; each 6 on a Success die is a Tengwar rune that raises a success.
+Weary: Success dice on 1 to 3 count 0. Miserable: the Eye fails the roll."""
+
+from astragal.kit import Die, Game, apply
+
+feat = Die([*range(1, 11), "Eye", "Rune"], "feat die", tones={"Eye": "bad", "Rune": "good"})
+game = Game("tor", "The One Ring 2e rolls", "{dice:int} vs {tn:int} [{weary:weary}] "
+            "[{miserable:miserable}]", aliases=("onering",), examples=("2 vs 14", "3 vs 16 weary"),
+            dice=lambda dice, weary: apply(lambda *r: r, feat, dice @ Die(  # (value, tengwar)
+                [(0 if weary and f < 4 else f, f == 6) for f in range(1, 7)], "d6",
+                tones={(6, True): "good"})))
+
+
+@game.verdict("R1", "the rune succeeds, the Eye fails if Miserable, else meet the TN; Tengwars raise")
+def verdict(roll, tn, miserable):
+    f, (total, tengwars) = roll
+    if f == "Eye" and miserable or f != "Rune" and total + (f if f in range(11) else 0) < tn:
+        return "failure"
+    return ("success", "great success", "extraordinary success")[min(tengwars, 2)]
