@@ -632,6 +632,59 @@ def test_tiles_add_up_to_the_total_and_mark_what_happened(browser: Any, server: 
     assert not unexpected(errors), errors
 
 
+def readd(cell: str) -> int:
+    """The Markdown export's dice cell added up again, as a reader would: each die's worth after
+    "=" where it says one, else the face that stands (a re-roll's last, a chain's sum); a
+    dropped die counts nothing."""
+    total = 0
+    for die in cell.split(", "):
+        face, *marks = die.split(" ")
+        shown = face.split(":", 1)[1]
+        if "dropped" in marks:
+            continue
+        if "=" in shown:
+            total += int(shown.split("=")[1])
+        else:
+            total += sum(int(x) for x in shown.split("→")[-1].split("+"))
+    return total
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(PHONE, "dark"), (DESKTOP, "light")])
+def test_the_markdown_export_adds_up(browser: Any, server: ServerThread,
+                                     viewport: dict[str, int], scheme: str) -> None:
+    """Every counted face is in the Markdown export's dice, and re-added they make the verdict's
+    number; the verdict is the game's verdict (the D6 System's level, not its bonus line)."""
+    errors: list[str] = []
+    gm, _ = open_room(browser, server, errors, room_name="Ledger", system="dice",
+                      viewport=viewport, scheme=scheme)
+    plays = [("3d6!!", "6,1,4,5", 16), ("4d6!", "6,6,2,3,1,5", 23), ("2d6!p", "6,6,2,3", 15),
+             ("8d6r<3", "1,4,5,2,6,3,3,4,6,6", 37), ("4d6kh3", "6,5,4,1", 15),
+             ("10d10>=8f1", "8,9,1,2,10,3,4,5,6,1", 1), ("cofd: 10", "10,10,8,9,1,2,3,4,5,6,8,3", 5),
+             ("cofd: chance", "8", 0), ("od6: 3D wild vs 10", "4,2,6,5", 17),
+             ("ds: d6+3", "6,6,2", 14), ("ds: d6+3", "1,4", 1), ("4dF", "1,2,3,3", 1)]
+    for n, (text, faces, _) in enumerate(plays, 1):
+        gm.roll(text, faces=faces)
+        gm.entry(n).wait_for()
+    gm.page.evaluate("document.getElementById('table-panel').open = true")
+    with gm.page.expect_download() as got:
+        gm.page.click("#export-md")
+    rows = [line.split(" | ") for line in Path(got.value.path()).read_text(
+        encoding="utf-8").splitlines() if re.match(r"\| \d+ \|", line)]
+    assert len(rows) == len(plays)
+    for row, (text, _, total) in zip(rows, plays):
+        dice, verdict = row[4], row[5]
+        assert readd(dice) == total, (text, dice)
+        if text.startswith("od6"):
+            assert number_in(verdict.replace("+", "")) == 17 - 10, (text, verdict)
+        elif text.startswith("ds:"):  # the die and the skill: its result is the last number
+            assert int(re.findall(r"\d+", verdict)[-1]) == total + 3, (text, verdict)
+        elif text != "cofd: chance":
+            assert number_in(verdict) == total, (text, verdict)
+    assert "bonus" not in rows[8][5] and "Good success" in rows[8][5]
+    gm.close()
+    assert not unexpected(errors), errors
+
+
 # ------------------------------------------------------------------------------------------------
 # The table's tools
 
@@ -753,7 +806,7 @@ def test_table_tools(browser: Any, server: ServerThread) -> None:
     assert li.entry(16).count() == 0
     wu.entry(16).get_by_role("button", name="reveal to all").click()
     li.entry(17).wait_for()
-    assert "revealed Wu's GM-only roll #16" in li.entry(17).inner_text()
+    assert "revealed Wu's GM + roller roll #16" in li.entry(17).inner_text()
     assert wu.entry(16).get_by_role("button", name="reveal to all").count() == 0
     for p in (gm, wu, li):
         p.close()
@@ -1060,6 +1113,51 @@ def test_a_stalled_line_is_said_down_and_catches_up(browser: Any, server: Server
     finally:
         proxy.close()
     assert not [e for e in unexpected(errors) if "WebSocket" not in e], errors
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(PHONE, "light"), (DESKTOP, "dark")])
+def test_two_next_turn_presses_at_once_advance_one_turn(browser: Any, server: ServerThread,
+                                                        viewport: dict[str, int],
+                                                        scheme: str) -> None:
+    """Next turn pressed twice before the first press is answered: one turn passes, on every
+    page, the GM's other device too (each press names the turn it ends)."""
+    errors: list[str] = []
+    gm, link = open_room(browser, server, errors, room_name="Turns", system="dice",
+                         viewport=viewport, scheme=scheme)
+    other = as_member(browser, gm.page.input_value("#gm-link"), errors)
+    wu = join(browser, link, "Wu", errors)
+    for p in (gm, other):
+        p.page.evaluate("document.getElementById('turns-panel').open = true")
+    for name, init in (("Wu", "14"), ("Li", "9"), ("Orc", "5")):
+        gm.page.fill("#turns-name", name)
+        gm.page.fill("#turns-init", init)
+        gm.page.click("#turns-form button[type=submit]")
+        gm.page.wait_for_selector(f"#turns li:has-text('{name}')")
+    gm.page.click("#turns-next")
+    for p in (gm, other, wu):
+        p.page.wait_for_selector("#turn-now:has-text(\"Round 1: Wu's turn\")")
+    answers: list[int] = []  # the three presses' answers, from either page
+    for p in (gm, other):
+        p.page.on("response", lambda r: answers.append(r.status)
+                  if r.url.endswith("/turns") and r.request.method == "POST" else None)
+    # a double press: the second before the first is answered (as a double tap)
+    gm.page.evaluate("() => { const b = document.getElementById('turns-next'); b.click(); "
+                     "b.click(); }")
+    for _ in range(WAIT // 100):
+        if len(answers) >= 2:
+            break
+        gm.page.wait_for_timeout(100)
+    assert sorted(answers) == [201, 422], answers  # one press ended the turn
+    said = gm.page.inner_text("#turns-error") + other.page.inner_text("#turns-error")
+    assert "Round 1: Wu's turn has already ended" in said
+    gm.roll("d6")  # a later entry: once every page has it, each has every turn entry before it
+    for p in (gm, other, wu):
+        p.page.wait_for_selector("#log li code.text:text-is('d6')")
+        assert p.page.inner_text("#turn-now") == "Round 1: Li's turn"
+        assert p.page.locator("#log li[data-kind=turns]").count() == 5  # 3 adds, start, one next
+    for p in (gm, other, wu):
+        p.close()
+    assert not unexpected(errors), errors
 
 
 def test_keyboard_and_screen_reader_basics(browser: Any, server: ServerThread) -> None:

@@ -208,6 +208,26 @@ def test_turn_order() -> None:
         turn(s, 'add "Big Troll 12')
 
 
+def test_a_next_that_names_its_turn_ends_only_that_turn() -> None:
+    """The page's Next turn names the turn it ends: pressed twice at once, the second finds its
+    turn over and changes nothing."""
+    _, s = turn(None, "add Wu 14")
+    _, s = turn(s, 'add "Big Troll" 9')
+    msg, s = turn(s, "next start")
+    assert msg == "Round 1: Wu's turn"
+    with pytest.raises(astragal.InputError, match="already started"):
+        turn(s, "next start")
+    msg, s = turn(s, "next 1 wu")
+    assert msg == "Round 1: Big Troll's turn"
+    with pytest.raises(astragal.InputError, match=r"Round 1: Wu's turn has already ended "
+                       r"\(Round 1: Big Troll's turn\)"):
+        turn(s, "next 1 Wu")
+    msg, s = turn(s, 'next 1 "Big Troll"')
+    assert msg == "Round 2: Wu's turn"
+    with pytest.raises(astragal.InputError, match="next ROUND NAME"):
+        turn(s, "next Wu")
+
+
 def test_the_fight_tracker_reads_names_as_the_turn_order_does() -> None:
     # one reading of a command's words at the table: double quotes hold a name with spaces,
     # an apostrophe is a letter (the fight tracker took it for a quote: "No closing quotation")

@@ -53,7 +53,7 @@ from .roomtools import TableTools
 from .sheet import Expansion, Sheet, check_sheet, expand
 from .signing import Signer
 from .store import MAX_PAGE, Moved, NameTaken, RoomFull, Store
-from .tabletools import EXAMPLES, check_sheet_rolls, headline, outcome_kind
+from .tabletools import EXAMPLES, check_sheet_rolls, dice_text, headline, outcome_kind
 
 __all__ = [
     "VISIBILITIES",
@@ -470,16 +470,14 @@ class Table(TableOdds, TableTools):
                        f"{_md(e['who'])} | {what} | | "
                        f"{_md(e.get('message', e.get('of', {}).get('verdict', '')))} | all |\n")
                 continue
-            dice = " ".join(
-                f"d{d['size']}:{d['face']}" + ("" if d.get("kept", True) else "(dropped)")
-                for d in e["roll"]["dice"])
+            dice = _md(dice_text(e["roll"]["dice"]))
             roll = f"`{_code(e['text'])}`"
             if e["notation"] != e["text"]:
                 roll += f" → `{_code(e['notation'])}`"
             shown = {"public": "all", "gm": "GM + roller", "blind": "GM"}[e["visibility"]]
             yield (f"| {e['id']} | {e['at'].replace('T', ' ').rstrip('Z')} | "
                    f"{_md(e['who'])} | {roll} | {dice} | "
-                   f"{_md(e['verdict'])} | {shown} |\n")
+                   f"{_md(e.get('headline') or e['verdict'])} | {shown} |\n")
 
     def export_markdown(self, viewer: Member) -> str:
         """The log as a Markdown table (user text escaped so it renders as text)."""

@@ -1168,7 +1168,12 @@ function wire() {
       $("turns-name").focus();  // the next name, not the initiative box
     }
   });
-  $("turns-next").addEventListener("click", () => command("/turns", "next", $("turns-error")));
+  // a press names the turn it ends: two presses at once (or two people's) advance one turn
+  $("turns-next").addEventListener("click", () => {
+    const t = state.turns;
+    const ends = t && t.started && t.order[t.current] ? " " + t.round + " " + quoted(t.order[t.current].name) : " start";
+    command("/turns", "next" + ends, $("turns-error"));
+  });
   $("turns-clear").addEventListener("click", () => {
     if (confirm("Clear the turn order for everyone at the table?")) command("/turns", "clear", $("turns-error"));
   });
