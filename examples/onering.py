@@ -8,14 +8,14 @@ from astragal.kit import Die, Game, apply
 feat = Die([*range(1, 11), "Eye", "Rune"], "feat die", tones={"Eye": "bad", "Rune": "good"})
 game = Game("tor", "The One Ring 2e rolls", "{dice:int} vs {tn:int} [{weary:weary}] "
             "[{miserable:miserable}]", aliases=("onering",), examples=("2 vs 14", "3 vs 16 weary"),
-            dice=lambda dice, weary: apply(lambda *r: r, feat, dice @ Die(  # (value, tengwar)
+            measure=lambda roll: roll[1], dice=lambda dice, weary: apply(lambda f, s: (
+                f, s[0] + (f if f in range(11) else 0), s[1]), feat, dice @ Die(
                 [(0 if weary and f < 4 else f, f == 6) for f in range(1, 7)], "d6",
-                tones={(6, True): "good"})))
+                tones={(6, True): "good"})))  # a Success die is worth (value, Tengwar)
 
 
 @game.verdict("R1", "the rune succeeds, the Eye fails if Miserable, else meet the TN; Tengwars raise")
-def verdict(roll, tn, miserable):
-    f, (total, tengwars) = roll
-    if f == "Eye" and miserable or f != "Rune" and total + (f if f in range(11) else 0) < tn:
-        return "failure"
-    return ("success", "great success", "extraordinary success")[min(tengwars, 2)]
+def verdict(roll, tn, miserable):  # roll: (the Feat die, the total, the Tengwars)
+    f, total, tengwars = roll
+    return "failure" if f == "Eye" and miserable or f != "Rune" and total < tn else (
+        ("success", "great success", "extraordinary success")[min(tengwars, 2)])

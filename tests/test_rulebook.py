@@ -205,6 +205,13 @@ def _outcome(text: str, faces: str) -> Any:
     return (r.outcome, r.result)
 
 
+def _words(text: str, faces: str) -> Any:
+    try:
+        return astragal.roll(text, faces=faces).transcript
+    except astragal.InputError as exc:
+        return ("error", type(exc).__name__)
+
+
 def _odds(text: str) -> Any:
     o = astragal.odds(text)
     return (o.outcomes.as_dict(), o.distribution.as_dict(), repr(o.extra))
@@ -238,13 +245,17 @@ def test_every_rule_is_used_by_the_roller_and_by_the_odds(system: str) -> None:
 
 
 @pytest.mark.parametrize("system, rule_id", [(s, r) for s in sorted(PERTURB) for r in PERTURB[s]])
-def test_perturbing_a_rule_changes_both_the_roll_and_the_odds(system: str, rule_id: str) -> None:
+def test_perturbing_a_rule_changes_the_roll_its_words_and_the_odds(system: str, rule_id: str) -> None:
     rule = next(r for r in astragal.rulebook(system) if r.id == rule_id)
     make, text, faces = PERTURB[system][rule_id]
     roll_before, odds_before = _outcome(text, faces), _odds(text)
+    words_before = _words(text, faces)
     with _swapped(system, rule.function, make(rule.function)):
         roll_after, odds_after = _outcome(text, faces), _odds(text)
+        words_after = _words(text, faces)
     assert roll_after != roll_before, f"{rule_id}: the roll did not change"
+    # the words render what the rules decided, so they change with it
+    assert words_after != words_before, f"{rule_id}: the roll's words did not change"
     assert odds_after != odds_before, f"{rule_id}: the odds did not change"
     assert _outcome(text, faces) == roll_before and _odds(text) == odds_before  # restored
 
@@ -262,3 +273,36 @@ def test_rules_command_lists_the_rulebook(capsys: pytest.CaptureFixture[str]) ->
     for r in astragal.rulebook("cofd"):
         assert f"{r.id} " in out and r.statement in out
     assert "contested_tie=continue_next_turn" in out
+
+
+# issue 40, item 12: the readings players question are stated plainly, each resting on RULES.md
+@pytest.mark.parametrize("game, rule_id, said", [
+    ("jc", "J-A9", "the Limit is applied before the Bonuses"),
+    ("jc", "J-A12", "must beat Score 0"),
+    ("od6", "D-A4", "2D -1 pip is 2D-1, not 1D+2"),
+    ("attack", "A-A2", "cells 0, 3, 5 and 7"),
+])
+def test_astragal_rules_states_the_readings(game: str, rule_id: str, said: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from astragal.cli import main
+
+    assert main(["rules", game]) == 0
+    out = capsys.readouterr().out
+    readings = out[out.index("readings"):]
+    line = next(x for x in readings.splitlines() if x.strip().startswith(rule_id))
+    assert said in line
+
+
+def test_every_reading_quotes_rules_md() -> None:
+    import re
+    from pathlib import Path
+
+    from astragal.rulebook import readings
+
+    spec = Path(__file__).resolve().parent.parent.joinpath("RULES.md").read_text(
+        encoding="utf-8")
+    for game in ("jadeclaw", "cofd", "d6system", "attack", "d6skill", "dice"):
+        for r in readings(game):
+            assert f"- {r.id}." in spec, r.id
+            for quoted in re.findall(r"(?:^|[\s(])'([^']{6,}?)'(?=[\s),.:;]|$)", r.text):
+                assert quoted in spec, (r.id, quoted)

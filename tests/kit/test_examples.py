@@ -110,6 +110,8 @@ def test_each_example_rolls_from_the_command_line_by_its_aliases(name: str) -> N
         out = _cli("roll", text, "--seed", "7")
         assert out.returncode == 0, out.stderr
         assert any(o in out.stdout for o in g.order or ("",)), out.stdout
+    odds = _cli("odds", f"{g.name}: {g.examples[-1]}")
+    assert odds.returncode == 0 and "Exact odds" in odds.stdout, odds.stderr
     rules = _cli("rules", g.name)
     assert rules.returncode == 0 and g._verdict_rule in rules.stdout, rules.stdout + rules.stderr
 

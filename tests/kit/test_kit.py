@@ -11,7 +11,7 @@ import pytest
 
 import astragal
 from astragal import kit
-from astragal.kit import AGAIN, Game, apply, d, d6, dF, highest, install, pool
+from astragal.kit import AGAIN, Game, apply, d, d6, dF, highest, install, pool, procedure
 from astragal.kit._form import Form
 
 from .examples import game as example
@@ -20,7 +20,8 @@ from .examples import game as example
 def test_the_kits_public_names_are_pinned() -> None:
     assert sorted(kit.__all__) == sorted([
         "AGAIN", "Decision", "Dice", "Die", "Game", "Pool", "Switch", "apply", "d", "d4", "d6",
-        "d8", "d10", "d12", "d20", "d100", "dF", "highest", "install", "lowest", "pool"])
+        "d8", "d10", "d12", "d20", "d100", "dF", "highest", "install", "lowest", "pool",
+        "procedure"])
     for name in kit.__all__:
         assert getattr(kit, name) is not None
 
@@ -108,3 +109,129 @@ def test_words_render_the_decision_and_change_with_it() -> None:
                "miss)")
     assert r.transcript == ("2d6+0: 5, 5 + 0 = 10", verdict)
     assert astragal.roll("pbta: +0", faces="3,3").transcript[-1].startswith("miss")
+
+
+@procedure
+def skill_die(roll: Any) -> tuple[int, bool]:
+    """d6 + skill's die (RULES.md S7–S10) as a procedure: a first 1 calls a check die (a second
+    1 is a Botch, else the die counts 1); a 6 is rolled again and added while 6s come."""
+    first = roll(d6)
+    if first == 1:
+        return 1, roll(d6, added="check") == 1
+    total = last = first
+    while last == 6:
+        last = roll(d6, added="exploded")
+        total += last
+    return total, False
+
+
+skill = Game("kitskill", "d6 + skill on the kit", "d6{bonus:+int} vs {difficulty:int}",
+             dice=lambda bonus: apply(lambda v: (v[0] + bonus, v[1]), skill_die))
+
+
+@skill.verdict("KS2", "a Botch; else higher than # succeeds, equal or lower fails")
+def skill_check(roll: tuple[int, bool], difficulty: int) -> str:
+    return "botch" if roll[1] else "success" if roll[0] > difficulty else "failure"
+
+
+@pytest.mark.parametrize("bonus, difficulty", [(2, 5), (0, 6), (4, 11), (-1, 2)])
+def test_a_procedure_carries_a_built_in_games_die_to_its_odds(bonus: int, difficulty: int) -> None:
+    install(skill)
+    ours = astragal.odds(f"kitskill: d6{bonus:+d} vs {difficulty}").outcomes
+    theirs = astragal.odds(f"ds: d6{bonus:+d} vs {difficulty}").outcomes
+    assert set(ours.outcomes()) == set(theirs.outcomes())
+    for k in theirs.outcomes():
+        assert abs(ours[k] - theirs[k]) < 1e-15, k
+    # and the roll records the check die and the explosion as the page draws them
+    r = astragal.roll(f"kitskill: d6{bonus:+d} vs {difficulty}", faces="1,1")
+    assert r.outcome == "botch" and [d.added for d in r.dice] == ["", "check"]
+    r = astragal.roll(f"kitskill: d6{bonus:+d} vs {difficulty}", faces="6,6,2")
+    assert r.result["value"] == [14 + bonus, False]
+    assert [d.added for d in r.dice] == ["", "exploded", "exploded"]
+
+
+def test_a_procedures_law_equals_its_paths_enumerated() -> None:
+    law = skill_die.law()
+    assert law.fractions()[(1, True)] == Fraction(1, 36)
+    assert law.fractions()[(1, False)] == Fraction(5, 36)
+    assert law.fractions()[(8, False)] == Fraction(1, 36)  # 6 then 2
+    assert 0 < law.cut < Fraction(1, 10**17)
+
+
+def test_the_algebras_highest_of_mixed_exploding_dice_equals_the_kits() -> None:
+    # the built-in algebra refused this with a bare ValueError; its law now equals the kit's
+    from astragal.dice.algebra import Chain, Highest, Mixed, Reading, face
+    from astragal.dice.sampler import sample
+    from astragal.odds import algebra
+
+    class On(Reading):
+        def __call__(self, position: int, f: int) -> bool:
+            return bool(f == self.settings[0])
+
+    program = Highest(Mixed((Chain(8, On(8), face), Chain(6, On(6), face))))
+    law = algebra.law(program)
+    kit_law = highest(d(8).explode(), d6.explode()).law().fractions()
+    assert max(abs(p - float(kit_law.get(v, 0))) for v, p in enumerate(law.pmf)) < 1e-15
+    assert 0 < law.truncated < 1e-15
+
+    class Hands:  # the faces in the order asked: the d8's 8 and its explosion's 5, the d6's 3
+        faces = iter([8, 5, 3])
+
+        def new(self, size: int) -> int:
+            return 0
+
+        def again(self, die: int, note: str) -> int:
+            return next(self.faces)
+
+        def face(self, die: int) -> int:
+            return next(self.faces)
+
+    assert sample(program, Hands()).value == 13
+
+
+def test_a_decision_carries_its_rule_its_words_and_what_it_found() -> None:
+    from astragal.kit import Decision
+
+    g = Game("margin", "A margin", "{n:int} vs {tn:int}", dice=lambda n: n @ d6)
+
+    @g.rule("G2", "a total of twice the target is a triumph")
+    def triumph(total: int, tn: int) -> bool:
+        return total >= 2 * tn
+
+    @g.verdict("G1", "meet the target to succeed")
+    def verdict(total: int, tn: int) -> object:
+        if triumph(total, tn):
+            return Decision("triumph", "G2", "{value}: a triumph", {"margin": total - tn})
+        return Decision("success" if total >= tn else "failure", found={"margin": total - tn})
+
+    install(g)
+    r = astragal.roll("margin: 2 vs 4", faces="5,6")
+    assert (r.outcome, r.result) == ("triumph", {"value": 11, "rule": "G2", "margin": 7})
+    assert r.transcript[-1] == "11: a triumph"
+    r = astragal.roll("margin: 2 vs 4", faces="1,2")
+    assert (r.outcome, r.result["rule"], r.result["margin"]) == ("failure", "G1", -1)
+
+
+@pytest.mark.parametrize("text, said", [
+    ("cortex: d100000000 vs 3", "1 to 1000 sides"),
+    ("tor: 100000000000 vs 3", "too large for dice"),
+    ("coc: 50 +40", "odds work limit"),
+    ("tor: 600 vs 3", "more than the limit of 500 dice"),
+])
+def test_huge_requests_are_refused_at_once_with_their_reason(text: str, said: str) -> None:
+    for name in ("cortex", "onering", "coc"):
+        example(name)
+    with pytest.raises(astragal.InputError, match=said):
+        astragal.odds(text)
+
+
+def test_a_side_that_rolls_no_dice_is_a_number() -> None:
+    g = Game("fixed", "Against a fixed defence", "{n:int} [vs {defence:int}]",
+             dice=lambda n, defence: n @ d6 if defence is None else (n @ d6, defence))
+    g.verdict("F1", "beat the defence")(
+        lambda mine, theirs=0: "hit" if mine > theirs else "miss")
+    install(g)
+    assert dict(astragal.odds("fixed: 1 vs 4").outcomes.exact()) == {
+        "miss": Fraction(2, 3), "hit": Fraction(1, 3)}
+    r = astragal.roll("fixed: 1 vs 4", faces="5")
+    assert r.outcome == "hit" and len(r.dice) == 1

@@ -94,7 +94,14 @@ def client(store: Store) -> Iterator[Any]:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    app = create_app(store, own_store=False, door_rate=(1000.0, 1000))
+    from astragal.web.caps import Caps
+    from astragal.web.room import Table
+
+    # every request of a test comes from one address: its reads and pings are not capped here
+    # (tests/web/test_address_caps.py checks those caps)
+    table = Table(store, caps=Caps(reads_per_address=(1e6, 10**6),
+                                   pings_per_address=(1e6, 10**6)))
+    app = create_app(store, table=table, own_store=False, door_rate=(1000.0, 1000))
     with TestClient(app) as c:
         yield c
 

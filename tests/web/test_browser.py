@@ -1376,6 +1376,9 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
         wu.page.wait_for_selector(f"#turns li:has-text('{name}')")
     li.page.evaluate("document.getElementById('turns-panel').open = true")
     li.page.wait_for_selector(f"#turns li:has-text('{long}')")
+    # Li added none of these names: no × for them, and only the GM clears the order
+    assert li.page.get_by_role("button", name=f"remove {long} from the turn order").count() == 0
+    assert li.page.is_hidden("#turns-clear") and wu.page.is_hidden("#turns-clear")
     # ... and a roll by a member whose name is 40 letters with no space
     yan = join(browser, link, "Y" * 40, errors)
     yan.roll("at: 3d6 vs 2d6")

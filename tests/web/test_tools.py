@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 import astragal
+from astragal.systems import get_system
 from astragal.web.chain import verify_export
 from astragal.web.tabletools import (
-    EXAMPLES,
     headline,
     outcome_kind,
     parse_command,
@@ -23,10 +23,11 @@ pytest.importorskip("fastapi", reason=WEB_EXTRA)
 pytest.importorskip("uvicorn", reason=WEB_EXTRA)
 
 
-@pytest.mark.parametrize("system", sorted(EXAMPLES))
+@pytest.mark.parametrize("system", sorted(astragal.system_names()))
 def test_every_example_rolls_in_its_game(system: str) -> None:
-    assert system in astragal.system_names()
-    for text in EXAMPLES[system]:
+    examples = get_system(system).examples
+    assert examples, f"{system} offers no example rolls"
+    for text in examples:
         astragal.roll(text, default_system=system)  # no InputError
 
 
@@ -284,3 +285,26 @@ def test_two_instances_lose_no_fight_or_turn_command(pg_schema: str) -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_a_clock_step_back_is_flagged(client: Any) -> None:
+    """Issue 38, item 13: when the server's wall clock steps back (an NTP step, a restored VM),
+    an entry's `at` runs backwards; such an entry says so (``at_behind``: the latest time
+    before it), in the log, the live pages and both exports, and the log still verifies."""
+    room = Room(client)
+    table = client.app.state.table
+    times = iter(["2026-12-01T10:00:00.000Z", "2026-12-01T09:59:00.000Z",
+                  "2026-12-01T09:59:30.000Z", "2026-12-01T10:00:05.000Z"])
+    table.wall = lambda: next(times)
+    assert room.roll(room.gm, "d12 vs d10").status_code == 201
+    assert room.roll(room.gm, "d12 vs d10").status_code == 201
+    assert client.post(f"/api/rooms/{room.id}/turns", json={"text": "add Wu 3"},
+                       headers=auth(room.gm)).status_code == 201
+    assert room.roll(room.gm, "d12 vs d10").status_code == 201
+    entries = room.log(room.gm).json()["entries"]
+    assert [e.get("at_behind") for e in entries] == [
+        None, "2026-12-01T10:00:00.000Z", "2026-12-01T10:00:00.000Z", None]
+    export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(room.gm)).json()
+    assert verify_export(export).ok
+    md = client.get(f"/api/rooms/{room.id}/export.md", headers=auth(room.gm)).text
+    assert md.count("(clock behind: after 2026-12-01T10:00:00.000Z)") == 2

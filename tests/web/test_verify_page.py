@@ -19,6 +19,7 @@ from astragal.web.chain import verify_export
 from astragal.web.room import RateLimit
 
 from .test_trust import TAMPERS, Room, _resign
+from .test_trust_refusals import REFUSALS
 
 CHROMIUM = os.environ.get("ASTRAGAL_CHROMIUM", "/usr/bin/chromium")
 PAGE = Path(__file__).resolve().parents[2] / "src/astragal/web/static/verify.html"
@@ -54,7 +55,7 @@ def page(browser: Any) -> Iterator[Any]:
 def room(tmp_path: Path) -> Room:
     """A room whose epoch 1 has ended: public and hidden rolls, a reveal, then epoch 2."""
     made = Room(tmp_path)
-    made.table.roll_limit = RateLimit(100.0, 100)
+    made.table.roll_limit = made.table.address_rolls = RateLimit(100.0, 100)
     hidden = made.table.roll(made.gm, "d20+1", "gm")
     made.table.reveal(made.gm, hidden["id"])
     made.table.roll(made.wu, "3d6", client_seed="wu's seed")
@@ -302,3 +303,18 @@ def test_the_page_takes_the_theme_chosen_at_the_table(browser: Any, served: Any)
         assert (background == "rgb(22, 22, 24)") == (chosen == "dark"), (chosen, background)
         check.close()
     assert not unexpected(errors), errors
+
+
+@pytest.mark.parametrize("name", [r[0] for r in REFUSALS])
+def test_the_page_refuses_what_it_cannot_check_as_verify_log_does(page: Any, room: Room,
+                                                                  name: str,
+                                                                  tmp_path: Path) -> None:
+    receipts = room.receipts(room.wu, tmp_path / "wu.json")
+    export = room.table.export(room.gm)
+    tamper, said = next((r[1], r[2]) for r in REFUSALS if r[0] == name)
+    tamper(room)(export)
+    shown = check(page, tmp_path, export, receipts, room.key)
+    expected = python(export, receipts, room.key)
+    assert any(p.startswith(said) for p in expected), expected
+    assert shown["verdict"].startswith("TAMPERED") and sorted(shown["problems"]) == expected, (
+        shown, expected)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from fractions import Fraction
 from functools import reduce
 from typing import Any
 
@@ -18,7 +19,11 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ..dice import Tray
 from ._law import CUT, Law, add_laws, binomial_law, fold_law, joint, plus, power_law
 
-__all__ = ["Dice", "Die", "Hand", "Pool", "apply", "d", "dF", "highest", "lowest", "pool"]
+__all__ = ["Dice", "Die", "Hand", "Pool", "Procedure", "apply", "d", "dF", "highest", "lowest",
+           "pool", "procedure"]
+
+
+MOST_FACES = 1_000_000  # a kit die has at most this many faces
 
 
 class Hand:
@@ -111,9 +116,9 @@ class Die(Dice):
 
     def __init__(self, faces: Sequence[Any], name: str = "", labels: Mapping[Any, str] | None = None,
                  tones: Mapping[Any, str] | None = None) -> None:
-        if not faces:
-            raise ValueError("a die needs at least one face")
         self.faces = tuple(faces)
+        if not 1 <= len(self.faces) <= MOST_FACES:
+            raise ValueError(f"a die has 1 to {MOST_FACES:,} faces, not {len(self.faces):,}")
         self.name = name or f"d{{{','.join(map(str, self.faces))}}}"
         self.labels = dict(labels or {})
         self.tones = dict(tones or {})
@@ -170,8 +175,8 @@ class Die(Dice):
 
 def d(sides: int) -> Die:
     """A die of ``sides`` faces numbered from 1."""
-    if sides < 1:
-        raise ValueError("a die needs at least one face")
+    if not 1 <= sides <= MOST_FACES:
+        raise ValueError(f"a die has 1 to {MOST_FACES:,} faces, not {sides:,}")
     return Die(range(1, sides + 1), f"d{sides}")
 
 
@@ -484,3 +489,86 @@ def highest(*parts: Dice) -> Dice:
 def lowest(*parts: Dice) -> Dice:
     """The lowest value among ``parts``."""
     return _Extreme(tuple(parts), False)
+
+
+class _Pruned(Exception):
+    """A path of draws less likely than the cut."""
+
+
+class Procedure(Dice):
+    """Dice rolled by a procedure: ``f(roll)`` calls ``roll(die)`` for each die it rolls (and
+    ``roll(die, added="check")`` for one that another die called for) and returns the value. The
+    roll runs it on the tray; the odds run it on every path of faces, each weighed by its chance,
+    so anything a procedure can say (a check die, a push of chosen dice, a re-roll that depends on
+    the faces) has its exact law. A path less likely than 10⁻¹⁸ is cut and counted as cut."""
+
+    __slots__ = ("f", "name")
+
+    def __init__(self, f: Callable[[Callable[..., Any]], Any], name: str = "") -> None:
+        self.f, self.name = f, name or getattr(f, "__name__", "procedure")
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __rmatmul__(self, n: int) -> Dice:
+        return Pool((self,) * n).sum()
+
+    def dice_count(self) -> int:
+        return 1
+
+    def sample(self, hand: Hand) -> tuple[Any, str]:
+        words: list[str] = []
+
+        def roll(die: Die, added: str = "") -> Any:
+            i, x = die.roll_one(hand, added)
+            words.append(die.word(x, hand.tray.face(i)))
+            return x
+
+        return self.f(roll), ", ".join(words)
+
+    def law(self, limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:
+        out: dict[Any, Fraction] = {}
+        path: list[int] = []  # the index of the face taken at each draw
+        for _ in range(limits.max_odds_work):
+            walk = _Walk(path)
+            try:
+                value = self.f(walk.roll)
+                out[value] = out.get(value, Fraction(0)) + walk.chance
+            except _Pruned:
+                pass
+            sizes = walk.sizes
+            del path[len(sizes):]
+            while path and path[-1] == sizes[len(path) - 1] - 1:
+                path.pop()
+            if not path:
+                break
+            path[-1] += 1
+        else:
+            limits.check_work(limits.max_odds_work + 1, f"the paths of {self}", text)
+        total = math.lcm(*(p.denominator for p in out.values())) if out else 1
+        return Law({k: int(p * total) for k, p in out.items()}, total)
+
+
+class _Walk:
+    """One path of faces through a procedure: the face taken at each draw, and its chance."""
+
+    __slots__ = ("chance", "path", "sizes")
+
+    def __init__(self, path: list[int]) -> None:
+        self.path, self.chance = path, Fraction(1)
+        self.sizes: list[int] = []
+
+    def roll(self, die: Die, added: str = "") -> Any:
+        i = len(self.sizes)
+        self.sizes.append(len(die.faces))
+        if i == len(self.path):
+            self.path.append(0)
+        self.chance /= len(die.faces)
+        if self.chance < CUT:
+            raise _Pruned
+        return die.faces[self.path[i]]
+
+
+def procedure(f: Callable[[Callable[..., Any]], Any]) -> Dice:
+    """Decorate ``f(roll)``, a die's procedure, as dice (see ``Procedure``)."""
+    return Procedure(f)

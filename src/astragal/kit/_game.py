@@ -16,7 +16,7 @@ from ..dice import Roll, Tray
 from ..odds import Distribution, Odds
 from ..rulebook import rule as _register
 from ..switches import Switch
-from ._dice import Dice, Hand
+from ._dice import Dice, Hand, _lift
 from ._form import Form, Spec
 from ._law import Law, joint
 
@@ -36,20 +36,24 @@ AGAIN = _Again()
 
 
 class Decision:
-    """What a rule decided and why: the outcome, the rule that decided it, and optionally the
-    words the game says for it (``{value}`` is filled in)."""
+    """What a rule decided and why: the outcome, the rule that decided it, optionally the words
+    the game says for it (``{value}`` is filled in) and what else the roll's result records
+    (``found={"margin": 3}``: a result the game's players read, kept in ``Roll.result``)."""
 
-    __slots__ = ("outcome", "rule", "says")
+    __slots__ = ("found", "outcome", "rule", "says")
 
-    def __init__(self, outcome: str, rule: str = "", says: str = "") -> None:
+    def __init__(self, outcome: str, rule: str = "", says: str = "",
+                 found: Mapping[str, Any] | None = None) -> None:
         self.outcome, self.rule, self.says = outcome, rule, says
+        self.found = dict(found or {})
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Decision) and (other.outcome, other.rule, other.says) == (
-            self.outcome, self.rule, self.says)
+        return isinstance(other, Decision) and (other.outcome, other.rule, other.says,
+                                                other.found) == (self.outcome, self.rule,
+                                                                 self.says, self.found)
 
     def __hash__(self) -> int:
-        return hash((self.outcome, self.rule, self.says))
+        return hash((self.outcome, self.rule, self.says, tuple(sorted(self.found.items()))))
 
     def __repr__(self) -> str:
         return f"Decision({self.outcome!r}, {self.rule!r})"
@@ -85,7 +89,9 @@ class Game:
     from the form's fields and the switches, by parameter name: one expression, or several
     (a tuple or a mapping of side names) for a contest. The verdict (``@game.verdict``) reads
     the values the same way. ``value`` names what the dice give (``total``, ``successes``);
-    ``order`` lists the outcomes for the odds (else they come in the order the values do);
+    ``order`` lists the outcomes for the odds (else from the lowest mean value to the highest);
+    ``measure`` gives the number the odds tabulate (else the value, or a tuple value's first
+    place);
     ``tones`` says how each outcome reads at the table (good, bad, critical, neutral), and
     ``examples`` are rolls a player might type (the web room offers them)."""
 
@@ -161,12 +167,12 @@ class Game:
             made = self._dice(**_given(self._dice_wants, self._known(spec, options)))
         except ValueError as e:
             raise NotationError(str(e), text, (0, len(text))) from None
-        if isinstance(made, Dice):
-            sides = [("", made)]
+        if isinstance(made, (Dice, int)):  # a number: no dice are rolled (an automatic success)
+            sides = [("", _lift(made))]
         elif isinstance(made, Mapping):
-            sides = list(made.items())
+            sides = [(k, _lift(v)) for k, v in made.items()]
         else:
-            sides = [(self.sides[i] if i < len(self.sides) else f"side {i + 1}", d)
+            sides = [(self.sides[i] if i < len(self.sides) else f"side {i + 1}", _lift(d))
                      for i, d in enumerate(made)]
         limits.check_dice(sum(d.dice_count() for _, d in sides), text)
         return sides
@@ -175,7 +181,10 @@ class Game:
         """The verdict on the sides' values, with the rule that gave it."""
         assert self._verdict is not None
         out = self._verdict(*values, **_given(self._verdict_wants, known, len(values)))
-        if out is AGAIN or isinstance(out, Decision):
+        if isinstance(out, Decision):  # one that names no rule was decided by the verdict
+            return out if out.rule else Decision(out.outcome, self._verdict_rule, out.says,
+                                                 out.found)
+        if out is AGAIN:
             return out
         return Decision(str(out), self._verdict_rule)
 
@@ -216,7 +225,8 @@ class Game:
         assert isinstance(decision, Decision)
         lines.append(self.words(decision, values))
         result: dict[str, Any] = {"value": _json(values[0]) if len(values) == 1 else
-                                  [_json(v) for v in values], "rule": decision.rule}
+                                  [_json(v) for v in values], "rule": decision.rule,
+                                  **decision.found}
         return Roll(self.name, text, decision.outcome, result, tray.freeze(), tuple(lines), spec)
 
     def law(self, spec: Spec, options: Mapping[str, Any], limits: Limits,
@@ -236,8 +246,7 @@ class Game:
         law = self.law(spec, options, limits, text)
         outcomes = law.map(lambda k: k[1].outcome)
         n_sides = len(next(iter(law.weights))[0])
-        measure: Callable[..., Any] | None = self.measure or (
-            None if n_sides > 1 else (lambda v: v))
+        measure: Callable[..., Any] | None = self.measure or (None if n_sides > 1 else _first)
         numeric = all(all(type(v) is int for v in k[0]) for k in law.weights)
         if measure is None and n_sides == 2 and numeric:
             measure, name = (lambda a, b: a - b), "margin"
@@ -245,20 +254,29 @@ class Game:
             name = self.value_name
         values = law.map(lambda k: measure(*k[0])) if measure else outcomes
         if not all(type(k) in (int, float) for k in values.weights):
-            values, name = outcomes, "outcome"  # values that are not numbers: the outcomes
-        order = self.order or tuple(dict.fromkeys(
-            k[1].outcome for k in sorted(law.weights, key=_sort_key)))
+            raise TypeError(f"the game {self.name}'s values are not numbers: give Game(measure=)"
+                            " the number its odds tabulate (the total of a (total, ...) value)")
+        order = self.order or _by_mean(law, values is not outcomes and measure)
         notes = () if not law.cut else (
             f"an infinite tail of probability {float(law.cut):.1e} is cut",)
         return Odds(self.name, text, _distribution(outcomes, order), _distribution(values),
                     name, notes)
 
 
-def _sort_key(k: tuple[tuple[Any, ...], Any]) -> tuple[Any, ...]:
-    try:
-        return tuple(float(v) if isinstance(v, (int, float)) else math.inf for v in k[0])
-    except TypeError:
-        return ()
+def _first(value: Any) -> Any:
+    """The number a value's odds tabulate: the value, or a tuple's first place."""
+    return value[0] if isinstance(value, tuple) and value else value
+
+
+def _by_mean(law: Law, measure: Callable[..., Any] | None | bool) -> tuple[str, ...]:
+    """The outcomes from the lowest mean measured value to the highest (else as they come)."""
+    sums: dict[str, list[float]] = {}
+    for (values, decision), w in law.weights.items():
+        m = float(measure(*values)) if callable(measure) else 0.0
+        s = sums.setdefault(decision.outcome, [0.0, 0.0])
+        s[0] += m * w
+        s[1] += w
+    return tuple(sorted(sums, key=lambda o: sums[o][0] / sums[o][1] if sums[o][1] else 0.0))
 
 
 def _distribution(law: Law, order: Sequence[Any] | None = None) -> Distribution:

@@ -59,6 +59,7 @@ class Game(Record):
     switches: tuple[Switch, ...] = ()
     aliases: tuple[str, ...] = ()
     tables: Mapping[str, Callable[[Mapping[str, Any]], list[list[str]]]] = MappingProxyType({})
+    examples: tuple[str, ...] = ()  # rolls a player might type (the web room offers them)
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -170,11 +171,11 @@ def _learn_aliases() -> None:
     point names a game once; its aliases live on the game)."""
     with _LOAD_LOCK:
         for key in list(_ENTRY):
-            if key not in _LOADED:
+            if key in _MODULES and key not in _LOADED:
                 try:
                     _LOADED[key] = _load(key)
-                except ModuleNotFoundError:
-                    continue
+                except Exception:  # noqa: BLE001, S112 - a broken game must not break the lookup of
+                    continue  # another name; asked for by its own name, it says what is wrong
 
 
 def system_names() -> dict[str, tuple[str, ...]]:

@@ -218,6 +218,8 @@ class _Checker:
         self.report, self.replay, self.trust_stubs = report, replay, trust_stubs
         self.room, self.key = room, key
         self.new_format = False
+        self.old_stubs: list[str] = []  # where each stub of format 1 stands
+        self.unroomed: str | None = None  # the first signed entry checked without a room id
         self.hashes: dict[int, str] = {}
         from .epochs import Epochs  # (it reads fair.py, which uses canonical from here)
 
@@ -247,6 +249,7 @@ class _Checker:
             problems.append(f"{where}: an entry of the old format after entries of the new one "
                             "(rewritten)")
         elif stub and set(entry) == {"id", "prev", "hash", "redacted"}:
+            self.old_stubs.append(where)
             self._stub(entry, where)
         elif not isinstance(stated, str) or _safe(entry_hash, entry) != stated:
             problems.append(f"{where}: its contents do not match its hash (edited)")
@@ -277,8 +280,11 @@ class _Checker:
 
     def _signature(self, entry: Mapping[str, Any], where: str) -> None:
         eid = entry.get("id")
-        if self.key is None or self.room is None or not isinstance(eid, int) or isinstance(
+        if self.key is None or not isinstance(eid, int) or isinstance(
                 eid, bool):  # an entry without a whole-number id is reported by its place
+            return
+        if self.room is None:  # a signature covers the room's id: without it, none can check
+            self.unroomed = self.unroomed or where
             return
         from .signing import check_signature
 
@@ -288,6 +294,19 @@ class _Checker:
             self.report.problems.append(f"{where}: its signature is not the table's (forged, "
                                         "resealed or added)")
 
+    def finish(self) -> None:
+        """What only the whole log shows: old stubs among new entries, signatures no room
+        lets one check."""
+        problems = self.report.problems
+        if self.new_format:  # a stub of format 1 does not say whether its entry was public
+            problems += [f"{where}: a stub in the old format 1 in a log of format 2: it does not "
+                         "show whether the entry was public, so it cannot be checked (a public "
+                         "roll hidden after the fact looks like this)" for where in self.old_stubs]
+        if self.unroomed is not None:
+            problems.append(f"{self.unroomed}: its signature cannot be checked, nor any other: "
+                            "the export names no room (its \"room\" has no text \"id\"), and "
+                            "the table's signatures cover the room's id")
+
     def receipt(self, receipt: Any, n: int) -> None:
         problems = self.report.problems
         if (not isinstance(receipt, Mapping) or not isinstance(receipt.get("id"), int)
@@ -295,7 +314,9 @@ class _Checker:
             problems.append(f"receipt {n} is not a receipt (id, hash, sig)")
             return
         rid, rhash = receipt["id"], receipt["hash"]
-        if self.key is not None and self.room is not None:
+        if self.key is not None and self.room is None:
+            self.unroomed = self.unroomed or f"receipt {n} (entry {rid})"
+        elif self.key is not None and self.room is not None:
             from .signing import check_signature
 
             if not check_signature(self.key, self.room, rid, rhash, receipt.get("sig")):
@@ -358,6 +379,7 @@ def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True,
     report.derived, report.pending = checker.epochs.derived, checker.epochs.pending
     for n, receipt in enumerate(receipts, 1):
         checker.receipt(receipt, n)
+    checker.finish()
     return report
 
 

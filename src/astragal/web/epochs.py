@@ -48,6 +48,7 @@ class Epochs:
         self.seeds: dict[int, tuple[int, str]] = {}           # epoch → (entry id, seed)
         self.announced: dict[int, tuple[int, object]] = {1: (0, None)}  # epoch → (by, commitment)
         self.rolls: dict[int, Mapping[str, Any]] = {}         # entry id → the seeded roll
+        self.unseeded: set[int] = set()                       # ids of rolls without ``fair``
 
     def header(self, entry: Mapping[str, Any]) -> None:
         """Any entry of format 2, whole or a stub: remember its commitment."""
@@ -59,10 +60,19 @@ class Epochs:
         eid = entry["id"]
         if entry.get("kind") == "seed":
             self._seed(eid, entry)
-        elif entry.get("kind", "roll") == "roll" and isinstance(entry.get("fair"), Mapping):
-            self.rolls.setdefault(eid, entry)
         elif entry.get("kind") == "reveal":
             self._reveal(eid, entry)
+        else:
+            self._roll(eid, entry)
+
+    def _roll(self, eid: int, entry: Mapping[str, Any]) -> None:
+        """A roll shown whole (or revealed): seeded, or one more roll without ``fair``."""
+        if entry.get("kind", "roll") != "roll":
+            return
+        if isinstance(entry.get("fair"), Mapping):
+            self.rolls.setdefault(eid, entry)
+        else:
+            self.unseeded.add(eid)
 
     def _seed(self, eid: int, entry: Mapping[str, Any]) -> None:
         epoch, seed = entry.get("epoch"), entry.get("seed")
@@ -105,8 +115,7 @@ class Epochs:
             self.problems.append(f"{where}: what it reveals is not what entry {of['id']} "
                                  "committed to when it was rolled")
             return
-        if isinstance(of.get("fair"), Mapping):
-            self.rolls.setdefault(of["id"], of)
+        self._roll(of["id"], of)
 
     def fair_of(self, eid: int) -> Mapping[str, Any] | None:
         """The ``fair`` record of roll ``eid`` if the log shows it (whole or revealed)."""
@@ -115,6 +124,10 @@ class Epochs:
 
     def check(self) -> None:
         """Every seeded roll against its epoch (call once the whole log is read)."""
+        if self.rolls or self.ends:  # the room's faces come from its seed: every roll's do
+            self.problems += [f"entry {eid}: a roll without its fair record, in a room whose "
+                              "faces come from its seed (its faces could be anyone's choice)"
+                              for eid in sorted(self.unseeded)]
         first: dict[int, tuple[int, object]] = {}  # epoch → (first roll's id, its commitment)
         for eid in sorted(self.rolls):
             roll = self.rolls[eid]
@@ -180,6 +193,9 @@ class Epochs:
             return None
         rid = receipt["id"]
         fair = self.fair_of(rid)
+        if fair is None and rid in self.unseeded:
+            return (f"entry {rid}: the player's page sent a client seed for it, but the log shows "
+                    f"it without its fair record (receipt {n})")
         if fair is None:
             return None  # a stub the log does not show: checked once it is revealed
         for field, what in (("client", "client seed than the one the player's page sent"),

@@ -269,12 +269,22 @@ class PostgresStore:
             (canonical(sheet), member_id)))
 
     def set_key(self, member_id: str, key_hash: str) -> None:
-        self._do("replace a key", lambda conn, _: conn.execute(
-            f"UPDATE {self._members} SET key_hash = %s WHERE id = %s", (key_hash, member_id)))
+        self._do("replace a key", lambda conn, _: self._change_member(
+            conn, f"UPDATE {self._members} SET key_hash = %s WHERE id = %s RETURNING room_id",
+            (key_hash, member_id)))
 
     def remove_member(self, member_id: str) -> None:
-        self._do("remove a member", lambda conn, _: conn.execute(
-            f"DELETE FROM {self._members} WHERE id = %s", (member_id,)))
+        self._do("remove a member", lambda conn, _: self._change_member(
+            conn, f"DELETE FROM {self._members} WHERE id = %s RETURNING room_id", (member_id,)))
+
+    def _change_member(self, conn: Any, sql: str, args: tuple[str, ...]) -> None:
+        """A new key or a removal, and in the same transaction the NOTIFY that makes every
+        instance re-check its live connections' keys (delivered on commit: the old key is
+        dead by then). Safe to repeat: the same key again, or no such member any more."""
+        with conn.transaction():
+            row = conn.execute(sql, args).fetchone()
+            if row is not None:
+                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, MEMBERS_NOTE + row[0]))
 
     def append(self, room_id: str, body: Mapping[str, Any],
                expect: int | None = None) -> dict[str, Any]:
@@ -296,7 +306,8 @@ class PostgresStore:
                 conn.execute(f"INSERT INTO {self._log} VALUES (%s, %s, %s, %s)",
                              (room_id, seq + 1, entry["hash"], canonical(entry)))
                 # Delivered on commit only, so a woken instance always finds the entry.
-                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, room_id))
+                # "room id": an instance that holds the entry already (its own) skips the read
+                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, f"{room_id} {seq + 1}"))
                 sealed.append(entry)
                 state["committing"] = True
             return entry
@@ -385,6 +396,27 @@ class PostgresStore:
             f"SELECT coalesce(sum(octet_length(body)), 0) FROM {self._log} WHERE room_id = %s",
             (room_id,)).fetchone())
         return int(row[0])
+
+    def room_count(self) -> int:
+        row = self._do("count the rooms", lambda conn, _: conn.execute(
+            f"SELECT count(*) FROM {self._rooms}").fetchone())
+        return int(row[0])
+
+    def idle_rooms(self, before: str, limit: int) -> list[str]:
+        rows = self._do("read the rooms", lambda conn, _: conn.execute(
+            f"SELECT r.id FROM {self._rooms} r WHERE coalesce((SELECT l.body::jsonb ->> 'at' "
+            f"FROM {self._log} l WHERE l.room_id = r.id ORDER BY l.seq DESC LIMIT 1), "
+            "r.created) < %s LIMIT %s", (before, limit)).fetchall())
+        return [r[0] for r in rows]
+
+    def delete_room(self, room_id: str) -> None:
+        def work(conn: Any, _: dict[str, bool]) -> None:  # safe to repeat: gone is gone
+            with conn.transaction():
+                for table in (self._log, self._seeds, self._members):
+                    conn.execute(f"DELETE FROM {table} WHERE room_id = %s", (room_id,))
+                conn.execute(f"DELETE FROM {self._rooms} WHERE id = %s", (room_id,))
+
+        self._do("delete a room", work)
 
     def ping(self) -> None:
         """Ask the server a trivial question (``StoreError`` when it does not answer)."""

@@ -17,11 +17,9 @@ from astragal import InputError
 from . import powers
 from .basics import (
     Member,
-    RateLimit,
     RecordingSource,
     RollError,
     TableError,
-    _now,
     check_unicode,
     key_hash,
     new_key,
@@ -50,8 +48,7 @@ class TableTools:
     store: Store
     caps: Caps
     clock: Callable[[], float]
-    roll_limit: RateLimit
-    address_rolls: RateLimit
+    wall: Callable[[], str]
     _odds_lock: threading.Lock
     _epoch_seen: dict[str, tuple[int, float]]
     _state_lock: threading.Lock
@@ -59,6 +56,8 @@ class TableTools:
     _room_locks: dict[str, threading.Lock]
 
     if TYPE_CHECKING:
+        def admit(self, member: Member, who: str) -> None: ...
+
         def _append(self, room_id: str, body: dict[str, Any], who: str,
                     expect: int | None = None) -> dict[str, Any]: ...
 
@@ -76,7 +75,7 @@ class TableTools:
         return rows[0]
 
     def _base(self, member: Member, kind: str) -> dict[str, Any]:
-        return {"kind": kind, "room": member.room, "at": _now(), "member": member.id,
+        return {"kind": kind, "room": member.room, "at": self.wall(), "member": member.id,
                 "who": member.name, "role": member.role, "visibility": "public"}
 
     def reveal(self, member: Member, entry_id: object, who: str = "") -> dict[str, Any]:
@@ -89,7 +88,7 @@ class TableTools:
         vis = "blind" if entry.get("visibility") == "blind" else "gm"
         powers.check(member, "reveal", vis, f"reveal a {'blind' if vis == 'blind' else 'GM-only'}"
                      " roll", owner=entry.get("member"), owner_words="whoever rolled it")
-        self.roll_limit.check(member.id, "rolls")
+        self.admit(member, who)
         # the roll's whole content (and its id): its commitment is the one the hidden entry's
         # header carries, so anyone can check the reveal shows exactly what was rolled then
         body = {**self._base(member, "reveal"), "reveals": entry["id"],
@@ -102,30 +101,31 @@ class TableTools:
         epoch, seed = self.store.epoch(room_id)
         return {"epoch": epoch, "commitment": commitment(seed)}
 
-    def _end_stale_epoch(self, member: Member) -> None:
+    def _end_stale_epoch(self, member: Member) -> tuple[int, str]:
         """An epoch rolled in for more than ``caps.epoch_hours`` (since this server first saw a
         roll in it) ends by itself before the next roll: its seed is revealed in the log, so no
-        epoch stays unverifiable because nobody ended it."""
-        epoch, _ = self.store.epoch(member.room)
+        epoch stays unverifiable because nobody ended it. The epoch and seed to roll with."""
+        seeded = self.store.epoch(member.room)
         now = self.clock()
         with self._odds_lock:
             known = self._epoch_seen.get(member.room)
-            if known is None or known[0] != epoch:
+            if known is None or known[0] != seeded[0]:
                 if len(self._epoch_seen) > 100_000:
                     self._epoch_seen.clear()
-                self._epoch_seen[member.room] = (epoch, now)
-                return
+                self._epoch_seen[member.room] = (seeded[0], now)
+                return seeded
         if now - known[1] < self.caps.epoch_hours * 3600:
-            return
+            return seeded
         with contextlib.suppress(TableError):  # another request ended it first
             self._end_epoch(member, "the table (an epoch ends after "
                             f"{self.caps.epoch_hours:g} hours)", "")
+        return self.store.epoch(member.room)
 
     def end_epoch(self, member: Member, who: str = "") -> dict[str, Any]:
         """The GM ends the seed epoch: its seed is revealed in the log (every face of the epoch
         can then be derived again) and a new epoch starts with a new commitment."""
         powers.check(member, "epoch", "end", "end a seed epoch")
-        self.roll_limit.check(member.id, "rolls")
+        self.admit(member, who)
         return self._end_epoch(member, None, who)
 
     def _end_epoch(self, member: Member, by: str | None, who: str) -> dict[str, Any]:
@@ -190,8 +190,7 @@ class TableTools:
         check_unicode(text, "the command")
         command = self._command("fight", text)
         powers.check(member, "fight", command.name, f"'{command.name}' in the fight")
-        self.roll_limit.check(member.id, "rolls")
-        self.address_rolls.check(f"ip:{who}", "rolls from this address")
+        self.admit(member, who)
 
         def edit(states: dict[str, Any], expect: int) -> dict[str, Any] | None:
             source, fair, nonce = self._faces(member, member.room, "")
@@ -222,7 +221,7 @@ class TableTools:
                                                   "characters")
         check_unicode(text, "the command")
         command = self._command("turns", text)
-        self.roll_limit.check(member.id, "rolls")
+        self.admit(member, who)
 
         def edit(states: dict[str, Any], _: int) -> dict[str, Any]:
             try:

@@ -8,7 +8,8 @@ import errno
 import os
 import socket
 import sys
-import weakref
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -23,12 +24,13 @@ __all__ = ["build", "main", "uvicorn_options"]
 
 
 def build(db: str | None, caps: Caps | None = None,
-          door_rate: tuple[float, int] | None = None) -> FastAPI:
+          door_rate: tuple[float, int] | None = None, origins: Sequence[str] = ()) -> FastAPI:
     """The app over the store that ``db`` names (a SQLite path, or a postgresql:// URL), signed
     with the key file that every instance on that database shares (``default_key_path``).
 
     ``caps`` and ``door_rate`` (rooms opened and joins per address) replace the production
     ones: the load tools lift the caps per address, since all their players share 127.0.0.1.
+    ``origins``: other sites whose pages may open the live connection (``--allow-origin``).
     """
     from .app import create_app
     from .room import Table
@@ -44,10 +46,23 @@ def build(db: str | None, caps: Caps | None = None,
         raise InputError(f"cannot open the database {shown(db)}: {why}") from None
     # the table's signing key: its own file, apart from the database (ASTRAGAL_KEY to place it)
     signer = Signer.load_or_create(default_key_path(db))
-    table = Table(store, signer=signer, caps=caps)
+    table = Table(store, signer=signer, caps=caps, archive=archive_path(db))
     if door_rate is None:
-        return create_app(store, table=table)
-    return create_app(store, table=table, door_rate=door_rate)
+        return create_app(store, table=table, origins=origins)
+    return create_app(store, table=table, door_rate=door_rate, origins=origins)
+
+
+def archive_path(db: str | None) -> Path:
+    """Where idle rooms are exported before they are deleted: ``ASTRAGAL_ARCHIVE``, else beside
+    an SQLite database (``astragal.db`` → ``astragal.db-archive/``), else ``astragal-archive/``
+    in the working folder (as the signing key's file, ``default_key_path``)."""
+    from .store_common import DEFAULT_DB
+
+    if os.environ.get("ASTRAGAL_ARCHIVE"):
+        return Path(os.environ["ASTRAGAL_ARCHIVE"])
+    if db and db.startswith(("postgresql://", "postgres://")):
+        return Path("astragal-archive")
+    return Path((db or DEFAULT_DB).removeprefix("sqlite:///") + "-archive")
 
 
 def shown(db: str | None) -> str:
@@ -67,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
 
     sock = _listen(args.host, args.port)  # before the database or its key file is made
     try:
-        app = build(args.db)
+        app = build(args.db, origins=args.allow_origin)
     except BaseException:
         sock.close()
         raise
@@ -174,10 +189,13 @@ def guarded_protocol(per_address: int, header_seconds: float,
             return False
         return any(ip in network for network in proxies)
 
-    open_by_address: dict[str, weakref.WeakSet[asyncio.BaseTransport]] = {}
+    # open connections per address, counted as they open and close (no scan per connection:
+    # a thousand open ones made each new one walk them all)
+    open_by_address: dict[str, int] = {}
 
     class GuardedH11Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
+        _counted: str | None = None  # the address this connection is counted for
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -185,20 +203,14 @@ def guarded_protocol(per_address: int, header_seconds: float,
             if proxies and is_proxy(address):  # every player behind it: the app's caps count
                 self._start_header_timer()
                 return
-            live = open_by_address.setdefault(address, weakref.WeakSet())
-            for other in list(live):
-                if other.is_closing():
-                    live.discard(other)
-            if len(live) >= per_address:
+            if open_by_address.get(address, 0) >= per_address:
                 body = (b'{"error":"RateLimited","message":"too many open connections from '
                         b'your address (at most %d)"}' % per_address)
                 transport.write(_BUSY % (len(body), body))
                 transport.close()
                 return
-            live.add(transport)
-            if len(open_by_address) > 10_000:  # forget addresses with nothing open
-                for key in [k for k, v in open_by_address.items() if not len(v)]:
-                    del open_by_address[key]
+            open_by_address[address] = open_by_address.get(address, 0) + 1
+            self._counted = address
             self._start_header_timer()
 
         def _start_header_timer(self) -> None:
@@ -228,6 +240,13 @@ def guarded_protocol(per_address: int, header_seconds: float,
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop_header_timer()
+            if (address := self._counted) is not None:
+                self._counted = None
+                left = open_by_address[address] - 1
+                if left:
+                    open_by_address[address] = left
+                else:
+                    del open_by_address[address]  # addresses with nothing open are forgotten
             super().connection_lost(exc)
 
     return GuardedH11Protocol

@@ -12,7 +12,8 @@ __all__ = ["DEFAULT_DB", "MAX_PAGE", "MEMBERS_NOTE", "Moved", "NameTaken", "Room
            "Wake", "name_key", "take_page"]
 
 DEFAULT_DB = "astragal.db"
-MEMBERS_NOTE = "m:"  # a NOTIFY payload "m:<room>": someone joined the room (else: a new entry)
+MEMBERS_NOTE = "m:"  # a NOTIFY payload "m:<room>": the room's members changed (a join, a new
+# key, a removal: live connections re-check their key); any other payload: a new entry
 MAX_PAGE = 500
 
 

@@ -25,20 +25,8 @@ from astragal.systems import get_system
 from .powers import commands
 from .sheet import _DICE_VALUE, Sheet, SheetError, expand
 
-__all__ = ["EXAMPLES", "KINDS", "Command", "check_sheet_rolls", "dice_text", "fight_command",
-           "headline", "outcome_kind", "parse_command", "turn_owner", "turns_command"]
-
-# Per game: the placeholder of the roll input, then examples (each rolls in a room of that game;
-# tests/web/test_tools.py checks every one).
-EXAMPLES: dict[str, tuple[str, ...]] = {
-    "dice": ("d20+5", "2d20kh1+5", "4d6kh3", "d20+5 >= 15", "10d10>=8", "8d6r<3", "4dF",
-             "6x 4d6kh3"),
-    "jadeclaw": ("d12 d8 vs 2d10", "L7 +1b vs L8", "d10 d8 vs routine", "d12 d6 -1p vs 2d10"),
-    "cofd": ("7", "5 9-again", "4 rote", "chance"),
-    "d6system": ("4D+2 vs moderate", "3D wild vs 10", "5D vs 4D"),
-    "attack": ("atk 4 wpn 3 vs armor 2 shield 1 parry 2", "5d6", "atk 4 wpn 3"),
-    "d6skill": ("d6+3", "d6+2 vs 5"),
-}
+__all__ = ["KINDS", "Command", "check_sheet_rolls", "dice_text", "fight_command", "headline",
+           "outcome_kind", "parse_command", "turn_owner", "turns_command"]
 
 # The colour of a verdict: good, bad, neutral, or critical (an exceptional success).
 KINDS: dict[str, str] = {

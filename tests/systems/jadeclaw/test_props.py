@@ -150,7 +150,7 @@ def test_faces_that_do_not_fit_are_errors() -> None:
         astragal.roll("jc: d8", faces="9")
     with pytest.raises(astragal.FacesError, match="needs more faces"):
         astragal.roll("jc: d8 d8", faces="3")
-    with pytest.raises(astragal.FacesError, match="only 1 were rolled"):
+    with pytest.raises(astragal.FacesError, match="only 1 was rolled"):
         astragal.roll("jc: d8", faces="3,4")
     with pytest.raises(astragal.FacesError, match="no faces were given for side 2"):
         astragal.roll("jc: d8 vs d8", faces="3")

@@ -373,10 +373,12 @@ def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) ->
             actor = actor._replace(quality=qa)
         if qb is not None and opposition is not None:
             opposition = opposition._replace(quality=qb)
-        if calm and (opposition is None or opposition.difficulty is None):
+        # J48 measures the pool against the Difficulty's dice, by name or written as dice (the
+        # text's own example: "d10 & d8 vs 2d8")
+        if calm and opposition is None:
             tok = toks.items[-1]
             raise NotationError("'calm' (J48: skip the roll) needs a Difficulty on the vs side, "
-                                "such as 'vs routine'", text, (tok.start, tok.end))
+                                "such as 'vs routine' or 'vs 2d8'", text, (tok.start, tok.end))
         spec = Simple(actor, opposition, calm, tuple(sorted(opts.items())))
     merged = {**R.DEFAULTS, **options, **opts}
     _check_sizes(spec, limits, text)

@@ -1040,15 +1040,19 @@ function renderTurns() {
 function buildTurns() {
   const t = state.turns || { order: [], current: 0, round: 1 };
   const ol = $("turns"); clear(ol);
+  // the server's powers (docs/web.md): a name is removed by the GM or whoever added it, the
+  // order cleared by the GM; the buttons show only where they would work
+  const gm = state.member && state.member.role === "gm";
+  const mine = (x) => gm || (state.member && x.by === state.member.id);
   t.order.forEach((x, i) => {
     const now = t.started && i === t.current;
     ol.append(el("li", { class: now ? "current" : "", "aria-current": now ? "step" : null },
       el("span", {}, x.name), el("span", { class: "init" }, String(x.init)),
-      el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
-                     onclick: () => command("/turns", "remove " + quoted(x.name), $("turns-error")) }, "×")));
+      mine(x) ? el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
+                     onclick: () => command("/turns", "remove " + quoted(x.name), $("turns-error")) }, "×") : null));
   });
   $("turns-round").textContent = t.order.length && t.started ? "(round " + t.round + ")" : "";
-  $("turns-clear").hidden = !t.order.length;
+  $("turns-clear").hidden = !t.order.length || !gm;
   const now = $("turn-now");
   now.hidden = !t.order.length;
   now.textContent = !t.order.length ? "" : t.started

@@ -85,14 +85,18 @@ async function endEpoch() {
 }
 
 // This page's own roll: it must carry the client seed the page sent and, in the epoch the page
-// showed, the commitment it showed. Kept in the receipt either way; said at once if not.
+// showed, the commitment it showed. Kept in the receipt either way; said at once if not. A roll
+// that comes back without its fair record, once this page has had one with it, is said too (its
+// faces would be the table's choice): its receipt names the client seed, so the check refuses it.
 function checkOwnRoll(entry, sent, shown) {
-  if (!entry.fair) return;
   const extra = { client: sent };
-  if (shown && entry.fair.epoch === shown.epoch) extra.commitment = shown.commitment;
+  if (entry.fair && shown && entry.fair.epoch === shown.epoch) extra.commitment = shown.commitment;
   keepReceipt(entry, extra);
   const wrong = [];
-  if (entry.fair.client !== sent) wrong.push("another client seed than this page sent");
+  if (!entry.fair) {
+    if (state.seeded) wrong.push("no fair record (its faces do not come from the committed seed)");
+  } else if (entry.fair.client !== sent) wrong.push("another client seed than this page sent");
+  if (entry.fair) state.seeded = true;
   if (extra.commitment && entry.fair.commitment !== extra.commitment) wrong.push("another seed commitment than this page showed");
   if (wrong.length) {
     showError($("roll-error"), new Error("Warning: the table rolled #" + entry.id + " with " + wrong.join(" and ") +
