@@ -64,6 +64,17 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _network(text: str) -> str:
+    """An IP address or network (argparse exits 2 with this message otherwise)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=False))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an IP address or network: give one "
+                                         "such as 127.0.0.1, ::1 or 10.0.0.0/8") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to document the CLI)."""
     p = argparse.ArgumentParser(prog="astragal", description="Roll tabletop RPG dice by the "
@@ -157,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="another site whose pages may open the live connection, such as "
                     "https://table.example.org (repeat for more; the table's own pages always "
                     "may)")
+    sv.add_argument("--trusted-proxy", action="append", default=[], type=_network,
+                    metavar="ADDRESS", help="a reverse proxy (an IP address or a network such as "
+                    "10.0.0.0/8) whose X-Forwarded-For and X-Forwarded-Proto name the real "
+                    "client; repeat for several (default: none, every header of that kind is "
+                    "ignored)")
     sv.set_defaults(func=cmd_serve)
 
     vl = sub.add_parser("verify-log", help="check a room log's hash chain, signatures, receipts")
