@@ -45,17 +45,20 @@ from loadlib import Player, Server
 
 RESULTS = loadlib.ROOT / "benchmarks" / "results" / "web_load.txt"
 MEMBERS = 5  # a GM and four players
-# set-up: (backend, rooms, instances)
+# set-up: (backend, rooms, instances, members of each room watching on another instance)
 SETUPS = {
-    "sqlite-10": ("sqlite", 10, 1),
-    "sqlite-100": ("sqlite", 100, 1),
-    "postgresql-10": ("postgresql", 10, 1),
-    "postgresql-100": ("postgresql", 100, 1),
-    "postgresql-x2-100": ("postgresql", 100, 2),
+    "sqlite-10": ("sqlite", 10, 1, 0),
+    "sqlite-100": ("sqlite", 100, 1, 0),
+    "postgresql-10": ("postgresql", 10, 1, 0),
+    "postgresql-100": ("postgresql", 100, 1, 0),
+    # a room's requests on one instance, as a proxy hashing on the room sends them
+    "postgresql-x2-100": ("postgresql", 100, 2, 0),
+    # and one member of each room watching on the other instance (NOTIFY carries each roll)
+    "postgresql-x2-cross-100": ("postgresql", 100, 2, 1),
 }
 
 
-async def run(servers: list[Server], rooms: int, seconds: float, rate: float,
+async def run(servers: list[Server], rooms: int, cross: int, seconds: float, rate: float,
               seed: int) -> dict[str, Any]:
     import httpx
 
@@ -69,8 +72,8 @@ async def run(servers: list[Server], rooms: int, seconds: float, rate: float,
             home = bases[i % len(bases)]
             members = await loadlib.open_room(client, home, names[i % len(names)], MEMBERS - 1,
                                               [home.replace("http://", "ws://")], [home], i)
-            if len(bases) > 1:  # one member of each room watches on the other instance
-                members[-1].live_to = bases[(i + 1) % len(bases)].replace("http://", "ws://")
+            for member in members[len(members) - cross:]:  # watching on the next instance
+                member.live_to = bases[(i + 1) % len(bases)].replace("http://", "ws://")
             everyone += members
         done = asyncio.Event()
         sockets = []
@@ -157,7 +160,7 @@ def main() -> int:
     ok = True
     with tempfile.TemporaryDirectory(prefix="astragal-bench-") as tmp:
         for name in args.only or list(SETUPS):
-            backend, rooms, n = SETUPS[name]
+            backend, rooms, n, cross = SETUPS[name]
             if backend == "postgresql" and pg_reason:
                 report.append(f"| {name} | skipped: PostgreSQL unreachable ({pg_reason}) |")
                 continue
@@ -170,7 +173,8 @@ def main() -> int:
                     s.start()
                 print(f"{name}: {args.seconds:g} s at {args.rate:g} rolls/s ...", file=sys.stderr,
                       flush=True)
-                out = asyncio.run(run(servers, rooms, args.seconds, args.rate, args.seed))
+                out = asyncio.run(run(servers, rooms, cross, args.seconds, args.rate,
+                                      args.seed))
                 text, good = line(name, args.rate, out)
                 ok &= good
                 report.append(text)

@@ -235,3 +235,71 @@ def test_a_side_that_rolls_no_dice_is_a_number() -> None:
         "miss": Fraction(2, 3), "hit": Fraction(1, 3)}
     r = astragal.roll("fixed: 1 vs 4", faces="5")
     assert r.outcome == "hit" and len(r.dice) == 1
+
+
+def test_a_dies_labels_and_tones_are_checked_when_it_is_made() -> None:
+    from astragal.kit import Die
+
+    die = Die((1, 2, 3), "d3", tones={1: "bad", 2: "neutral", 3: "critical"})
+    assert die.tones == {1: "bad", 3: "crit"}  # the outcomes' words are taken for a face's too
+    with pytest.raises(ValueError, match="not 'grand'"):
+        Die((1, 2), tones={2: "grand"})
+    with pytest.raises(TypeError, match="map its faces to words"):
+        Die((1, 2), labels=["one", "two"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not one of its faces"):
+        Die((1, 2), labels={3: "three"})
+
+
+def test_a_contest_of_tuples_tabulates_the_first_sides_number() -> None:
+    # Ironsworn: an action die plus a stat against two challenge dice
+    g = Game("iron", "Ironsworn moves", "{stat:+int=0}", dice=lambda stat: (
+        apply(lambda a: (a + stat, a), d6), d(10), d(10)), sides=("action", "c1", "c2"),
+        order=("miss", "weak hit", "strong hit"))
+
+    @g.verdict("I1", "beat both challenge dice for a strong hit, one for a weak hit")
+    def move(action: tuple[int, int], c1: int, c2: int) -> str:
+        beaten = (action[0] > c1) + (action[0] > c2)
+        return ("miss", "weak hit", "strong hit")[beaten]
+
+    install(g)
+    o = astragal.odds("iron: +2")
+    assert o.distribution.outcomes() == tuple(range(3, 9))  # the action score, 1+2 to 6+2
+    assert sum(p for _, p in o.outcomes.exact()) == 1
+
+
+def test_a_fault_in_a_games_dice_function_is_named_not_a_traceback() -> None:
+    g = Game("faulty", "A faulty game", "{n:int}", dice=lambda n: [d6][n])
+    g.verdict("Z1", "any")(lambda total: "rolled")
+    install(g)
+    with pytest.raises(astragal.NotationError, match="faulty's dice could not be made.*IndexError"):
+        astragal.roll("faulty: 3")
+
+
+def test_an_outcome_the_order_lists_that_cannot_come_up_passes_the_checks() -> None:
+    from astragal.testing import check_enumeration
+
+    g = Game("never", "A never", "{n:int}", dice=lambda n: n @ d6, order=("low", "high", "never"))
+    g.verdict("N1", "4 or more is high")(lambda total: "high" if total >= 4 else "low")
+    check_enumeration(g, "never: 1")
+
+
+def test_one_broken_game_file_leaves_the_others_and_is_named(tmp_path: Any) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from .examples import ROOT
+
+    shutil.copy(ROOT / "pbta.py", tmp_path / "pbta.py")
+    (tmp_path / "broken.py").write_text("raise RuntimeError('half written')\n")
+    env = {**os.environ, "ASTRAGAL_GAMES": str(tmp_path)}
+
+    def cli(text: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "astragal", "roll", text, "--seed", "1"],
+                              capture_output=True, text=True, env=env, check=False, timeout=120)
+
+    assert cli("pbta: +1").returncode == 0
+    out = cli("broken: 1")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "broken.py could not be loaded (RuntimeError: half written)" in out.stderr

@@ -186,7 +186,8 @@ class ServerThread:
 class ServerProcess:
     """``astragal serve`` in a subprocess on a free port (a separate app instance)."""
 
-    def __init__(self, db: str, key: str | None = None) -> None:
+    def __init__(self, db: str, key: str | None = None, args: tuple[str, ...] = ()) -> None:
+        self.args = args  # more options of astragal serve
         sock = free_socket()
         self.port = sock.getsockname()[1]
         sock.close()
@@ -204,7 +205,7 @@ class ServerProcess:
 
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "astragal.cli", "serve", "--host", "127.0.0.1",
-             "--port", str(self.port), "--db", self.db],
+             "--port", str(self.port), "--db", self.db, *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env={**os.environ, "ASTRAGAL_KEY": self.key})
         deadline = time.monotonic() + 20

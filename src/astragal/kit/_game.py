@@ -165,8 +165,13 @@ class Game:
             raise TypeError(f"the game {self.name} has no dice or no verdict")
         try:
             made = self._dice(**_given(self._dice_wants, self._known(spec, options)))
-        except ValueError as e:
+        except ValueError as e:  # the game's word that this roll cannot be made
             raise NotationError(str(e), text, (0, len(text))) from None
+        except Exception as e:  # noqa: BLE001 - a fault of the game's code, named as such
+            raise NotationError(f"the game {self.name}'s dice could not be made for this roll "
+                                f"({type(e).__name__}: {e}); to refuse a roll, its dice "
+                                "function raises ValueError with the reason", text,
+                                (0, len(text))) from None
         if isinstance(made, (Dice, int)):  # a number: no dice are rolled (an automatic success)
             sides = [("", _lift(made))]
         elif isinstance(made, Mapping):
@@ -246,29 +251,29 @@ class Game:
         law = self.law(spec, options, limits, text)
         outcomes = law.map(lambda k: k[1].outcome)
         n_sides = len(next(iter(law.weights))[0])
-        measure: Callable[..., Any] | None = self.measure or (None if n_sides > 1 else _first)
         numeric = all(all(type(v) is int for v in k[0]) for k in law.weights)
-        if measure is None and n_sides == 2 and numeric:
+        measure: Callable[..., Any] = self.measure or _first_side
+        name = self.value_name
+        if self.measure is None and n_sides == 2 and numeric:
             measure, name = (lambda a, b: a - b), "margin"
-        else:
-            name = self.value_name
-        values = law.map(lambda k: measure(*k[0])) if measure else outcomes
+        values = law.map(lambda k: measure(*k[0]))
         if not all(type(k) in (int, float) for k in values.weights):
-            raise TypeError(f"the game {self.name}'s values are not numbers: give Game(measure=)"
-                            " the number its odds tabulate (the total of a (total, ...) value)")
-        order = self.order or _by_mean(law, values is not outcomes and measure)
+            raise NotationError(f"the game {self.name} gives no number for its odds to tabulate "
+                                "(its values are not numbers): its Game needs measure=, called "
+                                "with one value per side", text, (0, len(text)))
+        order = self.order or _by_mean(law, measure)
         notes = () if not law.cut else (
             f"an infinite tail of probability {float(law.cut):.1e} is cut",)
         return Odds(self.name, text, _distribution(outcomes, order), _distribution(values),
                     name, notes)
 
 
-def _first(value: Any) -> Any:
-    """The number a value's odds tabulate: the value, or a tuple's first place."""
+def _first_side(value: Any, *others: Any) -> Any:
+    """The number a roll's odds tabulate: the first side's value, or its first place."""
     return value[0] if isinstance(value, tuple) and value else value
 
 
-def _by_mean(law: Law, measure: Callable[..., Any] | None | bool) -> tuple[str, ...]:
+def _by_mean(law: Law, measure: Callable[..., Any]) -> tuple[str, ...]:
     """The outcomes from the lowest mean measured value to the highest (else as they come)."""
     sums: dict[str, list[float]] = {}
     for (values, decision), w in law.weights.items():

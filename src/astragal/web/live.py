@@ -278,6 +278,7 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
                         await ws.send_json({"type": "pong"})
 
         receiver = asyncio.create_task(drain())
+        receiver.add_done_callback(lambda _: event.set())
         members: list[dict[str, Any]] | None = None
         version: tuple[int, int] | None = None
         try:
@@ -303,12 +304,11 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
                     await ws.send_text(messages.popleft())
                 if more:
                     continue
-                waiter = asyncio.create_task(event.wait())
-                await asyncio.wait({receiver, waiter}, timeout=CATCH_UP_SECONDS,
-                                   return_when=asyncio.FIRST_COMPLETED)
-                if not waiter.done():
+                try:  # a wake-up, the client gone (the receiver sets it too), or the timeout
+                    async with asyncio.timeout(CATCH_UP_SECONDS):
+                        await event.wait()
+                except TimeoutError:
                     version = None  # the safety net re-reads the members too
-                waiter.cancel()
         except TableError as exc:  # the key no longer belongs to the room
             with contextlib.suppress(Exception):
                 await ws.send_json({"type": "error", **exc.to_json()})

@@ -57,7 +57,7 @@ from .roomtools import TableTools
 from .sheet import Expansion, Sheet, check_sheet, expand
 from .signing import Signer
 from .store import MAX_PAGE, Moved, NameTaken, RoomFull, Store
-from .tabletools import check_sheet_rolls, headline, outcome_kind
+from .tabletools import check_sheet_rolls, dice_text, headline, outcome_kind
 
 __all__ = [
     "VISIBILITIES",
@@ -392,7 +392,7 @@ class Table(TableOdds, TableTools):
             "system": result.system,
             "outcome": result.outcome,
             "verdict": result.transcript[-1] if result.transcript else result.outcome,
-            "headline": headline(result.outcome, result.transcript),
+            "headline": headline(result.outcome, result.transcript, result.steps),
             "tone": outcome_kind(result.outcome, result.system),
             "transcript_text": roll_text(result),
             "roll": result.to_json(with_steps=False),  # the record as older versions replay it
@@ -556,16 +556,14 @@ class Table(TableOdds, TableTools):
                        f"{_md(e['who'])} | {what} | | "
                        f"{_md(e.get('message', e.get('of', {}).get('verdict', '')))} | all |\n")
                 continue
-            dice = " ".join(
-                f"d{d['size']}:{d['face']}" + ("" if d.get("kept", True) else "(dropped)")
-                for d in e["roll"]["dice"])
+            dice = _md(dice_text(e["roll"]["dice"]))
             roll = f"`{_code(e['text'])}`"
             if e["notation"] != e["text"]:
                 roll += f" → `{_code(e['notation'])}`"
             shown = {"public": "all", "gm": "GM + roller", "blind": "GM"}[e["visibility"]]
             yield (f"| {e['id']} | {_when(e)} | "
                    f"{_md(e['who'])} | {roll} | {dice} | "
-                   f"{_md(e['verdict'])} | {shown} |\n")
+                   f"{_md(e.get('headline') or e['verdict'])} | {shown} |\n")
 
     def export_markdown(self, viewer: Member) -> str:
         """The log as a Markdown table (user text escaped so it renders as text)."""

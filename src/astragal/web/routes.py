@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi import Path as Path_
+from fastapi.responses import JSONResponse
 
 from .room import RateLimit, Table
 from .schemas import (
@@ -119,17 +120,19 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
 
     @app.post("/api/rooms/{room_id}/rolls", status_code=201, tags=["rolls"])
     def post_roll(room_id: str, body: RollIn, request: Request,
-                  authorization: str | None = Header(None)) -> dict[str, Any]:
+                  authorization: str | None = Header(None)) -> JSONResponse:
         """Roll (on the server), store it in the log, and send it live to who may see it.
 
         Returns the stored entry as you may see it (a blind roll comes back without its result).
         """
         member = table.member(room_id, _key(authorization))
+        # the live connections are woken by the entry itself (``Table.on_entry``)
         entry = table.roll(member, body.text, body.visibility, _client(request), body.client_seed)
-        hub.wake_threadsafe(room_id)
         seen = Table.visible(entry, member)
         assert seen is not None  # the roller always sees at least a stub
-        return seen
+        # written here, in the request's thread: a returned dict would be checked and encoded
+        # again by FastAPI in a second trip to the thread pool
+        return JSONResponse(seen, status_code=201)
 
     @app.post("/api/rooms/{room_id}/rolls/{entry_id}/reveal", status_code=201, tags=["rolls"])
     def reveal(request: Request, room_id: str, entry_id: int = Path_(..., ge=1, le=MAX_ID),

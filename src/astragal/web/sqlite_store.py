@@ -210,7 +210,7 @@ class SQLiteStore:
         with self._queue_lock:
             self._queue.append(job)
         with self._lock:  # the one holding it writes everything queued, this one's too
-            if not job.done:
+            while not job.done:  # a group holds at most MAX_GROUP: this one may be in the next
                 self._write_queued()
         if job.error is not None:
             raise job.error

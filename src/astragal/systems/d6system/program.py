@@ -132,6 +132,11 @@ def _roll_side(tray: Tray, prep: Prepared, name: str, group: str, stream: int,
         runs.append(wild.dice[0].runs)
         values.append(wild.value)
         marks = ("",) * len(reg.dice) + ("complication" if complication else "wild_die",)
+    if wild is not None:  # its sixes rolled again and added (D-X1), or its complication
+        wild_runs = wild.dice[0].runs
+        tray.facts(wild_hands.ids[0], joined="exploded" if len(wild_runs[0]) > 1 else "",
+                   scored=wild.value if len(wild_runs[0]) > 1 else None,
+                   tone="bad" if complication else "")
     if complication and drop and wild is not None:
         tray.drop(wild_hands.ids[0], "Wild Die: complication (1 on its first roll), removed")
         gone.append(wild_hands.ids[0])
