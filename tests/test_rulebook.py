@@ -205,6 +205,13 @@ def _outcome(text: str, faces: str) -> Any:
     return (r.outcome, r.result)
 
 
+def _words(text: str, faces: str) -> Any:
+    try:
+        return astragal.roll(text, faces=faces).transcript
+    except astragal.InputError as exc:
+        return ("error", type(exc).__name__)
+
+
 def _odds(text: str) -> Any:
     o = astragal.odds(text)
     return (o.outcomes.as_dict(), o.distribution.as_dict(), repr(o.extra))
@@ -238,13 +245,17 @@ def test_every_rule_is_used_by_the_roller_and_by_the_odds(system: str) -> None:
 
 
 @pytest.mark.parametrize("system, rule_id", [(s, r) for s in sorted(PERTURB) for r in PERTURB[s]])
-def test_perturbing_a_rule_changes_both_the_roll_and_the_odds(system: str, rule_id: str) -> None:
+def test_perturbing_a_rule_changes_the_roll_its_words_and_the_odds(system: str, rule_id: str) -> None:
     rule = next(r for r in astragal.rulebook(system) if r.id == rule_id)
     make, text, faces = PERTURB[system][rule_id]
     roll_before, odds_before = _outcome(text, faces), _odds(text)
+    words_before = _words(text, faces)
     with _swapped(system, rule.function, make(rule.function)):
         roll_after, odds_after = _outcome(text, faces), _odds(text)
+        words_after = _words(text, faces)
     assert roll_after != roll_before, f"{rule_id}: the roll did not change"
+    # the words render what the rules decided, so they change with it
+    assert words_after != words_before, f"{rule_id}: the roll's words did not change"
     assert odds_after != odds_before, f"{rule_id}: the odds did not change"
     assert _outcome(text, faces) == roll_before and _odds(text) == odds_before  # restored
 

@@ -151,6 +151,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "127.0.0.1, this machine only)")
     sv.add_argument("--port", type=_port, default=8000, help="TCP port, 1-65535 (default 8000)")
     sv.add_argument("--db", default=None, help="sqlite file path or postgresql://… URL")
+    sv.add_argument("--allow-origin", action="append", metavar="ORIGIN", default=[],
+                    help="another site whose pages may open the live connection, such as "
+                    "https://table.example.org (repeat for more; the table's own pages always "
+                    "may)")
     sv.set_defaults(func=cmd_serve)
 
     vl = sub.add_parser("verify-log", help="check a room log's hash chain, signatures, receipts")

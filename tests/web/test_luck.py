@@ -129,3 +129,39 @@ def test_the_endpoint_needs_a_key(room: Room) -> None:
     assert got.status_code in (401, 403) and "error" in got.json()
     assert json.loads(got.text)["message"]
 
+
+
+def test_one_address_with_many_rooms_gets_one_share_of_odds(tmp_path: Path) -> None:
+    """Issue 38, item 9: the Luck panel's odds are charged to the room and to the address that
+    asks. One address with several rooms once held both odds workers (a share per room); now its
+    second room's odds wait, while another address's room is still served. The budget's clock
+    stands still, so each share is exactly one computation."""
+    import warnings
+
+    from astragal.web.app import create_app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+    store = SQLiteStore(tmp_path / "t.db")
+    table = Table(store, caps=Caps(odds_cpu_per_address=(1e-9, 1e-9)), roll_rate=(1e6, 10**6))
+    table.odds_cpu.clock = lambda: 0.0
+    app = create_app(store, table=table, door_rate=(1e6, 10**6))
+
+    def room_with_a_roll(c: Any, text: str) -> Room:
+        made = Room(c, system="dice")
+        assert made.roll(made.gm, text).status_code == 201
+        return made
+
+    def pending(made: Room) -> int:
+        panel = made.client.get(f"/api/rooms/{made.id}/luck", headers=auth(made.gm))
+        assert panel.status_code == 200, panel.text
+        return int(panel.json()["pending"])
+
+    with TestClient(app, client=("10.0.0.1", 5000)) as one, \
+            TestClient(app, client=("10.0.0.2", 5000)) as other:
+        first, second = room_with_a_roll(one, "d20+1"), room_with_a_roll(one, "d20+2")
+        elsewhere = room_with_a_roll(other, "d20+3")
+        assert pending(first) == 0  # the address's share: spent on this room's roll
+        assert pending(second) == 1  # the same address, another room: it waits
+        assert pending(elsewhere) == 0  # another address is served

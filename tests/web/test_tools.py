@@ -258,3 +258,26 @@ def test_two_instances_lose_no_fight_or_turn_command(pg_schema: str) -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_a_clock_step_back_is_flagged(client: Any) -> None:
+    """Issue 38, item 13: when the server's wall clock steps back (an NTP step, a restored VM),
+    an entry's `at` runs backwards; such an entry says so (``at_behind``: the latest time
+    before it), in the log, the live pages and both exports, and the log still verifies."""
+    room = Room(client)
+    table = client.app.state.table
+    times = iter(["2026-12-01T10:00:00.000Z", "2026-12-01T09:59:00.000Z",
+                  "2026-12-01T09:59:30.000Z", "2026-12-01T10:00:05.000Z"])
+    table.wall = lambda: next(times)
+    assert room.roll(room.gm, "d12 vs d10").status_code == 201
+    assert room.roll(room.gm, "d12 vs d10").status_code == 201
+    assert client.post(f"/api/rooms/{room.id}/turns", json={"text": "add Wu 3"},
+                       headers=auth(room.gm)).status_code == 201
+    assert room.roll(room.gm, "d12 vs d10").status_code == 201
+    entries = room.log(room.gm).json()["entries"]
+    assert [e.get("at_behind") for e in entries] == [
+        None, "2026-12-01T10:00:00.000Z", "2026-12-01T10:00:00.000Z", None]
+    export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(room.gm)).json()
+    assert verify_export(export).ok
+    md = client.get(f"/api/rooms/{room.id}/export.md", headers=auth(room.gm)).text
+    assert md.count("(clock behind: after 2026-12-01T10:00:00.000Z)") == 2

@@ -83,10 +83,12 @@ def _contest_line(v: Verdict) -> str:
     """C10, C-A4, C-X7: the contest's closing line."""
     a, b = v.values
     head = f"{a} vs {b}: "
-    if a > b:
-        return head + "the actor has more successes and wins (C10)"
-    if a < b:
-        return head + "the opposition has more successes and wins (C10)"
+    if v.rule == "C10":  # the words say what the rule decided, never work it out again
+        if v.outcome == "win":
+            return head + "the actor wins (C10: more successes wins)"
+        if v.outcome == "lose":
+            return head + "the opposition wins (C10: more successes wins)"
+        return head + f"{v.outcome} (C10)"
     if v.outcome == "lose":
         return head + f"a tie goes to the defender ({v.setting})"
     if v.setting == "contested_tie=continue_next_turn":

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -162,8 +162,10 @@ def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
 
 
 def create_app(store: Store, *, table: Table | None = None, own_store: bool = True,
-               max_body: int = MAX_BODY, door_rate: tuple[float, int] = (1.0, 30)) -> FastAPI:
-    """The web table's ASGI app over ``store`` (closed on shutdown when ``own_store``)."""
+               max_body: int = MAX_BODY, door_rate: tuple[float, int] = (1.0, 30),
+               origins: Collection[str] = ()) -> FastAPI:
+    """The web table's ASGI app over ``store`` (closed on shutdown when ``own_store``);
+    ``origins``: other sites whose pages may open the live connection (``live.origin_allowed``)."""
     table = table or Table(store)
     hub = Hub()
     doors = RateLimit(*door_rate)  # rooms opened and joins, per client address
@@ -265,7 +267,7 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
 
     # -- live ------------------------------------------------------------------------------
 
-    add_live(app, store, table, hub)
+    add_live(app, store, table, hub, origins)
 
     app.add_middleware(_GuardMiddleware, max_body=max_body)
     return app

@@ -9,7 +9,9 @@ import contextlib
 import json
 import logging
 from collections import deque
+from collections.abc import Collection
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, WebSocket
 from starlette.concurrency import run_in_threadpool
@@ -105,8 +107,25 @@ class Hub:
                 loop.call_soon_threadsafe(self.wake, room_id, members)
 
 
-def add_live(app: FastAPI, store: Store, table: Table, hub: Hub) -> None:
-    """The live WebSocket's route on ``app``."""
+def origin_allowed(origin: str | None, host: str, allowed: Collection[str]) -> bool:
+    """May a page from ``origin`` open the live connection? Its own page (the origin's host and
+    port are the request's ``Host``), an origin in ``allowed``, or a client that is no browser
+    (no ``Origin``: browsers always send one on a WebSocket). Another site's page, which could
+    hold a player's key only by a leak, is refused: the connection is never opened."""
+    if origin is None:
+        return True
+    origin = origin.strip().lower().rstrip("/")
+    if origin in allowed:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and bool(host) and parts.netloc == host.lower()
+
+
+def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
+             origins: Collection[str] = ()) -> None:
+    """The live WebSocket's route on ``app``; ``origins``: other sites whose pages may open it
+    (``astragal serve --allow-origin``), besides the table's own."""
+    allowed = frozenset(o.strip().lower().rstrip("/") for o in origins)
 
     @app.websocket("/api/rooms/{room_id}/live")
     async def live(ws: WebSocket, room_id: str) -> None:
@@ -117,6 +136,9 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub) -> None:
         ``entry`` (one log entry), ``head`` (the chain's last id and hash, after new entries),
         ``error`` (then the connection closes).
         """
+        if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host", ""), allowed):
+            await ws.close(code=4403)  # before the accept: the upgrade is answered 403
+            return
         await ws.accept()
         caps = table.caps
         address = ws.client.host if ws.client else "unknown"

@@ -131,6 +131,8 @@ class Table(TableOdds, TableTools):
         self._odds_running: set[str] = set()  # addresses with an odds computation under way
         self.luckbook = LuckBook()
         self.clock: Callable[[], float] = time.monotonic  # the epochs' schedule (tests move it)
+        self.wall: Callable[[], str] = _now  # an entry's `at` (tests step it back)
+        self._last_at: dict[str, str] = {}  # room -> the latest `at` stored or read here
         self._epoch_seen: dict[str, tuple[int, float]] = {}  # room -> (epoch, first seen)
         self._joins: dict[tuple[str, str], int] = {}  # (room, address) -> members added
         self._log_bytes: dict[str, tuple[int, float]] = {}  # room -> (bytes, when read)
@@ -332,7 +334,7 @@ class Table(TableOdds, TableTools):
         body = {
             "kind": "roll",
             "room": room["id"],
-            "at": _now(),
+            "at": self.wall(),
             "member": member.id,
             "who": member.name,
             "role": member.role,
@@ -362,12 +364,30 @@ class Table(TableOdds, TableTools):
                              f"a room stores at most {self.caps.entry_bytes:,} bytes per roll "
                              "(roll fewer dice, or fewer re-rolls)")
         self._check_room_space(room_id, size)
+        with self._caps_lock:
+            latest = self._last_at.get(room_id, "")
+        if isinstance(body.get("at"), str) and body["at"] < latest:
+            # the wall clock stepped back (an NTP step, a VM restored): kept as it was read, and
+            # flagged with the latest time before it, so no reader takes the order of `at` for
+            # the order of the log (the ids are the order)
+            body = {**body, "at_behind": latest}
         entry = self.store.append(room_id, body, expect)
+        self._saw_at(room_id, entry)
         self.address_bytes.charge(f"ip:{who}", size)
         with self._caps_lock:
             stored, when = self._log_bytes.get(room_id, (0, 0.0))
             self._log_bytes[room_id] = (stored + size, when)
         return entry
+
+    def _saw_at(self, room_id: str, entry: Mapping[str, Any]) -> None:
+        at = entry.get("at")
+        if not isinstance(at, str):
+            return
+        with self._caps_lock:
+            if at > self._last_at.get(room_id, ""):
+                if len(self._last_at) > 10_000:
+                    self._last_at.clear()
+                self._last_at[room_id] = at
 
     def _check_room_space(self, room_id: str, size: int = 0) -> None:
         """507 when the room's log is at its cap of entries or bytes."""
@@ -414,6 +434,8 @@ class Table(TableOdds, TableTools):
         # a page ends at ``page_bytes`` of entries too: 500 of the largest took ~50 MB of JSON
         # and ~360 MB to answer, and eight such requests at once took the server down
         rows, more = self.store.page(viewer.room, after, count, self.caps.page_bytes)
+        if rows:
+            self._saw_at(viewer.room, rows[-1])  # entries of other instances, too
         out = [v for e in rows if (v := self.visible(e, viewer)) is not None]
         last = rows[-1]["id"] if rows else after
         page = {"entries": out, "last": last, "more": more}
@@ -478,7 +500,7 @@ class Table(TableOdds, TableTools):
             if e.get("kind", "roll") != "roll":  # a reveal, a fight or turn-order change
                 what = (f"reveals #{e['reveals']}" if e.get("kind") == "reveal"
                         else f"{e.get('kind')}: `{_code(e.get('text', ''))}`")
-                yield (f"| {e['id']} | {e['at'].replace('T', ' ').rstrip('Z')} | "
+                yield (f"| {e['id']} | {_when(e)} | "
                        f"{_md(e['who'])} | {what} | | "
                        f"{_md(e.get('message', e.get('of', {}).get('verdict', '')))} | all |\n")
                 continue
@@ -489,13 +511,21 @@ class Table(TableOdds, TableTools):
             if e["notation"] != e["text"]:
                 roll += f" → `{_code(e['notation'])}`"
             shown = {"public": "all", "gm": "GM + roller", "blind": "GM"}[e["visibility"]]
-            yield (f"| {e['id']} | {e['at'].replace('T', ' ').rstrip('Z')} | "
+            yield (f"| {e['id']} | {_when(e)} | "
                    f"{_md(e['who'])} | {roll} | {dice} | "
                    f"{_md(e['verdict'])} | {shown} |\n")
 
     def export_markdown(self, viewer: Member) -> str:
         """The log as a Markdown table (user text escaped so it renders as text)."""
         return "".join(self.export_markdown_chunks(viewer))
+
+
+def _when(entry: Mapping[str, Any]) -> str:
+    """An entry's time for the Markdown table, flagged when the clock had stepped back."""
+    when = _md(str(entry.get("at", "")).replace("T", " ").rstrip("Z"))
+    if entry.get("at_behind"):
+        when += f" (clock behind: after {_md(str(entry['at_behind']))})"
+    return when
 
 
 def _md(text: str) -> str:

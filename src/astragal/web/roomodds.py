@@ -99,7 +99,9 @@ class TableOdds:
             with self._odds_lock:
                 self._odds_running.discard(address)
 
-    def _compute_odds(self, exp: Expansion, system: str | None, address: str) -> dict[str, Any]:
+    def _compute_odds(self, exp: Expansion, system: str | None, *payers: str) -> dict[str, Any]:
+        """The odds of ``exp``, their CPU time charged to each of ``payers`` (an address; for
+        the Luck panel its room too)."""
         start = time.thread_time()
         try:
             try:
@@ -109,7 +111,8 @@ class TableOdds:
             except Exception as exc:  # noqa: BLE001 - a bug in a game's parser
                 raise engine_error("odds", exp.text, exc) from None
         finally:
-            self.odds_cpu.charge(address, time.thread_time() - start)
+            for payer in payers:
+                self.odds_cpu.charge(payer, time.thread_time() - start)
         shape = (_SHAPE_NUMBER.sub(lambda m: f"#{int(m.group()).bit_length()}", canon), system)
         with self._odds_lock:
             said, when = self._refused_shapes.get(shape, ("", 0.0))
@@ -121,7 +124,8 @@ class TableOdds:
         if outcome is None:
             raise TableError(503, "Busy", "the server is computing other odds: try again in a "
                              "moment", retry_after=2)
-        self.odds_cpu.charge(address, outcome.cpu)
+        for payer in payers:
+            self.odds_cpu.charge(payer, outcome.cpu)
         if outcome.kind in ("overrun", "memory"):
             what = (f"took over {self.pool.seconds:g} s, the most the web table spends on one "
                     "roll's odds" if outcome.kind == "overrun" else
@@ -154,13 +158,15 @@ class TableOdds:
             self._odds_cache[(exp.text, system)] = hit
         return hit
 
-    def luck(self, viewer: Member) -> dict[str, Any]:
+    def luck(self, viewer: Member, who: str = "") -> dict[str, Any]:
         """The Luck panel of ``viewer``'s room: each roll they may see placed in its own exact
         odds (the last ``luck.WINDOW`` entries), and each member's and session's luck. Odds are
-        computed in the odds workers, charged to the room's own share of the server's time."""
+        computed in the odds workers, one at a time per address (``who``), and charged both to
+        the room's own share of the server's time and to the address's (one address with many
+        rooms gets no more than one room's share)."""
         self.odds_limit.check(viewer.id, "luck reports")
         room_id = viewer.room
-        address = f"luck:{room_id}"
+        payers = (f"luck:{room_id}", f"ip:{who}")
 
         def odds_of(notation: str, system: str) -> Mapping[str, Any]:
             key = (notation, system)
@@ -170,14 +176,21 @@ class TableOdds:
                 raise TableError(422, refused["error"], refused["message"])
             if hit is not None:
                 return hit
-            if self.odds_cpu.wait(address) > 0:
+            if any(self.odds_cpu.wait(payer) > 0 for payer in payers):
                 raise Busy
+            with self._odds_lock:
+                if payers[1] in self._odds_running:
+                    raise Busy  # this address's odds are being computed (another room's)
+                self._odds_running.add(payers[1])
             try:
-                return self._compute_odds(Expansion(notation, notation), system, address)
+                return self._compute_odds(Expansion(notation, notation), system, *payers)
             except TableError as exc:
                 if exc.status in (429, 503):
                     raise Busy from None
                 raise
+            finally:
+                with self._odds_lock:
+                    self._odds_running.discard(payers[1])
 
         last = self.store.head(room_id)[0]
         seed = int.from_bytes(hashlib.sha256(room_id.encode()).digest()[:4], "big")

@@ -20,7 +20,6 @@ from .basics import (
     RecordingSource,
     RollError,
     TableError,
-    _now,
     check_unicode,
     key_hash,
     new_key,
@@ -49,6 +48,7 @@ class TableTools:
     store: Store
     caps: Caps
     clock: Callable[[], float]
+    wall: Callable[[], str]
     _odds_lock: threading.Lock
     _epoch_seen: dict[str, tuple[int, float]]
     _state_lock: threading.Lock
@@ -75,7 +75,7 @@ class TableTools:
         return rows[0]
 
     def _base(self, member: Member, kind: str) -> dict[str, Any]:
-        return {"kind": kind, "room": member.room, "at": _now(), "member": member.id,
+        return {"kind": kind, "room": member.room, "at": self.wall(), "member": member.id,
                 "who": member.name, "role": member.role, "visibility": "public"}
 
     def reveal(self, member: Member, entry_id: object, who: str = "") -> dict[str, Any]:

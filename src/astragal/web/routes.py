@@ -175,12 +175,13 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
         return table.log(table.member(room_id, _key(authorization)), after, limit)
 
     @app.get("/api/rooms/{room_id}/luck", tags=["odds"])
-    def room_luck(room_id: str, authorization: str | None = Header(None)) -> dict[str, Any]:
+    def room_luck(room_id: str, request: Request,
+                  authorization: str | None = Header(None)) -> dict[str, Any]:
         """Luck you can check: each roll you may see placed in its own exact odds (mid-rank
         percentile), and each member's and session's luck (rolls, mean percentile, histogram,
         Anderson–Darling p-value; flagged below ``flag_below``). Rolls whose odds wait for the
         room's share of the server's time are counted in ``pending``."""
-        return table.luck(table.member(room_id, _key(authorization)))
+        return table.luck(table.member(room_id, _key(authorization)), _client(request))
 
     @app.get("/api/rooms/{room_id}/odds", tags=["odds"])
     def room_odds(room_id: str, request: Request, text: str = Query(..., max_length=2000),

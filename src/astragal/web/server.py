@@ -9,6 +9,7 @@ import os
 import socket
 import sys
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -23,12 +24,13 @@ __all__ = ["build", "main", "uvicorn_options"]
 
 
 def build(db: str | None, caps: Caps | None = None,
-          door_rate: tuple[float, int] | None = None) -> FastAPI:
+          door_rate: tuple[float, int] | None = None, origins: Sequence[str] = ()) -> FastAPI:
     """The app over the store that ``db`` names (a SQLite path, or a postgresql:// URL), signed
     with the key file that every instance on that database shares (``default_key_path``).
 
     ``caps`` and ``door_rate`` (rooms opened and joins per address) replace the production
     ones: the load tools lift the caps per address, since all their players share 127.0.0.1.
+    ``origins``: other sites whose pages may open the live connection (``--allow-origin``).
     """
     from .app import create_app
     from .room import Table
@@ -46,8 +48,8 @@ def build(db: str | None, caps: Caps | None = None,
     signer = Signer.load_or_create(default_key_path(db))
     table = Table(store, signer=signer, caps=caps)
     if door_rate is None:
-        return create_app(store, table=table)
-    return create_app(store, table=table, door_rate=door_rate)
+        return create_app(store, table=table, origins=origins)
+    return create_app(store, table=table, door_rate=door_rate, origins=origins)
 
 
 def shown(db: str | None) -> str:
@@ -67,7 +69,7 @@ def main(args: argparse.Namespace) -> int:
 
     sock = _listen(args.host, args.port)  # before the database or its key file is made
     try:
-        app = build(args.db)
+        app = build(args.db, origins=args.allow_origin)
     except BaseException:
         sock.close()
         raise

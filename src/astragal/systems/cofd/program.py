@@ -237,11 +237,11 @@ def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limit
         tray = Tray(source, limits)
     source.finish()
     dice.extend(tray.freeze())
+    decided_by = "C10"  # the contest rule's own outcome, unless it called a tie (C-X7 settles)
     if outcome == "tie":
-        outcome = settle
-    tied = a.successes == b.successes
-    steps.append(S.Verdict("", outcome, (a.successes, b.successes), "C-X7" if tied else "C10",
-                           setting if tied else ""))
+        outcome, decided_by = settle, "C-X7"
+    steps.append(S.Verdict("", outcome, (a.successes, b.successes), decided_by,
+                           setting if decided_by == "C-X7" else ""))
     result = {"actor": _side_json(a, actor, rules), "opposition": _side_json(b, opp, rules),
               "margin": a.successes - b.successes,
               "winner": {"win": "actor", "lose": "opposition"}.get(outcome),
