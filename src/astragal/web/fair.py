@@ -1,7 +1,7 @@
 """Provably fair faces: the table commits to a secret seed, then every face follows from it.
 
-A room runs in seed epochs. For each epoch the table draws a secret 32-byte seed and publishes
-only its commitment, SHA-256(seed). Each member's page has a client seed of its own. The faces of
+A room runs in seed epochs. For each epoch the table draws a secret seed and publishes only its
+commitment (below). Each member's page has a client seed of its own. The faces of
 a roll are read, in the order the game draws them, from an HMAC-SHA256 stream keyed by the
 seed over the room, the epoch, the member, the client seed and the roll's nonce (its entry's
 number in the log, so the table cannot try a roll again and keep the one it likes: the numbers
