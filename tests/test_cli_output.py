@@ -112,3 +112,12 @@ def test_a_fighter_who_is_down_gets_a_warning(tmp_path: Path) -> None:
         assert run("fight", "--file", f, *words).returncode == 0
     p = run("fight", "--file", f, "attack", "Wolf", "Bear", "--seed", "1")
     assert p.returncode == 0 and "warning: the attacker Wolf is down" in p.stdout
+
+
+def test_a_missing_extra_names_the_package_not_a_checkout(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plot extra were missing
+    assert main(["odds", "2d6", "--plot", str(tmp_path / "chart.png")]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'astragal[plot]'" in err and "'.[plot]'" not in err

@@ -153,6 +153,30 @@ def test_the_luck_report_of_an_export(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "Wu" in out and "mean percentile" in out
 
 
+def test_the_luck_report_spends_on_each_roll_what_the_table_would(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 38, item 12: ``astragal luck`` computed the odds of any roll of an export (about a
+    CPU-second for each distinct heavy roll, uncapped): now within the web table's bounds, so a
+    roll whose odds the table's Luck panel refuses is left out here too."""
+    from astragal.web.caps import LOOSE
+    from astragal.web.room import Table
+    from astragal.web.store import SQLiteStore
+
+    table = Table(SQLiteStore(tmp_path / "t.db"), roll_rate=(1000.0, 1000), caps=LOOSE)
+    made = table.create_room("A table", "dice", "Mei")
+    gm = table.member(made["room"]["id"], made["key"])
+    heavy = "60d20!kh30"  # its odds: past the table's work limit, within the engine's default
+    for text in ("d20", heavy):
+        table.roll(gm, text)
+    panel = table.luck(gm)
+    assert sorted(panel["entries"]) == ["1", "2"] and "none" in panel["entries"]["2"]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(table.export(gm)), encoding="utf-8")
+    assert cli(["luck", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["session"]["rolls"] == 1 and data["left_out"] == 1
+
+
 @pytest.mark.parametrize("content, expect", [
     ("{not json", "cannot read"), ('{"format": "x"}', "not an astragal log export"),
 ])

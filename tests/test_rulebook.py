@@ -273,3 +273,36 @@ def test_rules_command_lists_the_rulebook(capsys: pytest.CaptureFixture[str]) ->
     for r in astragal.rulebook("cofd"):
         assert f"{r.id} " in out and r.statement in out
     assert "contested_tie=continue_next_turn" in out
+
+
+# issue 40, item 12: the readings players question are stated plainly, each resting on RULES.md
+@pytest.mark.parametrize("game, rule_id, said", [
+    ("jc", "J-A9", "the Limit is applied before the Bonuses"),
+    ("jc", "J-A12", "must beat Score 0"),
+    ("od6", "D-A4", "2D -1 pip is 2D-1, not 1D+2"),
+    ("attack", "A-A2", "cells 0, 3, 5 and 7"),
+])
+def test_astragal_rules_states_the_readings(game: str, rule_id: str, said: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from astragal.cli import main
+
+    assert main(["rules", game]) == 0
+    out = capsys.readouterr().out
+    readings = out[out.index("readings"):]
+    line = next(x for x in readings.splitlines() if x.strip().startswith(rule_id))
+    assert said in line
+
+
+def test_every_reading_quotes_rules_md() -> None:
+    import re
+    from pathlib import Path
+
+    from astragal.rulebook import readings
+
+    spec = Path(__file__).resolve().parent.parent.joinpath("RULES.md").read_text(
+        encoding="utf-8")
+    for game in ("jadeclaw", "cofd", "d6system", "attack", "d6skill", "dice"):
+        for r in readings(game):
+            assert f"- {r.id}." in spec, r.id
+            for quoted in re.findall(r"(?:^|[\s(])'([^']{6,}?)'(?=[\s),.:;]|$)", r.text):
+                assert quoted in spec, (r.id, quoted)

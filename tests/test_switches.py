@@ -57,7 +57,7 @@ CASES: dict[str, dict[str, tuple[str, Any]]] = {
         "wild_one": ("od6: 3D wild", "complication_only"),
         "pips_carry": ("od6: 3D+2 +2 pips", False),
         "min_dice_after_penalty": ("od6: 3D -3D", 2),
-        "penalty_below_min": ("od6: 1D -1D", "minus_three"),
+        "penalty_below_min": ("od6: 1D -1D", "ignore"),
         "opposed_tie": ("od6: 3D vs 3D", "defender"),
     },
     "d6skill": {

@@ -118,6 +118,12 @@ class Server:
             time.sleep(0.1)
         raise RuntimeError(f"the server on {self.port} did not start")
 
+    @property
+    def pid(self) -> int:
+        """The server's process id (its CPU time is read from /proc)."""
+        assert self.proc is not None
+        return self.proc.pid
+
     def kill(self) -> None:
         """SIGKILL: no shutdown, no flushing; as a crash or an OOM kill would."""
         if self.proc is not None and self.proc.poll() is None:

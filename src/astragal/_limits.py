@@ -102,3 +102,7 @@ def _mib(nbytes: int) -> str:
 
 
 DEFAULT_LIMITS = Limits()
+# The web table's bounds: its rolls and their odds (exact odds well inside a request's time),
+# and `astragal luck`'s odds of the rolls of its exports (each distinct roll's odds cost at most
+# what the table's Luck panel would spend on it: a crafted export cannot ask for more)
+WEB_LIMITS = Limits(max_notation_length=500, max_odds_work=5_000_000)

@@ -155,8 +155,9 @@ class ScriptedSource(Source):
         i = self.used[stream]
         if i >= len(faces):
             raise FacesError(
-                f"side {stream + 1} needs more faces: a d{size} was rolled after the "
-                f"{len(faces)} face(s) given",
+                f"no faces were given for side {stream + 1}, but a d{size} was rolled" if not faces
+                else f"side {stream + 1} needs more faces: a d{size} was rolled after the "
+                f"{_faces(len(faces))} given",
                 self.text,
                 (len(self.text), len(self.text) + 1) if self.text else None,
             )
@@ -173,8 +174,10 @@ class ScriptedSource(Source):
     def finish(self) -> None:
         for stream, (faces, used) in enumerate(zip(self.streams, self.used)):
             if used < len(faces):
+                rolled = "no die was rolled" if not used else \
+                    f"only {used} {'was' if used == 1 else 'were'} rolled"
                 raise FacesError(
-                    f"side {stream + 1} was given {len(faces)} faces but only {used} were rolled",
+                    f"side {stream + 1} was given {_faces(len(faces))} but {rolled}",
                     self.text,
                     None,
                 )
@@ -195,9 +198,13 @@ def parse_faces(text: str) -> list[list[int]]:
             faces.append(int(token))
         pos = max(pos, text.find("/", pos) + 1)
         streams.append(faces)
-    if not any(streams):
-        raise FacesError("no faces were given", text, (0, max(1, len(text))))
+    # no faces at all ("" or " / "): right for a roll that rolls no dice (a calm task's
+    # automatic success); a roll that needs one says "no faces were given" when it asks
     return streams
+
+
+def _faces(n: int) -> str:
+    return "1 face" if n == 1 else f"{n} faces"
 
 
 def make_source(seed: int | None = None, faces: str | Sequence[Sequence[int]] | Sequence[int] | None = None) -> Source:

@@ -16,6 +16,8 @@ from ._digits import digits, signed
 from ._errors import AstragalError, InputError, visible
 from .cli_commands import (
     DEMO,
+    _options,
+    _system_flag,
     cmd_demo,
     cmd_fight,
     cmd_luck,
@@ -60,6 +62,17 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"'{text}' is not a port: give a whole number from 1 "
                                          "to 65535")
     return int(text)
+
+
+def _network(text: str) -> str:
+    """An IP address or network (argparse exits 2 with this message otherwise)."""
+    import ipaddress
+
+    try:
+        return str(ipaddress.ip_network(text.strip(), strict=False))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an IP address or network: give one "
+                                         "such as 127.0.0.1, ::1 or 10.0.0.0/8") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="another site whose pages may open the live connection, such as "
                     "https://table.example.org (repeat for more; the table's own pages always "
                     "may)")
+    sv.add_argument("--trusted-proxy", action="append", default=[], type=_network,
+                    metavar="ADDRESS", help="a reverse proxy (an IP address or a network such as "
+                    "10.0.0.0/8) whose X-Forwarded-For and X-Forwarded-Proto name the real "
+                    "client; repeat for several (default: none, every header of that kind is "
+                    "ignored)")
     sv.set_defaults(func=cmd_serve)
 
     vl = sub.add_parser("verify-log", help="check a room log's hash chain, signatures, receipts")
@@ -188,6 +206,24 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
     return sub.choices
 
 
+def _fudge_faces(args: argparse.Namespace) -> None:
+    """``--faces -1,0,+1``: a roll of Fudge dice alone may have its faces typed as they show
+    (systems/dice/faces.py); every other roll types faces by position, as the API does."""
+    if getattr(args, "faces", None) is None or isinstance(args.text, list):
+        return
+    from . import parse
+    from .systems.dice import Expression, Rolls
+    from .systems.dice.faces import fudge_positions
+
+    try:
+        spec = parse(args.text, options=_options(args.option),
+                     default_system=_system_flag(args.system))
+    except InputError:
+        return  # the roll itself says what is wrong with the text
+    if isinstance(spec.spec, (Expression, Rolls)):
+        args.faces = fudge_positions(spec.spec, args.faces)
+
+
 def _protect_notation(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     """``astragal roll "-d6"``: a roll that starts with a minus is notation, not an option.
 
@@ -204,8 +240,10 @@ def _protect_notation(parser: argparse.ArgumentParser, argv: list[str]) -> list[
         if word == "--":
             out += argv[i:]
             break
-        if takes_value:
-            out.append(word)
+        if takes_value:  # joined to its option, so a value such as -1,0,1 is not an option
+            out[-1] = f"{out[-1]}={word}" if word.startswith("-") else out[-1]
+            if not word.startswith("-"):
+                out.append(word)
             takes_value = False
             continue
         name = word.split("=", 1)[0]
@@ -243,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
+        _fudge_faces(args)
         return int(args.func(args))
     except InputError as exc:
         print(f"astragal: error\n{exc.pretty()}", file=sys.stderr)

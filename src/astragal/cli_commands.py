@@ -78,16 +78,37 @@ def cmd_luck(args: argparse.Namespace) -> int:
     return luck_main(args)
 
 
+def _no_exact_form(dist: Any) -> str | None:
+    """Why a distribution has no exact form, or None if it has one."""
+    try:
+        dist.exact()
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _exact_json(result: Any) -> dict[str, Any]:
-    """An odds' JSON with exact fractions ("5/36") for its outcomes and distribution."""
+    """An odds' JSON with exact fractions ("5/36") for its outcomes and distribution (and its
+    mean); where only the outcomes are exact (an infinite law), ``exact`` says "outcomes" and
+    ``inexact`` says why the distribution is not."""
+    from fractions import Fraction
+
     data: dict[str, Any] = result.to_json()
-    for key, dist in (("outcomes", result.outcomes), ("distribution", result.distribution)):
-        if len(dist):
-            try:
-                data[key] = {str(k): str(p) for k, p in dist.exact()}
-            except ValueError as exc:
-                raise InputError(f"--exact: {result.input}: {exc}") from None
     data["exact"] = True
+    for key, dist in (("outcomes", result.outcomes), ("distribution", result.distribution)):
+        if not len(dist):
+            continue
+        why = _no_exact_form(dist)
+        if why is None:
+            law = dist.exact()
+            data[key] = {str(k): str(p) for k, p in law}
+            if key == "distribution" and all(isinstance(k, int) for k, _ in law):
+                data["mean"] = str(sum((k * p for k, p in law), Fraction(0)))
+        elif key == "distribution" and len(result.outcomes) and data["exact"] is True:
+            data["exact"] = "outcomes"
+            data["inexact"] = f"{result.value_name}: {why}"
+        else:
+            raise InputError(f"--exact: {result.input}: {why}")
     return data
 
 
@@ -122,11 +143,17 @@ def cmd_odds(args: argparse.Namespace) -> int:
         data = [_exact_json(r) if args.exact else r.to_json() for r in results]
         print(to_json_text(data[0] if len(data) == 1 else data))
     elif args.exact:
+        # an infinite law whose outcomes are exact (CofD's 10-again): the outcomes as fractions
+        infinite = [r for r in results if len(r.outcomes) and len(r.distribution)
+                    and _no_exact_form(r.distribution) and not _no_exact_form(r.outcomes)]
         try:
-            rows = compare_rows(results, view, args.outcomes, exact=True)
+            rows = compare_rows(results, view, args.outcomes or bool(infinite), exact=True)
         except ValueError as exc:
             raise InputError(f"--exact: {exc}") from None
         print(format_rows(rows, fmt))
+        if infinite and not args.outcomes and fmt == "text":
+            print(f"(the outcomes are shown: the law of the {infinite[0].value_name} has "
+                  f"{_no_exact_form(infinite[0].distribution)})")
     elif fmt == "text" and len(results) == 1 and view == "eq" and not args.outcomes:
         print(odds_text(results[0]))
     elif fmt == "text":
@@ -152,7 +179,7 @@ def _plot(results: list[Any], path: str, view: str, outcomes: bool) -> None:
             try:
                 png_chart(results, path, view, outcomes)
             except ModuleNotFoundError:
-                raise InputError("a PNG chart needs matplotlib: pip install '.[plot]' "
+                raise InputError("a PNG chart needs matplotlib: pip install 'astragal[plot]' "
                                  "(or write .svg, which needs nothing)") from None
         elif path.lower().endswith(".svg"):
             with open(path, "w", encoding="utf-8") as fh:
@@ -201,7 +228,7 @@ def cmd_systems(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    from .rulebook import rulebook
+    from .rulebook import readings, rulebook
     from .systems import get_system
 
     system = get_system(args.system_name.strip().removesuffix(":"))  # as listed: 'jc:'
@@ -219,6 +246,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
             default = str(sw.default).lower() if isinstance(sw.default, bool) else \
                 sw.default if sw.default != "" else '""'
             print(f"  {sw.name}={default}  ({sw.allowed()}; {sw.rule}) {sw.help}")
+    taken = readings(system.name)
+    if taken:
+        print("readings (where the text can be read two ways; RULES.md gives the sentences):")
+        for taken_one in taken:
+            print(f"  {taken_one.id:<6} {taken_one.text}")
     return 0
 
 
@@ -227,7 +259,7 @@ def _need_web(what: str) -> None:
 
     for module in ("fastapi", "uvicorn"):
         if importlib.util.find_spec(module) is None:
-            raise InputError(f"{what} needs the web extra: pip install '.[web]' "
+            raise InputError(f"{what} needs the web extra: pip install 'astragal[web]' "
                              f"({module} is missing)")
 
 
@@ -253,7 +285,7 @@ def cmd_verify_log(args: argparse.Namespace) -> int:
     try:
         log = importlib.import_module("astragal.web.verify")
     except ModuleNotFoundError as exc:
-        raise InputError(f"verify-log needs the web extra: pip install '.[web]' "
+        raise InputError(f"verify-log needs the web extra: pip install 'astragal[web]' "
                          f"({exc.name} is missing)") from None
     return int(log.main(args))
 

@@ -1,7 +1,9 @@
 """``astragal luck export.json``: each member's luck and the session's, from a room's export.
 
-Every roll the export shows whole is placed in its own exact odds (``luck.py``); hidden rolls
-(stubs) and rolls without an ordered value are counted apart. Exit status 0; 2 when the file
+Every roll the export shows whole is placed in its own exact odds (``luck.py``), computed within
+the web table's bounds (``WEB_LIMITS``: a roll whose odds the table's Luck panel would refuse is
+left out here too, so each distinct roll costs a bounded time); hidden rolls (stubs) and rolls
+without an ordered value are counted apart. Exit status 0; 2 when the file
 cannot be read.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 
 from . import odds
 from ._errors import AstragalError, InputError
+from ._limits import WEB_LIMITS
 from .dice import Roll
 from .luck import FLAG_BELOW, Luck, luck, report
 
@@ -55,7 +58,7 @@ def lucks_of_export(data: Any) -> tuple[dict[str, list[Luck]], int]:
         key = (notation, system)
         if key not in cache:
             try:
-                cache[key] = odds(notation, default_system=system)
+                cache[key] = odds(notation, default_system=system, limits=WEB_LIMITS)
             except AstragalError:
                 cache[key] = None
         placed = None

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from ._records import Record
 
-__all__ = ["Rule", "rule", "rulebook"]
+__all__ = ["Reading", "reading", "readings", "rule", "rulebook"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,6 +28,31 @@ class Rule(Record):
 
 
 _BOOK: dict[str, dict[str, Rule]] = {}
+
+
+class Reading(Record):
+    """A place where the text can be read two ways, stated plainly: the reading the engine takes
+    (RULES.md gives the sentence it rests on) and the switch that takes the other."""
+
+    system: str
+    id: str
+    text: str
+
+
+_READINGS: dict[str, dict[str, Reading]] = {}
+
+
+def reading(system: str, rule_id: str, text: str) -> None:
+    """Record the reading of ``rule_id`` that ``system`` takes (``astragal rules`` prints it)."""
+    _READINGS.setdefault(system, {})[rule_id] = Reading(system, rule_id, text)
+
+
+def readings(system: str) -> tuple[Reading, ...]:
+    """The readings ``system`` (a name or alias) takes where the text is unclear, by ID."""
+    from .systems import get_system
+
+    name = get_system(system).name
+    return tuple(sorted(_READINGS.get(name, {}).values(), key=lambda r: (r.id[:1], _key(r.id))))
 
 
 def rule(system: str, rule_id: str, statement: str) -> Callable[[F], F]:

@@ -156,3 +156,150 @@ def test_a_procedures_law_equals_its_paths_enumerated() -> None:
     assert law.fractions()[(1, False)] == Fraction(5, 36)
     assert law.fractions()[(8, False)] == Fraction(1, 36)  # 6 then 2
     assert 0 < law.cut < Fraction(1, 10**17)
+
+
+def test_the_algebras_highest_of_mixed_exploding_dice_equals_the_kits() -> None:
+    # the built-in algebra refused this with a bare ValueError; its law now equals the kit's
+    from astragal.dice.algebra import Chain, Highest, Mixed, Reading, face
+    from astragal.dice.sampler import sample
+    from astragal.odds import algebra
+
+    class On(Reading):
+        def __call__(self, position: int, f: int) -> bool:
+            return bool(f == self.settings[0])
+
+    program = Highest(Mixed((Chain(8, On(8), face), Chain(6, On(6), face))))
+    law = algebra.law(program)
+    kit_law = highest(d(8).explode(), d6.explode()).law().fractions()
+    assert max(abs(p - float(kit_law.get(v, 0))) for v, p in enumerate(law.pmf)) < 1e-15
+    assert 0 < law.truncated < 1e-15
+
+    class Hands:  # the faces in the order asked: the d8's 8 and its explosion's 5, the d6's 3
+        faces = iter([8, 5, 3])
+
+        def new(self, size: int) -> int:
+            return 0
+
+        def again(self, die: int, note: str) -> int:
+            return next(self.faces)
+
+        def face(self, die: int) -> int:
+            return next(self.faces)
+
+    assert sample(program, Hands()).value == 13
+
+
+def test_a_decision_carries_its_rule_its_words_and_what_it_found() -> None:
+    from astragal.kit import Decision
+
+    g = Game("margin", "A margin", "{n:int} vs {tn:int}", dice=lambda n: n @ d6)
+
+    @g.rule("G2", "a total of twice the target is a triumph")
+    def triumph(total: int, tn: int) -> bool:
+        return total >= 2 * tn
+
+    @g.verdict("G1", "meet the target to succeed")
+    def verdict(total: int, tn: int) -> object:
+        if triumph(total, tn):
+            return Decision("triumph", "G2", "{value}: a triumph", {"margin": total - tn})
+        return Decision("success" if total >= tn else "failure", found={"margin": total - tn})
+
+    install(g)
+    r = astragal.roll("margin: 2 vs 4", faces="5,6")
+    assert (r.outcome, r.result) == ("triumph", {"value": 11, "rule": "G2", "margin": 7})
+    assert r.transcript[-1] == "11: a triumph"
+    r = astragal.roll("margin: 2 vs 4", faces="1,2")
+    assert (r.outcome, r.result["rule"], r.result["margin"]) == ("failure", "G1", -1)
+
+
+@pytest.mark.parametrize("text, said", [
+    ("cortex: d100000000 vs 3", "1 to 1000 sides"),
+    ("tor: 100000000000 vs 3", "too large for dice"),
+    ("coc: 50 +40", "odds work limit"),
+    ("tor: 600 vs 3", "more than the limit of 500 dice"),
+])
+def test_huge_requests_are_refused_at_once_with_their_reason(text: str, said: str) -> None:
+    for name in ("cortex", "onering", "coc"):
+        example(name)
+    with pytest.raises(astragal.InputError, match=said):
+        astragal.odds(text)
+
+
+def test_a_side_that_rolls_no_dice_is_a_number() -> None:
+    g = Game("fixed", "Against a fixed defence", "{n:int} [vs {defence:int}]",
+             dice=lambda n, defence: n @ d6 if defence is None else (n @ d6, defence))
+    g.verdict("F1", "beat the defence")(
+        lambda mine, theirs=0: "hit" if mine > theirs else "miss")
+    install(g)
+    assert dict(astragal.odds("fixed: 1 vs 4").outcomes.exact()) == {
+        "miss": Fraction(2, 3), "hit": Fraction(1, 3)}
+    r = astragal.roll("fixed: 1 vs 4", faces="5")
+    assert r.outcome == "hit" and len(r.dice) == 1
+
+
+def test_a_dies_labels_and_tones_are_checked_when_it_is_made() -> None:
+    from astragal.kit import Die
+
+    die = Die((1, 2, 3), "d3", tones={1: "bad", 2: "neutral", 3: "critical"})
+    assert die.tones == {1: "bad", 3: "crit"}  # the outcomes' words are taken for a face's too
+    with pytest.raises(ValueError, match="not 'grand'"):
+        Die((1, 2), tones={2: "grand"})
+    with pytest.raises(TypeError, match="map its faces to words"):
+        Die((1, 2), labels=["one", "two"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="not one of its faces"):
+        Die((1, 2), labels={3: "three"})
+
+
+def test_a_contest_of_tuples_tabulates_the_first_sides_number() -> None:
+    # Ironsworn: an action die plus a stat against two challenge dice
+    g = Game("iron", "Ironsworn moves", "{stat:+int=0}", dice=lambda stat: (
+        apply(lambda a: (a + stat, a), d6), d(10), d(10)), sides=("action", "c1", "c2"),
+        order=("miss", "weak hit", "strong hit"))
+
+    @g.verdict("I1", "beat both challenge dice for a strong hit, one for a weak hit")
+    def move(action: tuple[int, int], c1: int, c2: int) -> str:
+        beaten = (action[0] > c1) + (action[0] > c2)
+        return ("miss", "weak hit", "strong hit")[beaten]
+
+    install(g)
+    o = astragal.odds("iron: +2")
+    assert o.distribution.outcomes() == tuple(range(3, 9))  # the action score, 1+2 to 6+2
+    assert sum(p for _, p in o.outcomes.exact()) == 1
+
+
+def test_a_fault_in_a_games_dice_function_is_named_not_a_traceback() -> None:
+    g = Game("faulty", "A faulty game", "{n:int}", dice=lambda n: [d6][n])
+    g.verdict("Z1", "any")(lambda total: "rolled")
+    install(g)
+    with pytest.raises(astragal.NotationError, match="faulty's dice could not be made.*IndexError"):
+        astragal.roll("faulty: 3")
+
+
+def test_an_outcome_the_order_lists_that_cannot_come_up_passes_the_checks() -> None:
+    from astragal.testing import check_enumeration
+
+    g = Game("never", "A never", "{n:int}", dice=lambda n: n @ d6, order=("low", "high", "never"))
+    g.verdict("N1", "4 or more is high")(lambda total: "high" if total >= 4 else "low")
+    check_enumeration(g, "never: 1")
+
+
+def test_one_broken_game_file_leaves_the_others_and_is_named(tmp_path: Any) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from .examples import ROOT
+
+    shutil.copy(ROOT / "pbta.py", tmp_path / "pbta.py")
+    (tmp_path / "broken.py").write_text("raise RuntimeError('half written')\n")
+    env = {**os.environ, "ASTRAGAL_GAMES": str(tmp_path)}
+
+    def cli(text: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "astragal", "roll", text, "--seed", "1"],
+                              capture_output=True, text=True, env=env, check=False, timeout=120)
+
+    assert cli("pbta: +1").returncode == 0
+    out = cli("broken: 1")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "broken.py could not be loaded (RuntimeError: half written)" in out.stderr

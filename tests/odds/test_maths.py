@@ -99,7 +99,7 @@ def test_numpy_is_bought_when_it_pays_for_its_import_or_after_as_much_rent(monke
     assert maths.numpy_pays(1001, 1000) and not maths.numpy_pays(1000, 1000)
 
 
-@pytest.mark.parametrize("text", ["3d6 > 3d6", "4d6kh3", "30d6kh10", "8d10!", "cofd: 6 target 10 vs 5",
+@pytest.mark.parametrize("text", ["3d6! > 3d6!", "4d6kh3", "30d6kh10", "6d10!kh3", "cofd: 6 target 10 vs 5",
                                   "jc: dmg 4d12 vs soak 4d12"])
 def test_a_one_off_computation_below_numpys_import_does_not_import_it(text: str) -> None:
     # each kernel asks maths.numpy_pays, and counts what it does in Python for the next ones

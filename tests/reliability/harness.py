@@ -28,6 +28,7 @@ from typing import Any
 
 import astragal
 from astragal import InputError, Limits
+from astragal._limits import WEB_LIMITS
 
 __all__ = [
     "HANG_SECONDS",
@@ -46,7 +47,6 @@ __all__ = [
 HANG_SECONDS = 10.0
 MEMORY_BYTES = 512 * 1024 * 1024
 # What the public web table allows (``Table``'s own limits): the attack surface that matters.
-WEB_LIMITS = Limits(max_notation_length=500, max_odds_work=5_000_000)
 
 
 def installed_systems() -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:

@@ -22,7 +22,7 @@ def installed_coin_game(tmp_path: Path) -> Iterator[None]:
     (dist / "entry_points.txt").write_text("[astragal.systems]\ncoin = tests.plugin_game:game\n")
     sys.path.insert(0, str(tmp_path))
     saved = (dict(systems._MODULES), dict(systems._ALIASES), dict(systems._LOADED),
-             systems._DISCOVERED)
+             systems._DISCOVERED, dict(systems._ENTRY))
     systems._DISCOVERED = False
     try:
         yield
@@ -35,6 +35,8 @@ def installed_coin_game(tmp_path: Path) -> Iterator[None]:
         systems._LOADED.clear()
         systems._LOADED.update(saved[2])
         systems._DISCOVERED = saved[3]
+        systems._ENTRY.clear()
+        systems._ENTRY.update(saved[4])
 
 
 def test_an_installed_game_rolls_and_computes_odds(installed_coin_game: None) -> None:

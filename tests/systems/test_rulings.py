@@ -137,6 +137,59 @@ def test_resolve_odds_are_given_a_hit_by_enumeration() -> None:
         assert p == pytest.approx(float(joint[name] / tested), abs=1e-12)
 
 
+def test_resolve_odds_after_a_favored_damage_roll_by_enumeration() -> None:
+    """J35, J39: the Favored re-roll of the damage 1 ties the damage Score to the hits; the
+    odds are exact all the same (every face of d8 fav vs soak d6 vs resolve d8 walked here)."""
+    import itertools
+    from collections import defaultdict
+    from fractions import Fraction
+
+    from astragal.systems import jadeclaw as J
+
+    joint: dict[str, Fraction] = defaultdict(Fraction)
+    tested = Fraction(0)
+    for first in range(1, 9):  # the damage d8; a 1 is rolled once more and the new face stands
+        for face, p in ([(f, Fraction(1, 64)) for f in range(1, 9)] if first == 1
+                        else [(first, Fraction(1, 8))]):
+            for s, r in itertools.product(range(1, 7), range(1, 9)):
+                if J.resolve_tested(J.damage_hits([face], [s])):
+                    w = p * Fraction(1, 6 * 8)
+                    tested += w
+                    joint[J.contest_outcome(r, face, None, None)] += w
+    assert tested == Fraction(61, 96)
+    given = {k: v / tested for k, v in joint.items()}
+    assert (given["botch"], given["tie"], given["success"]) == (
+        Fraction(243, 1952), Fraction(1, 8), Fraction(59, 244))
+    o = astragal.odds("jc: dmg d8 fav vs soak d6 resolve d8")
+    assert o.extra["resolve_tested"] == pytest.approx(float(tested), abs=1e-12)
+    for name, p in o.extra["resolve_outcomes"].items():
+        assert p == pytest.approx(float(given.get(name, 0)), abs=1e-12), name
+    out = cli("odds", "jc: dmg d8 fav vs soak d6 resolve d8", "--json")
+    assert out.returncode == 0 and '"resolve_outcomes"' in out.stdout
+
+
+# J-A12 and J35: a Soak Botch's hit with every damage die removed is a Wound with no faces
+def test_resolve_after_a_soak_botch_with_no_damage_dice() -> None:
+    text = "jc: dmg d6 -1p vs soak d4 resolve d6 soak_botch_with_no_damage_dice=true"
+    o = astragal.odds(text)
+    got = o.extra["resolve_outcomes"]
+    assert sum(got.values()) == pytest.approx(1.0)
+    # no face to beat (Score 0): the Resolve d6 succeeds unless it Botches (a 1)
+    assert got["botch"] == pytest.approx(1 / 6)
+    assert got["success"] + got["overwhelming_success"] == pytest.approx(5 / 6)
+    for seed in range(1, 9):
+        out = cli("roll", text, "--seed", str(seed))
+        assert out.returncode == 0, out.stderr
+    r = astragal.roll(text, faces=" / 1 / 4")
+    assert r.result["resolve"] == {"tested": True, "score": 4, "damage_score": 0,
+                                   "outcome": "success"}
+    assert "the Score to beat is 0" in "\n".join(r.transcript)
+    botched = astragal.roll(text + " empty_pool=auto_botch", faces=" / 1 / 4")
+    assert botched.result["resolve"]["damage_score"] == 1
+    auto = astragal.odds(text + " empty_pool=auto_botch").extra["resolve_outcomes"]
+    assert sum(auto.values()) == pytest.approx(1.0) and auto["tie"] == pytest.approx(1 / 6)
+
+
 # D6 System (D-X2, D-A4): a penalty never makes a roll better
 @pytest.mark.parametrize("text, code", [
     ("od6: 1D -1 pip", "1D-1"), ("od6: 1D -4 pips", "1D-4"), ("od6: 1D+1 -2 pips", "1D-1"),
@@ -148,6 +201,17 @@ def test_d6_penalties_borrow_dice_only_above_the_floor(text: str, code: str) -> 
     assert f"rolls {code}" in r.transcript[1], r.transcript
     out = cli("roll", text, "--seed", "5")
     assert out.returncode == 0 and f"rolls {code}" in out.stdout
+
+
+def test_d6_a_dice_penalty_that_cannot_take_dice_costs_three_per_d() -> None:
+    """D-A4 "convert to -3 per D": `1D -1D` is no longer the same roll as 1D (66.7% against 3)."""
+    assert astragal.odds("od6: 1D -1D vs 3").extra["p_success"] == pytest.approx(1 / 6)
+    r = astragal.roll("od6: 1D -1D vs 3", faces="5")
+    assert r.result["total"] == 2 and r.outcome == "failure"
+    assert "the 1D the penalty cannot take counts -3 on the total (-3 per D, D-A4)" in \
+        r.transcript[2]
+    off = astragal.roll("od6: 1D -1D vs 3 penalty_below_min=ignore", faces="5")
+    assert off.result["total"] == 5 and "ignored" in off.transcript[2]
 
 
 def test_d6_one_die_less_one_pip_is_worse_than_one_die() -> None:
@@ -171,6 +235,8 @@ def test_d6_a_penalty_never_raises_the_odds(dice: int, pips: int, minus_dice: in
     a, b = astragal.odds(base, options=opts).distribution, astragal.odds(
         worse, options=opts).distribution
     assert b.mean() <= a.mean() + 1e-9
+    if minus_dice or minus_pips:  # D-A4: every penalty costs something, at least a pip
+        assert b.mean() <= a.mean() - 1 + 1e-9, (base, worse)
     for x in set(a.outcomes()) | set(b.outcomes()):
         assert b.at_least(x) <= a.at_least(x) + 1e-9, (base, worse, x)
 
@@ -195,3 +261,36 @@ def test_a_botched_defence_says_so() -> None:
     assert r.result["opposition_botch"] and "DEF botched" in "\n".join(r.transcript)
     out = cli("roll", "ds: atk d6+3 vs def d6+5 dmg 2", "--faces", "3 / 1,1")
     assert out.returncode == 0 and "DEF botched" in out.stdout
+
+
+# J48 and typed-in faces (issue 40, item 11)
+def test_calm_takes_a_difficulty_written_as_dice() -> None:
+    """The text's own example of J48 writes the Difficulty as dice: "d10 & d8 vs 2d8"."""
+    r = astragal.roll("jc: d10 & d8 vs 2d8 calm", faces="")
+    assert r.outcome == "success" and r.dice == ()
+    assert astragal.odds("jc: d10 d8 vs 2d8 calm").outcomes["success"] == 1.0
+    rolled = astragal.roll("jc: d6 d8 vs 2d8 calm", faces="5,3 / 2,4")
+    assert rolled.outcome == "success" and len(rolled.dice) == 4
+    with pytest.raises(astragal.NotationError, match="'vs 2d8'"):
+        astragal.parse("jc: d10 d8 calm")
+
+
+def test_no_faces_for_a_roll_that_rolls_no_dice() -> None:
+    out = cli("roll", "ds: d6+7 vs 6 calm", "--faces", "")
+    assert out.returncode == 0 and "Success without rolling" in out.stdout, out.stderr
+    out = cli("roll", "2d6", "--faces", "")
+    assert out.returncode == 2 and "no faces were given for side 1, but a d6 was rolled" in \
+        out.stderr
+
+
+@pytest.mark.parametrize("text, faces, said", [
+    ("ds: d6+7 vs 6 calm", "3", "side 1 was given 1 face but no die was rolled"),
+    ("2d6", "1,2,3", "side 1 was given 3 faces but only 2 were rolled"),
+    ("1d6", "1,2", "side 1 was given 2 faces but only 1 was rolled"),
+    ("2d6", "3", "a d6 was rolled after the 1 face given"),
+])
+def test_faces_left_over_or_missing_are_counted_in_english(text: str, faces: str,
+                                                           said: str) -> None:
+    with pytest.raises(astragal.FacesError) as err:
+        astragal.roll(text, faces=faces)
+    assert said in str(err.value)

@@ -94,7 +94,14 @@ def client(store: Store) -> Iterator[Any]:
         warnings.simplefilter("ignore")
         from fastapi.testclient import TestClient
 
-    app = create_app(store, own_store=False, door_rate=(1000.0, 1000))
+    from astragal.web.caps import Caps
+    from astragal.web.room import Table
+
+    # every request of a test comes from one address: its reads and pings are not capped here
+    # (tests/web/test_address_caps.py checks those caps)
+    table = Table(store, caps=Caps(reads_per_address=(1e6, 10**6),
+                                   pings_per_address=(1e6, 10**6)))
+    app = create_app(store, table=table, own_store=False, door_rate=(1000.0, 1000))
     with TestClient(app) as c:
         yield c
 
@@ -179,7 +186,8 @@ class ServerThread:
 class ServerProcess:
     """``astragal serve`` in a subprocess on a free port (a separate app instance)."""
 
-    def __init__(self, db: str, key: str | None = None) -> None:
+    def __init__(self, db: str, key: str | None = None, args: tuple[str, ...] = ()) -> None:
+        self.args = args  # more options of astragal serve
         sock = free_socket()
         self.port = sock.getsockname()[1]
         sock.close()
@@ -197,7 +205,7 @@ class ServerProcess:
 
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "astragal.cli", "serve", "--host", "127.0.0.1",
-             "--port", str(self.port), "--db", self.db],
+             "--port", str(self.port), "--db", self.db, *self.args],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env={**os.environ, "ASTRAGAL_KEY": self.key})
         deadline = time.monotonic() + 20

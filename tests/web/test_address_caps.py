@@ -87,3 +87,71 @@ def test_every_way_in_pays_the_address_bytes(store: Store, way: str) -> None:
                 assert "stored too much" in r.json()["message"], r.text
                 break
         assert codes[-1] == 429 and set(codes[:-1]) <= {200, 201}, codes
+
+
+def _two_addresses(store: Store) -> Iterator[tuple[Any, Any, Any]]:
+    """The real app with production caps, the read and ping buckets' clocks stopped, and two
+    clients at two addresses."""
+    from astragal.web.app import create_app
+    from astragal.web.room import Table
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+    table = Table(store)
+    table.address_reads.clock = table.address_pings.clock = lambda: 0.0
+    app = create_app(store, table=table, own_store=False)
+    with TestClient(app, client=("10.0.0.1", 5000)) as flood, \
+            TestClient(app, client=("10.0.0.2", 5000)) as calm:
+        yield flood, calm, table
+
+
+def test_reads_from_one_address_are_capped_not_anothers(store: Store) -> None:
+    """Issue 38, item 11: 110 reads/s from one address raised another's roll from ~25 ms to
+    300-600 ms. Reads (the room, /me, log pages) pay a rate per address: past the burst one
+    address gets 429, and another address still reads and rolls."""
+    for flood, calm, table in _two_addresses(store):
+        room = Room(flood, system="dice")
+        key = room.join("Calm")
+        burst = table.caps.reads_per_address[1]
+        reads = [f"/api/rooms/{room.id}", f"/api/rooms/{room.id}/me",
+                 f"/api/rooms/{room.id}/log", "/api/systems"]
+        codes = [flood.get(reads[i % 4], headers=auth(room.gm)).status_code
+                 for i in range(burst + 3)]
+        assert codes == [200] * burst + [429] * 3, codes
+        said = flood.get(reads[2], headers=auth(room.gm))
+        assert said.status_code == 429 and "reads from this address" in said.json()["message"]
+        assert calm.get(reads[2], headers=auth(key)).status_code == 200
+        assert calm.post(f"/api/rooms/{room.id}/rolls", json={"text": "d20"},
+                         headers=auth(key)).status_code == 201
+
+
+def test_pings_from_one_address_are_capped_not_anothers(store: Store) -> None:
+    """Issue 38, item 11: 5,200 pings/s from one address slowed another's rolls. Past its burst
+    of pings an address's live connection ends (4429); another address's still answers."""
+    from starlette.websockets import WebSocketDisconnect
+
+    for flood, calm, table in _two_addresses(store):
+        room = Room(flood, system="dice")
+        key = room.join("Calm")
+        burst = table.caps.pings_per_address[1]
+        with flood.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+            ws.send_json({"key": room.gm, "after": 0})
+            assert ws.receive_json()["type"] == "hello"
+            assert ws.receive_json()["type"] == "members"
+            for _ in range(burst):  # the connection took one of the burst
+                ws.send_text("ping")
+            got = [ws.receive_json() for _ in range(burst)]
+        assert [m["type"] for m in got] == ["pong"] * (burst - 1) + ["error"], got[-2:]
+        assert got[-1]["error"] == "RateLimited" and "pings" in got[-1]["message"]
+        # nor does a new connection get round it: refused before it opens
+        with pytest.raises(WebSocketDisconnect) as refused, \
+                flood.websocket_connect(f"/api/rooms/{room.id}/live"):
+            pass
+        assert refused.value.code == 4429
+        with calm.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+            ws.send_json({"key": key, "after": 0})
+            assert ws.receive_json()["type"] == "hello"
+            assert ws.receive_json()["type"] == "members"
+            ws.send_text("ping")
+            assert ws.receive_json() == {"type": "pong"}

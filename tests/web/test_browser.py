@@ -17,11 +17,14 @@ directory printed at the end of the run; ASTRAGAL_UPDATE_SCREENSHOT=1 also copie
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import socket
 import subprocess
+import threading
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -461,9 +464,9 @@ def test_dice_tiles_show_what_happened(browser: Any, server: ServerThread) -> No
     # CofD: the exploded 10s show their new dice, every success is marked
     e = roll("cofd: 4", "10,8,10,3,2,9")  # the pool, then the 10s' new dice
     t = tiles(e)
-    assert [x["face"] for x in t] == ["10→2", "8", "10→9", "3"]
+    assert [x["face"] for x in t] == ["10+2", "8", "10+9", "3"]
     assert ["success" in x["cls"] for x in t] == [True, True, True, False]
-    assert "10 then a new die 2" in t[0]["said"]
+    assert "10 then exploded: 2" in t[0]["said"] and "counts 1" in t[0]["said"]
     assert e.locator(".verdict").inner_text() == "4 successes: Success"
     assert "tone-good" in e.locator(".verdict").get_attribute("class")
 
@@ -482,24 +485,23 @@ def test_dice_tiles_show_what_happened(browser: Any, server: ServerThread) -> No
     # keep highest: the dropped die is struck and said to be dropped; a natural 20 is marked
     t = tiles(roll("2d20kh1+5", "20,3"))
     # the engine's crit flag when it gives one, else the natural maximum
-    assert ("crit" in t[0]["cls"].split() and "critical" in t[0]["said"]) or \
-        ("nat-max" in t[0]["cls"] and "natural 20" in t[0]["said"])
+    assert "crit" in t[0]["cls"].split() and "critical" in t[0]["said"]
+    assert "critical" in gm.entry(n).locator(".verdict .nat").inner_text()  # the verdict too
     assert "dropped" in t[1]["cls"] and "dropped, does not count" in t[1]["said"]
     assert gm.entry(n).locator(".die.dropped .face").evaluate(
         "n => getComputedStyle(n).textDecorationLine") == "line-through"
 
     t = tiles(roll("d20", "1"))
-    assert ("fumble" in t[0]["cls"] and "fumble" in t[0]["said"]) or \
-        ("nat-min" in t[0]["cls"] and "natural 1" in t[0]["said"])
+    assert "fumble" in t[0]["cls"] and "fumble" in t[0]["said"]
 
     # successes against a target
     t = tiles(roll("10d10>=8", "8,9,1,2,10,3,4,5,6,7"))
     assert [i for i, x in enumerate(t) if "success" in x["cls"]] == [0, 1, 4]
 
-    # Fudge dice: + / − / blank
+    # Fudge dice: + / − / blank, the faces' names (not numbers of a d3)
     t = tiles(roll("4dF", "1,2,3,3"))
-    assert [x["face"] for x in t] == ["−", " ", "+", "+"] and {x["size"] for x in t} == {"dF"}
-    assert "minus" in t[0]["said"] and "blank" in t[1]["said"]
+    assert [x["face"] for x in t] == ["−", "blank", "+", "+"] and {x["size"] for x in t} == {""}
+    assert "counts -1" in t[0]["said"] and "blank" in t[1]["said"]
 
     # six rolls: six rows
     e = roll("6x 4d6kh3", None)
@@ -530,7 +532,7 @@ def test_dice_tiles_show_what_happened(browser: Any, server: ServerThread) -> No
     t = tiles(e)
     assert t[2]["face"] == "6+5" and "wild" in t[2]["cls"]
     assert e.locator(".dice-group").nth(1).get_attribute("aria-label") == "Actor: Wild Die"
-    assert e.locator(".verdict").inner_text() == "Result points +7: Good success (D10)"
+    assert e.locator(".verdict").inner_text() == "Result points +7: Good success"
     e = roll("od6: 4D+2 vs moderate", "6,3,1,5")
     assert "Good success" in e.locator(".verdict").inner_text()
     assert "bonus" not in e.locator(".verdict").inner_text()
@@ -539,6 +541,146 @@ def test_dice_tiles_show_what_happened(browser: Any, server: ServerThread) -> No
     e = roll("at: atk 4 wpn 3", "1,2,3")
     assert "tone-bad" in e.get_attribute("class")  # a Whiff
     assert "Whiffs" in e.locator(".verdict").inner_text()
+    gm.close()
+    assert not unexpected(errors), errors
+
+
+def shown_values(entry: Any, successes: bool = False) -> list[int]:
+    """What each tile counts, as a player reads it: nothing when struck out; a tile's own
+    "⇒ n"; in a count of ``successes`` a success's 1, a failure's −1, else 0; else the faces it
+    shows added up (a re-roll's struck faces not), less a penetration's −1."""
+    return entry.locator(".die").evaluate_all(
+        "(ns, successes) => ns.map(n => { if (n.classList.contains('dropped')) return 0;"
+        " const w = n.querySelector('.worth'); if (w) return Number(w.textContent.slice(1));"
+        " if (successes) return n.classList.contains('success') ? 1"
+        " : n.classList.contains('failure') ? -1 : 0;"
+        " const f = n.querySelector('.face').cloneNode(true);"
+        " f.querySelectorAll('s, .step, .less').forEach(x => x.remove());"
+        " const less = n.querySelectorAll('.face .less').length;"
+        " return f.textContent.split('+').reduce((a, x) => a + Number(x), 0) - less; })",
+        successes)
+
+
+def number_in(text: str) -> int:
+    return int(re.search(r"-?\d+", text).group(0))
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(PHONE, "dark"), (DESKTOP, "light")])
+def test_tiles_add_up_to_the_total_and_mark_what_happened(browser: Any, server: ServerThread,
+                                                          shots: Path, viewport: dict[str, int],
+                                                          scheme: str) -> None:
+    """Exploding, compounding and penetrating dice, CofD's 10-again and the Wild Die: the tiles
+    add up to the total the verdict says, and the dice an explosion added are marked."""
+    errors: list[str] = []
+    gm, _ = open_room(browser, server, errors, room_name="Facts", system="dice",
+                      viewport=viewport, scheme=scheme)
+    n = 0
+
+    def roll(text: str, faces: str) -> Any:
+        nonlocal n
+        gm.roll(text, faces=faces)
+        n += 1
+        gm.entry(n).wait_for()
+        return gm.entry(n)
+
+    e = roll("4d6!", "6,6,2,3,1,5")  # two explosions: 6 → 6 → 2
+    assert sum(shown_values(e)) == number_in(e.locator(".verdict").inner_text()) == 23
+    assert e.locator(".die.added").count() == 2
+    assert e.locator(".die.added .sr-only").first.inner_text().find("explosion") > 0
+
+    e = roll("3d6!!", "6,1,4,5")  # compounding: one die worth 7
+    t = tiles(e)
+    assert [x["face"] for x in t] == ["6+1", "4", "5"] and not t[0]["struck"]
+    assert "re-rolled" not in t[0]["said"] and "natural 1" not in t[0]["said"]
+    assert sum(shown_values(e)) == number_in(e.locator(".verdict").inner_text()) == 16
+
+    e = roll("2d6!p", "6,6,2,3")  # penetrating: each added die counts one less
+    assert e.locator(".die.added .less").count() == 2
+    assert sum(shown_values(e)) == number_in(e.locator(".verdict").inner_text()) == 15
+
+    e = roll("10d10>=8f1", "8,9,1,2,10,3,4,5,6,1")  # successes less failures
+    assert e.locator(".verdict").inner_text().startswith("1 success")
+    assert sum(shown_values(e, successes=True)) == number_in(e.locator(".verdict").inner_text()) == 1
+    assert e.locator(".die.failure").count() == 2
+
+    e = roll("cofd: 4", "10,8,10,10,3,2,9")  # 10-again: the third die's chain is two successes
+    assert sum(shown_values(e, successes=True)) == number_in(e.locator(".verdict").inner_text()) == 5
+    assert e.locator(".die").nth(3).locator(".worth").inner_text() == "⇒2"
+
+    e = roll("od6: 3D wild vs 10", "4,2,6,5")  # the Wild Die's six adds and rolls again: 17
+    assert [x["face"] for x in tiles(e)] == ["4", "2", "6+5"]
+    assert sum(shown_values(e)) == 17
+    assert "+7" in e.locator(".verdict").inner_text()  # 17 against 10
+
+    e = roll("ds: d6+3", "6,6,2")  # a Critical: the 6s explode, its verdict says so
+    assert sum(shown_values(e)) + 3 == number_in(e.locator(".verdict").inner_text()) == 17
+    assert "crit" in tiles(e)[0]["cls"].split() and e.locator(".die.added").count() == 2
+    assert "Critical" in e.locator(".verdict").inner_text()
+
+    e = roll("4d6kh3+4d6kh3+4d6kh3", "6,5,4,1,3,3,2,2,6,6,6,6")  # three terms, three rows
+    groups = e.locator(".dice-group")
+    assert groups.count() == 3
+    assert [groups.nth(i).locator(".die").count() for i in range(3)] == [4, 4, 4]
+    assert [groups.nth(i).get_attribute("aria-label") for i in range(3)] == [
+        "4d6kh3 = 15", "4d6kh3 = 8", "4d6kh3 = 18"]
+    gm.page.locator("#log li").last.scroll_into_view_if_needed()
+    name = f"web-dice-{'phone' if viewport is PHONE else 'desktop'}-{scheme}.png"
+    gm.page.screenshot(path=str(shots / name), full_page=True)
+    if os.environ.get("ASTRAGAL_UPDATE_SCREENSHOT"):
+        shutil.copyfile(shots / name, DOCS / name)
+    gm.close()
+    assert not unexpected(errors), errors
+
+
+def readd(cell: str) -> int:
+    """The Markdown export's dice cell added up again, as a reader would: each die's worth after
+    "=" where it says one, else the face that stands (a re-roll's last, a chain's sum); a
+    dropped die counts nothing."""
+    total = 0
+    for die in cell.split(", "):
+        face, *marks = die.split(" ")
+        shown = face.split(":", 1)[1]
+        if "dropped" in marks:
+            continue
+        if "=" in shown:
+            total += int(shown.split("=")[1])
+        else:
+            total += sum(int(x) for x in shown.split("→")[-1].split("+"))
+    return total
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(PHONE, "dark"), (DESKTOP, "light")])
+def test_the_markdown_export_adds_up(browser: Any, server: ServerThread,
+                                     viewport: dict[str, int], scheme: str) -> None:
+    """Every counted face is in the Markdown export's dice, and re-added they make the verdict's
+    number; the verdict is the game's verdict (the D6 System's level, not its bonus line)."""
+    errors: list[str] = []
+    gm, _ = open_room(browser, server, errors, room_name="Ledger", system="dice",
+                      viewport=viewport, scheme=scheme)
+    plays = [("3d6!!", "6,1,4,5", 16), ("4d6!", "6,6,2,3,1,5", 23), ("2d6!p", "6,6,2,3", 15),
+             ("8d6r<3", "1,4,5,2,6,3,3,4,6,6", 37), ("4d6kh3", "6,5,4,1", 15),
+             ("10d10>=8f1", "8,9,1,2,10,3,4,5,6,1", 1), ("cofd: 10", "10,10,8,9,1,2,3,4,5,6,8,3", 5),
+             ("cofd: chance", "8", 0), ("od6: 3D wild vs 10", "4,2,6,5", 17),
+             ("ds: d6+3", "6,6,2", 14), ("ds: d6+3", "1,4", 1), ("4dF", "1,2,3,3", 1)]
+    for n, (text, faces, _) in enumerate(plays, 1):
+        gm.roll(text, faces=faces)
+        gm.entry(n).wait_for()
+    gm.page.evaluate("document.getElementById('table-panel').open = true")
+    with gm.page.expect_download() as got:
+        gm.page.click("#export-md")
+    rows = [line.split(" | ") for line in Path(got.value.path()).read_text(
+        encoding="utf-8").splitlines() if re.match(r"\| \d+ \|", line)]
+    assert len(rows) == len(plays)
+    for row, (text, _, total) in zip(rows, plays):
+        dice, verdict = row[4], row[5]
+        assert readd(dice) == total, (text, dice)
+        if text.startswith("od6"):
+            assert number_in(verdict.replace("+", "")) == 17 - 10, (text, verdict)
+        elif text.startswith("ds:"):  # the die and the skill: its result is the last number
+            assert int(re.findall(r"\d+", verdict)[-1]) == total + 3, (text, verdict)
+        elif text != "cofd: chance":
+            assert number_in(verdict) == total, (text, verdict)
+    assert "bonus" not in rows[8][5] and "Good success" in rows[8][5]
     gm.close()
     assert not unexpected(errors), errors
 
@@ -664,10 +806,70 @@ def test_table_tools(browser: Any, server: ServerThread) -> None:
     assert li.entry(16).count() == 0
     wu.entry(16).get_by_role("button", name="reveal to all").click()
     li.entry(17).wait_for()
-    assert "revealed Wu's GM-only roll #16" in li.entry(17).inner_text()
+    assert "revealed Wu's GM + roller roll #16" in li.entry(17).inner_text()
     assert wu.entry(16).get_by_role("button", name="reveal to all").count() == 0
     for p in (gm, wu, li):
         p.close()
+    assert not unexpected(errors), errors
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(PHONE, "light"), (DESKTOP, "dark")])
+def test_again_keeps_who_sees_the_roll(browser: Any, server: ServerThread,
+                                      viewport: dict[str, int], scheme: str) -> None:
+    """"again" on a blind or a GM-only entry rolls it for the same eyes, whatever the roll bar
+    says now (after a reload it says everyone), and its button says who will see it."""
+    errors: list[str] = []
+    gm, link = open_room(browser, server, errors, room_name="Loot", system="dice",
+                         viewport=viewport, scheme=scheme)
+    wu = join(browser, link, "Wu", errors, viewport=viewport, scheme=scheme)
+    li = join(browser, link, "Li", errors)
+    gm.roll("d100", "blind")
+    gm.entry(1).wait_for()
+    wu.roll("d20", "gm")
+    wu.entry(2).wait_for()
+    for p in (gm, wu):
+        p.page.reload()
+        p.page.wait_for_selector("#live.on")
+        assert p.page.input_value("#roll-visibility") == "public"
+    button = gm.entry(1).locator("button", has_text="again")
+    assert button.inner_text() == "again (GM only)"
+    assert button.get_attribute("aria-label") == "roll d100 again, seen by GM only"
+    button.click()
+    gm.entry(3).wait_for()
+    assert gm.entry(3).get_attribute("data-visibility") == "blind"
+    button = wu.entry(2).locator("button", has_text="again")
+    assert button.inner_text() == "again (GM + roller)"
+    assert "seen by the GM and you" in button.get_attribute("aria-label")
+    button.click()
+    wu.entry(4).wait_for()
+    gm.entry(4).wait_for()
+    assert wu.entry(4).get_attribute("data-visibility") == "gm"
+    gm.roll("d6")  # public: once Li has it, Li has had every chance at #3 and #4
+    li.entry(5).wait_for()
+    assert li.page.locator("#log li").count() == 1
+    assert wu.entry(3).count() == 0
+    for p in (gm, wu, li):
+        p.close()
+    assert not unexpected(errors), errors
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(PHONE, "dark"), (DESKTOP, "light")])
+def test_a_new_personal_link_opened_in_the_same_tab_takes_effect(
+        browser: Any, server: ServerThread, viewport: dict[str, int], scheme: str) -> None:
+    """The tab shows the room as Wu; the GM's link (the same page, another ``#key=``) opened in
+    it opens the room as the GM, and the key leaves the address bar."""
+    errors: list[str] = []
+    gm, link = open_room(browser, server, errors, room_name="Links", system="dice")
+    gm_link = gm.page.input_value("#gm-link")
+    wu = join(browser, link, "Wu", errors, viewport=viewport, scheme=scheme)
+    assert wu.page.inner_text("#whoami") == "Wu"
+    wu.page.goto(gm_link)
+    wu.page.wait_for_function("() => document.getElementById('whoami').textContent === 'Mei (GM)'")
+    wu.page.wait_for_selector("#live.on")
+    assert "#key=" not in wu.page.url
+    assert wu.page.locator("#end-epoch").get_attribute("hidden") is None  # the GM's tool
+    gm.close()
+    wu.close()
     assert not unexpected(errors), errors
 
 
@@ -723,6 +925,15 @@ def test_sheets_checked_when_saved(browser: Any, server: ServerThread) -> None:
     p.fill("#sheet-macros", "run = jc: Speed vs routine")
     p.click("#save-sheet")
     p.wait_for_selector("#sheet-saved:has-text('saved')")
+    # "damage" and "dmg" are names a macro may take (a stat may not: it is read inside rolls)
+    p.fill("#sheet-macros", "run = jc: Speed vs routine\ndamage = jc: d8 vs d6\ndmg = jc: d6 vs d6")
+    p.click("#save-sheet")
+    p.wait_for_selector("#macro-buttons button:text-is('dmg')")
+    assert p.inner_text("#sheet-error") == ""
+    before = p.locator("#log li").count()
+    p.click("#macro-buttons button:text-is('damage')")
+    p.wait_for_function("n => document.querySelectorAll('#log li').length > n", arg=before)
+    assert p.locator("#log li").last.locator(".hint").inner_text() == "→ jc: d8 vs d6"
     # the Character and Macros text areas have labels
     assert p.get_by_label("Character", exact=True).count() == 1
     assert p.get_by_label("Macros", exact=True).count() == 1
@@ -810,6 +1021,143 @@ def test_connection_states_and_server_down(browser: Any, tmp_path: Path) -> None
     gm.close()
     assert not [e for e in errors if "ERR_CONNECTION_REFUSED" not in e
                 and "WebSocket" not in e], errors
+
+
+class StallProxy:
+    """A TCP proxy in front of the table that can hold every byte, both ways (a stalled line:
+    nothing is refused or closed, nothing arrives), then let it all through."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target = target_port
+        self.flowing = threading.Event()
+        self.flowing.set()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target))
+            self.open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                self.flowing.wait()  # held: this piece waits here, the rest in the socket
+                if not data:
+                    dst.shutdown(socket.SHUT_WR)
+                    return
+                dst.sendall(data)
+        except OSError:
+            return
+
+    def close(self) -> None:
+        self.flowing.set()
+        self.listener.close()
+        for sock in self.open:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(PHONE, "dark"), (DESKTOP, "light")])
+def test_a_stalled_line_is_said_down_and_catches_up(browser: Any, server: ServerThread,
+                                                    shots: Path, viewport: dict[str, int],
+                                                    scheme: str) -> None:
+    """Every byte held (no close, no error: the browser's closing handshake would wait a
+    minute): the page says the line is down within 10 s, a roll made meanwhile shows as
+    pending; once the line is back it is live within 10 s, with what was rolled meanwhile, and
+    the pending roll went once."""
+    errors: list[str] = []
+    proxy = StallProxy(server.port)
+    try:
+        gm, link = open_room(browser, server, errors, room_name="Stall", system="dice")
+        wu_link = link.replace(server.url, proxy.url)
+        wu = join(browser, wu_link, "Wu", errors, viewport=viewport, scheme=scheme)
+        wu.roll("d4")
+        gm.entry(1).wait_for()
+        proxy.flowing.clear()
+        wu.page.wait_for_selector("#live.wait", timeout=10_000)
+        assert wu.page.inner_text("#live") == "reconnecting…"
+        gm.roll("d6")  # at the table meanwhile
+        gm.entry(2).wait_for()
+        wu.roll("d8")  # held on the line
+        wu.page.wait_for_selector("#pending li")
+        assert "d8" in wu.page.inner_text("#pending") and \
+            wu.page.inner_text("#roll-button") == "sending…"
+        name = f"web-stalled-{'phone' if viewport is PHONE else 'desktop'}-{scheme}.png"
+        wu.page.screenshot(path=str(shots / name))
+        if os.environ.get("ASTRAGAL_UPDATE_SCREENSHOT"):
+            shutil.copyfile(shots / name, DOCS / name)
+        proxy.flowing.set()
+        wu.page.wait_for_selector("#live.on", timeout=10_000)
+        wu.entry(2).wait_for(timeout=10_000)
+        wu.entry(3).wait_for(timeout=10_000)
+        gm.entry(3).wait_for()
+        assert wu.page.locator("#pending li").count() == 0
+        gm.roll("d10")  # later: the d8 went once, not twice
+        gm.entry(4).wait_for()
+        wu.entry(4).wait_for()
+        for p in (gm, wu):
+            texts = p.page.locator("#log li code.text").all_inner_texts()
+            assert texts == ["d4", "d6", "d8", "d10"], texts
+        gm.close()
+        wu.close()
+    finally:
+        proxy.close()
+    assert not [e for e in unexpected(errors) if "WebSocket" not in e], errors
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(PHONE, "light"), (DESKTOP, "dark")])
+def test_two_next_turn_presses_at_once_advance_one_turn(browser: Any, server: ServerThread,
+                                                        viewport: dict[str, int],
+                                                        scheme: str) -> None:
+    """Next turn pressed twice before the first press is answered: one turn passes, on every
+    page, the GM's other device too (each press names the turn it ends)."""
+    errors: list[str] = []
+    gm, link = open_room(browser, server, errors, room_name="Turns", system="dice",
+                         viewport=viewport, scheme=scheme)
+    other = as_member(browser, gm.page.input_value("#gm-link"), errors)
+    wu = join(browser, link, "Wu", errors)
+    for p in (gm, other):
+        p.page.evaluate("document.getElementById('turns-panel').open = true")
+    for name, init in (("Wu", "14"), ("Li", "9"), ("Orc", "5")):
+        gm.page.fill("#turns-name", name)
+        gm.page.fill("#turns-init", init)
+        gm.page.click("#turns-form button[type=submit]")
+        gm.page.wait_for_selector(f"#turns li:has-text('{name}')")
+    gm.page.click("#turns-next")
+    for p in (gm, other, wu):
+        p.page.wait_for_selector("#turn-now:has-text(\"Round 1: Wu's turn\")")
+    answers: list[int] = []  # the three presses' answers, from either page
+    for p in (gm, other):
+        p.page.on("response", lambda r: answers.append(r.status)
+                  if r.url.endswith("/turns") and r.request.method == "POST" else None)
+    # a double press: the second before the first is answered (as a double tap)
+    gm.page.evaluate("() => { const b = document.getElementById('turns-next'); b.click(); "
+                     "b.click(); }")
+    for _ in range(WAIT // 100):
+        if len(answers) >= 2:
+            break
+        gm.page.wait_for_timeout(100)
+    assert sorted(answers) == [201, 422], answers  # one press ended the turn
+    said = gm.page.inner_text("#turns-error") + other.page.inner_text("#turns-error")
+    assert "Round 1: Wu's turn has already ended" in said
+    gm.roll("d6")  # a later entry: once every page has it, each has every turn entry before it
+    for p in (gm, other, wu):
+        p.page.wait_for_selector("#log li code.text:text-is('d6')")
+        assert p.page.inner_text("#turn-now") == "Round 1: Li's turn"
+        assert p.page.locator("#log li[data-kind=turns]").count() == 5  # 3 adds, start, one next
+    for p in (gm, other, wu):
+        p.close()
+    assert not unexpected(errors), errors
 
 
 def test_keyboard_and_screen_reader_basics(browser: Any, server: ServerThread) -> None:
@@ -1028,6 +1376,9 @@ def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> Non
         wu.page.wait_for_selector(f"#turns li:has-text('{name}')")
     li.page.evaluate("document.getElementById('turns-panel').open = true")
     li.page.wait_for_selector(f"#turns li:has-text('{long}')")
+    # Li added none of these names: no × for them, and only the GM clears the order
+    assert li.page.get_by_role("button", name=f"remove {long} from the turn order").count() == 0
+    assert li.page.is_hidden("#turns-clear") and wu.page.is_hidden("#turns-clear")
     # ... and a roll by a member whose name is 40 letters with no space
     yan = join(browser, link, "Y" * 40, errors)
     yan.roll("at: 3d6 vs 2d6")

@@ -115,6 +115,32 @@ def test_a_log_stored_before_the_dice_said_their_repeat_still_verifies() -> None
     assert not verify_entries(old(log)).ok
 
 
+def test_a_log_stored_before_the_dice_carried_their_facts_still_verifies() -> None:
+    """Entries stored before a die's record said what it scored, how its faces join and why it
+    was added still replay; a changed fact on a new entry is still found."""
+    def resealed(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        prev, out = GENESIS, []
+        for i, e in enumerate(log):
+            body = {k: v for k, v in e.items() if k not in ("id", "prev", "hash", "commit")}
+            out.append(seal(body, i + 1, prev, sign))
+            prev = out[-1]["hash"]
+        return out
+
+    rolls = ["dice: 3d6!!", "dice: 6d6!p", "dice: 10d10>=8f1", "dice: 4dF", "cofd: 6"]
+    log = make_log(rolls)
+    facts = ("joined", "added", "scored", "label", "tone")
+    assert {k for e in log for d in e["roll"]["dice"] for k in d} & set(facts)
+    for e in log:
+        for d in e["roll"]["dice"]:
+            for k in facts:
+                d.pop(k, None)
+    report = verify_entries(resealed(log))
+    assert report.ok and report.replayed == len(rolls), report.problems
+    log = make_log(["dice: 10d10>=8f1"])
+    log[0]["roll"]["dice"][0]["scored"] = 5
+    assert not verify_entries(resealed(log)).ok
+
+
 def test_a_roll_worded_otherwise_still_verifies_but_not_another_result() -> None:
     """The replay holds a roll to its dice and verdict, not to the wording of its transcript
     (a later version may word it better); a changed result is still found."""

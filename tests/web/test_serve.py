@@ -4,6 +4,8 @@ PostgreSQL share rooms live (LISTEN/NOTIFY; clients catch up by the last id they
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -54,10 +56,29 @@ def test_serve_keeps_the_log_across_a_restart(tmp_path: Path) -> None:
         assert verify_export(export).ok
 
 
-def test_a_port_in_use_is_one_clear_error_before_anything_is_written(tmp_path: Path) -> None:
-    import subprocess
-    import sys
+def test_proxy_headers_are_trusted_only_from_a_trusted_proxy(tmp_path: Path) -> None:
+    """Nine players behind one HTTPS proxy all join when the proxy is trusted (each counted at
+    the address it names); without --trusted-proxy the header is anyone's to write, so it is
+    ignored and the ninth from one address is turned away."""
+    def joins(server: ServerProcess) -> list[int]:
+        made = httpx.post(server.url + "/api/rooms", json={
+            "name": "Behind", "system": "dice", "gm_name": "Mei"}).json()
+        return [httpx.post(f"{server.url}/api/rooms/{made['room']['id']}/members",
+                           json={"name": f"P{i}"},
+                           headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code
+                for i in range(1, 10)]
 
+    with ServerProcess(str(tmp_path / "a.db"), args=("--trusted-proxy", "127.0.0.1")) as server:
+        assert joins(server) == [201] * 9
+    with ServerProcess(str(tmp_path / "b.db")) as server:
+        said = joins(server)
+        assert said[:8] == [201] * 8 and said[8] == 429, said
+    out = subprocess.run([sys.executable, "-m", "astragal.cli", "serve", "--trusted-proxy",
+                          "proxy.example"], capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 2 and "'proxy.example' is not an IP address or network" in out.stderr
+
+
+def test_a_port_in_use_is_one_clear_error_before_anything_is_written(tmp_path: Path) -> None:
     db = str(tmp_path / "table.db")
     with ServerProcess(db) as server:
         other = tmp_path / "other.db"

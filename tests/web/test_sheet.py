@@ -103,6 +103,8 @@ def test_an_error_inside_a_macro_points_at_the_whole_macro_name() -> None:
     ({"stats": {"d8": "d10"}}, "reads as dice notation"),
     ({"stats": {"L7": "d10"}}, "reads as dice notation"),
     ({"stats": {"vs": "d10"}}, "reads as dice notation"),
+    ({"stats": {"dmg": "3"}}, "reads as dice notation"),  # a word inside Jadeclaw's notation
+    ({"macros": {"d6": "d8"}}, "reads as dice notation"),
     ({"stats": {"7th": "d10"}}, "cannot be a name"),
     ({"stats": {"a b": "d10"}}, "cannot be a name"),
     ({"stats": {"<script>": "d10"}}, "cannot be a name"),

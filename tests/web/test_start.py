@@ -18,13 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from astragal.web.tabletools import EXAMPLES
+from astragal.systems import get_system
 
 from .conftest import WEB_EXTRA, free_socket
 
 httpx = pytest.importorskip("httpx", reason=WEB_EXTRA)
 
-SYSTEMS = sorted(EXAMPLES)
+SYSTEMS = ["attack", "cofd", "d6skill", "d6system", "dice", "jadeclaw"]  # the built-in games
+EXAMPLES = {name: get_system(name).examples for name in SYSTEMS}
 
 
 def _fresh_server(db: Path) -> tuple[subprocess.Popen[bytes], str]:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 import astragal
+from astragal.systems import get_system
 from astragal.web.chain import verify_export
 from astragal.web.tabletools import (
-    EXAMPLES,
     headline,
     outcome_kind,
     parse_command,
@@ -23,17 +23,24 @@ pytest.importorskip("fastapi", reason=WEB_EXTRA)
 pytest.importorskip("uvicorn", reason=WEB_EXTRA)
 
 
-@pytest.mark.parametrize("system", sorted(EXAMPLES))
+@pytest.mark.parametrize("system", sorted(astragal.system_names()))
 def test_every_example_rolls_in_its_game(system: str) -> None:
-    assert system in astragal.system_names()
-    for text in EXAMPLES[system]:
+    examples = get_system(system).examples
+    assert examples, f"{system} offers no example rolls"
+    for text in examples:
         astragal.roll(text, default_system=system)  # no InputError
 
 
 def test_the_headline_is_the_verdict_in_the_games_words() -> None:
     r = astragal.roll("od6: 4D+2 vs moderate", faces="6,3,1,5")
     assert r.transcript[-1].strip().startswith("bonus:")  # the last line is not the verdict
-    assert headline(r.outcome, r.transcript) == "Result points +6: Good success (D10)"
+    assert headline(r.outcome, r.transcript) == "Result points +6: Good success"  # not "(D10)"
+    r = astragal.roll("ds: d6+2 vs 5", faces="2")
+    assert headline(r.outcome, r.transcript) == "4 vs # 5: Failure (not higher than #)"
+    r = astragal.roll("dice: 10d10>=8", faces="8,9,1,2,10,3,4,5,6,7")
+    assert headline(r.outcome, r.transcript, r.steps) == "3 successes"  # not "Total: 3"
+    r = astragal.roll("dice: 10d10>=8+2", faces="8,9,1,2,10,3,4,5,6,7")
+    assert headline(r.outcome, r.transcript, r.steps) == "3 + 2 = 5"
     r = astragal.roll("jc: d12 d8 vs 2d10", faces="12,5 / 7,3")
     assert headline(r.outcome, r.transcript) == r.transcript[-1]
     assert outcome_kind(r.outcome) == "critical"  # an Overwhelming Success
@@ -200,6 +207,26 @@ def test_turn_order() -> None:
             turn(s, text)
     with pytest.raises(astragal.InputError, match="quote is not closed"):
         turn(s, 'add "Big Troll 12')
+
+
+def test_a_next_that_names_its_turn_ends_only_that_turn() -> None:
+    """The page's Next turn names the turn it ends: pressed twice at once, the second finds its
+    turn over and changes nothing."""
+    _, s = turn(None, "add Wu 14")
+    _, s = turn(s, 'add "Big Troll" 9')
+    msg, s = turn(s, "next start")
+    assert msg == "Round 1: Wu's turn"
+    with pytest.raises(astragal.InputError, match="already started"):
+        turn(s, "next start")
+    msg, s = turn(s, "next 1 wu")
+    assert msg == "Round 1: Big Troll's turn"
+    with pytest.raises(astragal.InputError, match=r"Round 1: Wu's turn has already ended "
+                       r"\(Round 1: Big Troll's turn\)"):
+        turn(s, "next 1 Wu")
+    msg, s = turn(s, 'next 1 "Big Troll"')
+    assert msg == "Round 2: Wu's turn"
+    with pytest.raises(astragal.InputError, match="next ROUND NAME"):
+        turn(s, "next Wu")
 
 
 def test_the_fight_tracker_reads_names_as_the_turn_order_does() -> None:

@@ -27,6 +27,7 @@ from .test_trust import Room, _resign
 def room(tmp_path: Path) -> Room:
     made = Room(tmp_path)
     made.table.roll_limit = RateLimit(100.0, 100)  # these tests roll faster than a person
+    made.table.address_rolls = RateLimit(100.0, 100)  # (and a reveal or an epoch is a write)
     return made
 
 

@@ -55,7 +55,7 @@ def page(browser: Any) -> Iterator[Any]:
 def room(tmp_path: Path) -> Room:
     """A room whose epoch 1 has ended: public and hidden rolls, a reveal, then epoch 2."""
     made = Room(tmp_path)
-    made.table.roll_limit = RateLimit(100.0, 100)
+    made.table.roll_limit = made.table.address_rolls = RateLimit(100.0, 100)
     hidden = made.table.roll(made.gm, "d20+1", "gm")
     made.table.reveal(made.gm, hidden["id"])
     made.table.roll(made.wu, "3d6", client_seed="wu's seed")

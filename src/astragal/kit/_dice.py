@@ -16,11 +16,14 @@ from functools import reduce
 from typing import Any
 
 from .._limits import DEFAULT_LIMITS, Limits
-from ..dice import Tray
+from ..dice import TONES, Tray
 from ._law import CUT, Law, add_laws, binomial_law, fold_law, joint, plus, power_law
 
 __all__ = ["Dice", "Die", "Hand", "Pool", "Procedure", "apply", "d", "dF", "highest", "lowest",
            "pool", "procedure"]
+
+
+MOST_FACES = 1_000_000  # a kit die has at most this many faces
 
 
 class Hand:
@@ -113,12 +116,17 @@ class Die(Dice):
 
     def __init__(self, faces: Sequence[Any], name: str = "", labels: Mapping[Any, str] | None = None,
                  tones: Mapping[Any, str] | None = None) -> None:
-        if not faces:
-            raise ValueError("a die needs at least one face")
         self.faces = tuple(faces)
+        if not 1 <= len(self.faces) <= MOST_FACES:
+            raise ValueError(f"a die has 1 to {MOST_FACES:,} faces, not {len(self.faces):,}")
         self.name = name or f"d{{{','.join(map(str, self.faces))}}}"
-        self.labels = dict(labels or {})
-        self.tones = dict(tones or {})
+        self.labels = _by_face("labels", labels, self.faces)
+        self.tones = {x: _TONE_WORDS.get(t, t) for x, t in
+                      _by_face("tones", tones, self.faces).items() if t != "neutral"}
+        bad = sorted(set(self.tones.values()) - set(TONES), key=str)
+        if bad:
+            raise ValueError(f"a face's tone is good, bad, critical (crit), fumble or neutral, "
+                             f"not {bad[0]!r}")
 
     def __str__(self) -> str:
         return self.name
@@ -170,10 +178,26 @@ class Die(Dice):
                        penetrate)
 
 
+_TONE_WORDS = {"critical": "crit"}  # the outcomes' word for it, taken for a face's too
+
+
+def _by_face(what: str, given: Mapping[Any, str] | None, faces: tuple[Any, ...]) -> dict[Any, str]:
+    """``labels`` or ``tones``: a mapping from faces (as the die lists them) to words."""
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise TypeError(f"a die's {what} map its faces to words ({{face: word}}), not a "
+                         f"{type(given).__name__}")
+    unknown = [k for k in given if k not in faces]
+    if unknown:
+        raise ValueError(f"a die's {what} name {unknown[0]!r}, which is not one of its faces")
+    return {k: str(v) for k, v in given.items()}
+
+
 def d(sides: int) -> Die:
     """A die of ``sides`` faces numbered from 1."""
-    if sides < 1:
-        raise ValueError("a die needs at least one face")
+    if not 1 <= sides <= MOST_FACES:
+        raise ValueError(f"a die has 1 to {MOST_FACES:,} faces, not {sides:,}")
     return Die(range(1, sides + 1), f"d{sides}")
 
 

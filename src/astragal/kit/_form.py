@@ -24,8 +24,19 @@ from .._errors import NotationError
 
 __all__ = ["Form", "Spec"]
 
+BIGGEST = 1_000_000  # a number in a form is at most this (a count of dice, a bonus)
+MOST_SIDES = 1000  # a die a form names (``d8``) has at most this many sides
+
 _FIELD = re.compile(r"\{(\w+):([^}=]+)(?:=([^}]*))?\}")
 _DIE = re.compile(r"(\d*)d(\d+)", re.IGNORECASE)
+
+
+class _TooBig(Exception):
+    """A number out of bounds, at its word."""
+
+    def __init__(self, message: str, token: tuple[str, int, int]) -> None:
+        super().__init__(message)
+        self.message, self.token = message, token
 
 
 class _Field:
@@ -198,7 +209,10 @@ class Form:
         tokens = [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", text[start:])]
         tokens = [(w, a + start, b + start) for w, a, b in tokens]
         self._far: tuple[int, list[_Word]] = (-1, [])
-        found = self._match(self.items, tokens, 0, {})
+        try:
+            found = self._match(self.items, tokens, 0, {})
+        except _TooBig as e:
+            raise NotationError(e.message, text, e.token[1:]) from None
         done = [(pos, vals) for pos, vals in found if pos == len(tokens)]
         if done:
             values = {name: f.default for name, f in self.fields.items()}
@@ -236,7 +250,11 @@ class Form:
         if word.fields and word.fields[0].kind == "dice":
             sizes: list[int] = []
             while pos < len(tokens) and (m := _DIE.fullmatch(tokens[pos][0])):
-                sizes.extend([int(m[2])] * int(m[1] or 1))
+                count, size = int(m[1] or 1), int(m[2])
+                if not 1 <= size <= MOST_SIDES or count > BIGGEST:
+                    raise _TooBig(f"{tokens[pos][0]}: a die here has 1 to {MOST_SIDES} sides and "
+                                  f"at most {BIGGEST:,} of them are rolled", tokens[pos])
+                sizes.extend([size] * count)
                 pos += 1
             return (pos, {word.fields[0].name: tuple(sizes)}) if sizes else None
         if pos >= len(tokens):
@@ -244,7 +262,12 @@ class Form:
         m = word.regex.fullmatch(tokens[pos][0])
         if m is None:
             return None
-        return pos + 1, {f.name: f.read(g) for f, g in zip(word.fields, m.groups())}
+        got = {f.name: f.read(g) for f, g in zip(word.fields, m.groups())}
+        for f in word.fields:
+            if f.kind in ("int", "+int") and abs(got[f.name]) > BIGGEST:
+                raise _TooBig(f"{got[f.name]} is too large for {f.name}: at most {BIGGEST:,}",
+                              tokens[pos])
+        return pos + 1, got
 
     def _error(self, text: str, tokens: list[tuple[str, int, int]], at: int,
                wanted: list[_Word], could_end: bool) -> Spec:

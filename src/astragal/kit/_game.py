@@ -16,7 +16,7 @@ from ..dice import Roll, Tray
 from ..odds import Distribution, Odds
 from ..rulebook import rule as _register
 from ..switches import Switch
-from ._dice import Dice, Hand
+from ._dice import Dice, Hand, _lift
 from ._form import Form, Spec
 from ._law import Law, joint
 
@@ -36,20 +36,24 @@ AGAIN = _Again()
 
 
 class Decision:
-    """What a rule decided and why: the outcome, the rule that decided it, and optionally the
-    words the game says for it (``{value}`` is filled in)."""
+    """What a rule decided and why: the outcome, the rule that decided it, optionally the words
+    the game says for it (``{value}`` is filled in) and what else the roll's result records
+    (``found={"margin": 3}``: a result the game's players read, kept in ``Roll.result``)."""
 
-    __slots__ = ("outcome", "rule", "says")
+    __slots__ = ("found", "outcome", "rule", "says")
 
-    def __init__(self, outcome: str, rule: str = "", says: str = "") -> None:
+    def __init__(self, outcome: str, rule: str = "", says: str = "",
+                 found: Mapping[str, Any] | None = None) -> None:
         self.outcome, self.rule, self.says = outcome, rule, says
+        self.found = dict(found or {})
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Decision) and (other.outcome, other.rule, other.says) == (
-            self.outcome, self.rule, self.says)
+        return isinstance(other, Decision) and (other.outcome, other.rule, other.says,
+                                                other.found) == (self.outcome, self.rule,
+                                                                 self.says, self.found)
 
     def __hash__(self) -> int:
-        return hash((self.outcome, self.rule, self.says))
+        return hash((self.outcome, self.rule, self.says, tuple(sorted(self.found.items()))))
 
     def __repr__(self) -> str:
         return f"Decision({self.outcome!r}, {self.rule!r})"
@@ -161,14 +165,19 @@ class Game:
             raise TypeError(f"the game {self.name} has no dice or no verdict")
         try:
             made = self._dice(**_given(self._dice_wants, self._known(spec, options)))
-        except ValueError as e:
+        except ValueError as e:  # the game's word that this roll cannot be made
             raise NotationError(str(e), text, (0, len(text))) from None
-        if isinstance(made, Dice):
-            sides = [("", made)]
+        except Exception as e:  # noqa: BLE001 - a fault of the game's code, named as such
+            raise NotationError(f"the game {self.name}'s dice could not be made for this roll "
+                                f"({type(e).__name__}: {e}); to refuse a roll, its dice "
+                                "function raises ValueError with the reason", text,
+                                (0, len(text))) from None
+        if isinstance(made, (Dice, int)):  # a number: no dice are rolled (an automatic success)
+            sides = [("", _lift(made))]
         elif isinstance(made, Mapping):
-            sides = list(made.items())
+            sides = [(k, _lift(v)) for k, v in made.items()]
         else:
-            sides = [(self.sides[i] if i < len(self.sides) else f"side {i + 1}", d)
+            sides = [(self.sides[i] if i < len(self.sides) else f"side {i + 1}", _lift(d))
                      for i, d in enumerate(made)]
         limits.check_dice(sum(d.dice_count() for _, d in sides), text)
         return sides
@@ -177,7 +186,10 @@ class Game:
         """The verdict on the sides' values, with the rule that gave it."""
         assert self._verdict is not None
         out = self._verdict(*values, **_given(self._verdict_wants, known, len(values)))
-        if out is AGAIN or isinstance(out, Decision):
+        if isinstance(out, Decision):  # one that names no rule was decided by the verdict
+            return out if out.rule else Decision(out.outcome, self._verdict_rule, out.says,
+                                                 out.found)
+        if out is AGAIN:
             return out
         return Decision(str(out), self._verdict_rule)
 
@@ -218,7 +230,8 @@ class Game:
         assert isinstance(decision, Decision)
         lines.append(self.words(decision, values))
         result: dict[str, Any] = {"value": _json(values[0]) if len(values) == 1 else
-                                  [_json(v) for v in values], "rule": decision.rule}
+                                  [_json(v) for v in values], "rule": decision.rule,
+                                  **decision.found}
         return Roll(self.name, text, decision.outcome, result, tray.freeze(), tuple(lines), spec)
 
     def law(self, spec: Spec, options: Mapping[str, Any], limits: Limits,
@@ -238,29 +251,29 @@ class Game:
         law = self.law(spec, options, limits, text)
         outcomes = law.map(lambda k: k[1].outcome)
         n_sides = len(next(iter(law.weights))[0])
-        measure: Callable[..., Any] | None = self.measure or (None if n_sides > 1 else _first)
         numeric = all(all(type(v) is int for v in k[0]) for k in law.weights)
-        if measure is None and n_sides == 2 and numeric:
+        measure: Callable[..., Any] = self.measure or _first_side
+        name = self.value_name
+        if self.measure is None and n_sides == 2 and numeric:
             measure, name = (lambda a, b: a - b), "margin"
-        else:
-            name = self.value_name
-        values = law.map(lambda k: measure(*k[0])) if measure else outcomes
+        values = law.map(lambda k: measure(*k[0]))
         if not all(type(k) in (int, float) for k in values.weights):
-            raise TypeError(f"the game {self.name}'s values are not numbers: give Game(measure=)"
-                            " the number its odds tabulate (the total of a (total, ...) value)")
-        order = self.order or _by_mean(law, values is not outcomes and measure)
+            raise NotationError(f"the game {self.name} gives no number for its odds to tabulate "
+                                "(its values are not numbers): its Game needs measure=, called "
+                                "with one value per side", text, (0, len(text)))
+        order = self.order or _by_mean(law, measure)
         notes = () if not law.cut else (
             f"an infinite tail of probability {float(law.cut):.1e} is cut",)
         return Odds(self.name, text, _distribution(outcomes, order), _distribution(values),
                     name, notes)
 
 
-def _first(value: Any) -> Any:
-    """The number a value's odds tabulate: the value, or a tuple's first place."""
+def _first_side(value: Any, *others: Any) -> Any:
+    """The number a roll's odds tabulate: the first side's value, or its first place."""
     return value[0] if isinstance(value, tuple) and value else value
 
 
-def _by_mean(law: Law, measure: Callable[..., Any] | None | bool) -> tuple[str, ...]:
+def _by_mean(law: Law, measure: Callable[..., Any]) -> tuple[str, ...]:
     """The outcomes from the lowest mean measured value to the highest (else as they come)."""
     sums: dict[str, list[float]] = {}
     for (values, decision), w in law.weights.items():

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 from .._errors import NotationError
 from .._records import Record
 
-__all__ = ["Token", "Tokens", "split_prefix", "tokenize"]
+__all__ = ["Token", "Tokens", "did_you_mean", "split_prefix", "tokenize", "unknown"]
 
 _TOKEN = re.compile(r"\s*(?:(?P<sym>[&,;()])|(?P<word>[^\s&,;()]+))")
 
@@ -56,6 +58,11 @@ class Tokens:
     def error(self, message: str, tok: Token) -> NotationError:
         return NotationError(message, self.text, (tok.start, tok.end))
 
+    def unknown(self, tok: Token, what: str, choices: Iterable[str], hint: str) -> NotationError:
+        """``tok`` is no word of ``what``: the error asks whether the closest choice was meant,
+        else gives ``hint`` (what is expected there)."""
+        return unknown(self.text, (tok.start, tok.end), tok.text, what, choices, hint)
+
     def error_at_end(self, message: str) -> NotationError:
         n = len(self.text.rstrip())
         return NotationError(message, self.text, (n, n + 1))
@@ -97,3 +104,24 @@ def split_prefix(text: str) -> tuple[str | None, int, tuple[int, int]]:
     if m is None:
         return None, 0, (0, 0)
     return m.group(1).lower(), m.end(), (m.start(1), m.end(1))
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """The choice a mistyped ``word`` is closest to (``9-agian`` → ``9-again``), or None when
+    none is close: a slip of a letter or two, not a different word."""
+    typed = word.lower()
+    options = {c.lower(): c for c in choices}
+    best = difflib.get_close_matches(typed, list(options), n=1, cutoff=0.75)
+    if not best and len(typed) >= 3:  # a word cut short: 'rot' for 'rote', 'expe' for 'expert'
+        best = sorted(c for c in options if c.startswith(typed))[:1]
+    return options[best[0]] if best else None
+
+
+def unknown(text: str, span: tuple[int, int], word: str, what: str, choices: Iterable[str],
+            hint: str) -> NotationError:
+    """The error for ``word`` at ``span``, which is not one of ``what`` (every game's notation
+    says it this way): "did you mean" the closest choice, else ``hint``."""
+    guess = did_you_mean(word, choices)
+    if guess is not None:
+        return NotationError(f"'{word}' is not {what}: did you mean '{guess}'?", text, span)
+    return NotationError(f"'{word}' is not {what}: {hint}", text, span)

@@ -82,9 +82,12 @@ class Distribution:
         >>> [str(p) for _, p in d.exact()]
         ['1/36', '1/18', '11/12']
         """
-        if self.truncated or self.denominator is None:
-            raise ValueError("no exact form: the law is infinite (a tail was cut) or its "
-                             "system gives no common denominator")
+        if self.truncated:
+            raise ValueError("no exact form: the law is infinite (a die may be rolled again "
+                             f"without end; a tail of {self.truncated:.1g} was cut)")
+        if self.denominator is None:
+            raise ValueError("no exact form: the law is infinite (a die may be rolled again "
+                             "without end) or its system gives no common denominator")
         den = self.denominator
         if den > 10**12:
             raise ValueError(f"no exact form: the common denominator {den:.3g} is too large "
@@ -178,12 +181,22 @@ class Distribution:
             out[key] = out.get(key, 0.0) + p
         return Distribution.from_mapping(out, self.truncated, order, self.denominator)
 
+    def _as_odds(self) -> Odds:
+        if all(isinstance(k, str) for k in self):
+            return Odds("", "distribution", self, Distribution(()))
+        return Odds("", "distribution", Distribution(()), self)
+
+    def __str__(self) -> str:
+        """The table ``print`` shows: each outcome's probability (and the tails)."""
+        from ..render import odds_text
+
+        return odds_text(self._as_odds())
+
     def _repr_html_(self) -> str:
         """An HTML table and chart (Jupyter shows it)."""
         from ..render import odds_html
-        if all(isinstance(k, str) for k in self):
-            return odds_html(Odds("", "distribution", self, Distribution(())))
-        return odds_html(Odds("", "distribution", Distribution(()), self))
+
+        return odds_html(self._as_odds())
 
     def to_json(self) -> dict[str, float]:
         """outcome (as a string key) -> probability, in order."""
@@ -234,6 +247,12 @@ class Odds:
     @property
     def mean(self) -> float:
         return self.distribution.mean()
+
+    def __str__(self) -> str:
+        """The odds as the command line prints them (``print(odds)``)."""
+        from ..render import odds_text
+
+        return odds_text(self)
 
     def _repr_html_(self) -> str:
         from ..render import odds_html

@@ -205,7 +205,8 @@ def _pool_shape(program: Pool, eps: float) -> tuple[int, int]:
             steps += 3 * n if nonzero > 1 else 8
             width = n + 1
         else:
-            steps += maths.power_work(body, n)
+            total = sum(form.numerator()[low:]) if length <= _MADE_UPTO else 0
+            steps += maths.counts_power_plan(body, total, n)[0]
             nonzero = width = (body - 1) * n + 1
         tail = terms = 1
         if r > 0:
@@ -313,8 +314,7 @@ def _pool_law(program: Pool, eps: float) -> Law:
         r, s = geo
         low = next(i for i, c in enumerate(numerator) if c)
         body = numerator[low:]
-        total = sum(body)
-        counts = maths.power([c / total for c in body], n)  # two values: the binomial
+        counts = maths.counts_power(body, n)  # two values: the binomial
         tail, lost = maths.negative_binomial(n, float(r), eps)
         pmf = [0.0] * (low * n) + (maths.convolve(counts, tail) if s == 1 else
                                    spread(counts, tail, s))

@@ -112,9 +112,12 @@ def keep_cost(n: int, n_values: int, k: int, size: int, n_classes: int = 1,
         states, rows = _multi_rows(classes, k, None if most is None else most // cheapest + 1)
     # plus the setup of a run: the values and their scores, the binomial terms of each value
     cells = rows * (per_row + 16) + 300 + 40 * n_values * n_classes
-    # with numpy: a few calls per row (one class: per value and m, over every state)
+    # with numpy: a few calls per row (one class: per value and m, over every state, whose
+    # rows numpy scales and adds whole, ``size`` cells each, beside the binomial terms a state
+    # and m in Python)
     calls = rows // max(1, states) * 3 if n_classes == 1 else rows * 2
-    return Cost(cells, LIST_BYTES * 2 * states * size, cells // CELLS + calls * CALL,
+    numpy_cells = rows * (size + 16) + CELLS * rows if n_classes == 1 else cells
+    return Cost(cells, LIST_BYTES * 2 * states * size, numpy_cells // CELLS + calls * CALL,
                 8 * 3 * states * size)
 
 

@@ -15,6 +15,9 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from itertools import product
 from typing import Any, TypeVar
 
+from . import kronecker
+from .kronecker import exact_floats, int_multiply, int_power, rational
+
 __all__ = [
     "apply",
     "binomial",
@@ -24,6 +27,8 @@ __all__ = [
     "convolve",
     "convolve_cost",
     "convolve_work",
+    "counts_power",
+    "counts_power_plan",
     "cumulative_below",
     "difference",
     "difference_of",
@@ -37,10 +42,14 @@ __all__ = [
     "numpy_pays",
     "power",
     "power_cost",
+    "power_counts",
     "power_plan",
     "power_work",
     "pushforward",
+    "rational",
     "series_divide",
+    "sum_counts",
+    "sum_counts_cost",
     "sum_of",
     "tail_sum",
     "trim_tail",
@@ -255,12 +264,92 @@ def _power_by_numpy(length: int, n: int, fft: bool) -> bool:
                       sum(_numpy_steps(a * b, a + b - 1) for a, b in direct))
 
 
+EXACT_UPTO = 4096  # laws this long or shorter may be read as counts (``rational``) and powered
+# exactly; 0: never (a count of the Python lines the float products run sets it)
+# The exact route is taken while it is at most this many times the float products' work: its
+# terms are correctly rounded, where the floats' lose about n·eps each and the FFT's are exact
+# only to ~1e-16 of the largest (a far tail of 1e-70 is noise there)
+EXACT_PREMIUM = 4
+
+
+def _exact(unit: Sequence[float], n: int, fft: bool) -> tuple[list[int], int] | None:
+    """``unit`` as (counts, denominator) when ``power`` takes the exact route for it: a law of
+    equally likely faces (``rational``) whose power as one big integer (``kronecker``) is less
+    work than the float products."""
+    if not 2 <= len(unit) <= EXACT_UPTO or n < 2:
+        return None
+    found = rational(unit)
+    if found is None:
+        return None
+    exact = kronecker.power_cost(len(unit), n, sum(found[0]))[0]
+    return found if exact <= EXACT_PREMIUM * _float_plan(len(unit), n, fft)[0] else None
+
+
+def power_counts(unit: Sequence[float], n: int,
+                 fft: bool = False) -> tuple[list[int], int] | None:
+    """(counts, denominator) of ``power(unit, n, fft, exact=True)`` when it takes the exact
+    route, else None: its law is ``exact_floats(counts, denominator, 1)``."""
+    counted = _exact(unit, n, fft) if n else None
+    if counted is None:
+        return None
+    return int_power(counted[0], n), counted[1] ** n
+
+
+def sum_counts(a: tuple[Sequence[int], int], b: tuple[Sequence[int], int]) -> tuple[list[int], int]:
+    """(counts, denominator) of the sum of two independent laws given as counts over their
+    denominators: one product of big integers (``kronecker.int_multiply``)."""
+    return int_multiply(a[0], b[0]), a[1] * b[1]
+
+
+def sum_counts_cost(a: tuple[Sequence[int], int], b: tuple[Sequence[int], int],
+                    fft: bool = False) -> tuple[int, int] | None:
+    """(steps, peak bytes) of ``sum_counts`` and of the floats made of its counts, when that is
+    the less work than ``convolve``'s float products (within ``EXACT_PREMIUM``), else None."""
+    bits = (max(a[0]) * max(b[0]) * min(len(a[0]), len(b[0]))).bit_length()
+    steps, peak, _ = kronecker.multiply_cost(len(a[0]), len(b[0]), bits)
+    floats, _ = convolve_cost(len(a[0]), len(b[0]), fft)
+    return (steps, peak) if steps <= EXACT_PREMIUM * floats else None
+
+
+def counts_power_plan(length: int, total: int, n: int) -> tuple[int, int, bool]:
+    """(steps, peak bytes, exact) of ``counts_power`` of ``length`` counts summing to ``total``:
+    the exact route's (``kronecker.power_cost``) where it is at most ``EXACT_PREMIUM`` times
+    the float products' work, else theirs (numpy's when it pays, else the Python loops of
+    ``power_work``)."""
+    steps, peak, numpy = _float_plan(length, n, False)
+    if not numpy and length != 2:
+        steps = power_work(length, n)
+    if 2 <= length <= EXACT_UPTO and n >= 2 and total > 0:
+        exact, exact_peak, _ = kronecker.power_cost(length, n, total)
+        if exact <= EXACT_PREMIUM * steps:
+            return exact, exact_peak, True
+    return steps, peak, False
+
+
+def counts_power(counts: Sequence[int], n: int) -> list[float]:
+    """The law of the sum of ``n`` dice whose faces fall on each value as often as ``counts``
+    says (over their sum): exactly, as one big-integer power, when ``counts_power_plan`` takes
+    that route; else ``power`` of their floats."""
+    total = sum(counts)
+    if counts_power_plan(len(counts), total, n)[2]:
+        return exact_floats(int_power(counts, n), total, n)
+    return power([c / total for c in counts], n)
+
+
 def power(unit: Sequence[float], n: int, fft: bool = False,
-          numpy: bool | None = None) -> list[float]:
+          numpy: bool | None = None, exact: bool = False) -> list[float]:
     """The law of the sum of ``n`` independent copies of ``unit`` (squaring, O(log n) steps);
-    ``numpy``: the kernel of its direct products, as ``power_plan`` chose (None: choose now)."""
+    ``numpy``: the kernel of its direct products, as ``power_plan`` chose (None: choose now).
+
+    With ``exact`` (the caller's estimate is ``power_plan`` given the unit), a law of equally
+    likely faces (its terms counts over a common denominator, ``rational``) is raised exactly
+    where that is less work: its counts packed into one integer, raised to the n-th power
+    (``kronecker.int_power``), each term correctly rounded at the end."""
     if n == 0:
         return [1.0]
+    counted = power_counts(unit, n, fft) if exact else None
+    if counted is not None:
+        return exact_floats(counted[0], counted[1], 1)
     total = math.fsum(unit) if len(unit) == 2 and min(unit) >= 0.0 else 0.0
     if 0.0 < total <= 1.0:
         # a law of two values (a success count): the binomial term by term, where squaring
@@ -281,17 +370,32 @@ def power(unit: Sequence[float], n: int, fft: bool = False,
         base = convolve(base, base, fft, numpy)
 
 
-def power_plan(length: int, n: int, fft: bool = False) -> tuple[int, int, bool]:
+def power_plan(length: int, n: int, fft: bool = False,
+               unit: Sequence[float] | None = None) -> tuple[int, int, bool]:
     """(steps, peak bytes, numpy) of ``power`` of a law of ``length`` terms to ``n``: the
     squarings and products it will do, through the lengths they make, each by the path it
-    takes; numpy: the kernel of the direct products, to hand to ``power``."""
+    takes; numpy: the kernel of the direct products, to hand to ``power``. Given the ``unit``
+    itself, the exact route's when ``power(..., exact=True)`` takes it."""
+    exact = None if unit is None else _exact(unit, n, fft)
+    if exact is not None:
+        steps, peak, _ = kronecker.power_cost(len(unit or ()), n, sum(exact[0]))
+        return steps + 3 * length, peak, False
+    return _float_plan(length, n, fft)
+
+
+def _float_plan(length: int, n: int, fft: bool) -> tuple[int, int, bool]:
+    """``power_plan`` of the float products."""
     if length == 2 and n:  # the binomial (``power``): a term a trial
         return 4 * n + 16, LIST_BYTES * (n + 1), False
     numpy = _power_by_numpy(length, n, fft)
     steps = peak = 0
+    loads = False
     for a, b in _products(length, n):
         s, m = convolve_cost(a, b, fft, numpy)
         steps, peak = steps + s, max(peak, m)
+        loads = loads or numpy or _by_fft(a, b, fft)
+    if loads and "numpy" not in sys.modules:  # numpy's import is part of this power's time
+        steps += NUMPY_IMPORT
     return steps, peak, numpy
 
 
@@ -302,8 +406,14 @@ def power_cost(length: int, n: int, fft: bool = False) -> tuple[int, int]:
 
 
 def convolve_work(a: int, b: int) -> int:
-    """The steps of ``convolve`` on laws of lengths ``a`` and ``b`` in Python (a multiply-add
-    and its loop: two lines)."""
+    """The steps of ``convolve`` on laws of lengths ``a`` and ``b`` by the path it takes: in
+    Python (a multiply-add and its loop: two lines), or numpy's where it pays
+    (``numpy_pays``, its import counted while it is still to come)."""
+    direct = a * b
+    if a > 1 and b > 1:
+        numpy = _numpy_steps(direct, a + b - 1)
+        if numpy_pays(direct, numpy):
+            return numpy + (0 if "numpy" in sys.modules else NUMPY_IMPORT)
     return 2 * a * b + a + 8
 
 
@@ -483,56 +593,6 @@ def sum_of(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:
 def difference_of(a: Mapping[int, float], b: Mapping[int, float]) -> dict[int, float]:
     """The law of X − Y for independent whole-number laws (``apply`` for −, by convolution)."""
     return sum_of(a, {-k: p for k, p in b.items()})
-
-
-# --------------------------------------------------------------------------------------------
-# Exact integer polynomials (counts of equally likely faces), multiplied as big integers: the
-# coefficients are packed into one integer (Kronecker substitution) so that Python's big-number
-# multiplication does the convolution.
-
-
-def _pack(coeffs: Sequence[int], width: int) -> int:
-    return int.from_bytes(b"".join(c.to_bytes(width, "little") for c in coeffs), "little")
-
-
-def _unpack(number: int, width: int, length: int) -> list[int]:
-    raw = number.to_bytes(width * length, "little")
-    return [int.from_bytes(raw[i:i + width], "little") for i in range(0, width * length, width)]
-
-
-def _width(bound: int) -> int:
-    return (bound.bit_length() + 8) // 8  # bytes per coefficient, with room to spare
-
-
-def int_multiply(a: Sequence[int], b: Sequence[int]) -> list[int]:
-    """The product of two polynomials with non-negative integer coefficients, exactly."""
-    if not a or not b:
-        return []
-    if len(a) == 1 or len(b) == 1:
-        x = a[0] if len(a) == 1 else b[0]
-        return [x * y for y in (b if len(a) == 1 else a)]
-    width = _width(max(a) * max(b) * min(len(a), len(b)))
-    return _unpack(_pack(a, width) * _pack(b, width), width, len(a) + len(b) - 1)
-
-
-def int_power(poly: Sequence[int], n: int) -> list[int]:
-    """``poly`` to the ``n``-th power, exactly (non-negative integer coefficients)."""
-    if n == 0:
-        return [1]
-    if len(poly) == 1:
-        return [poly[0] ** n]
-    width = _width(sum(poly) ** n)
-    return _unpack(pow(_pack(poly, width), n), width, (len(poly) - 1) * n + 1)
-
-
-def exact_floats(counts: Sequence[int], base: int, exp: int) -> list[float]:
-    """``counts`` over ``base**exp`` as probabilities: one multiply each while the scale is a
-    float, exact big-integer division beyond (each correctly rounded)."""
-    if exp * math.log2(max(base, 2)) < 1000:
-        scale = 1.0 / base ** exp
-        return [c * scale for c in counts]
-    den = base ** exp
-    return [c / den for c in counts]
 
 
 def compound(count: Mapping[int, float], unit: Sequence[float]) -> list[float]:

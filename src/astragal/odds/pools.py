@@ -57,6 +57,39 @@ def _plain_values(chain: Chain) -> list[int]:
     return values
 
 
+def _goes_on(chain: Chain) -> bool:
+    """Whether a die may be rolled more than once (it explodes, or re-rolls in place)."""
+    return chain.reroll is not None or any(chain.again(0, f) for f in range(1, chain.size + 1))
+
+
+def _highest_of_chains(units: tuple[Chain, ...]) -> Law:
+    """The highest value of dice that may explode: P(highest ≤ k) = ∏ P(dieᵢ ≤ k), each die's
+    law its chain's (cut where its tail is negligible, and the cuts added up)."""
+    from ..dice.algebra import Pool
+    from .algebra import pool_law
+
+    laws: dict[int, Law] = {}
+    for u in units:
+        if id(u) not in laws:
+            laws[id(u)] = pool_law(Pool(1, u))
+    if min(law.low for law in laws.values()) < 0:
+        raise ValueError("Highest's law is kept over 0, 1, 2, …: the dice may not score below 0")
+    top = max(law.low + len(law.pmf) - 1 for law in laws.values())
+    cdfs: dict[int, list[float]] = {}
+    for key, law in laws.items():
+        run, f = 0.0, []
+        for k in range(top + 1):
+            i = k - law.low
+            run += law.pmf[i] if 0 <= i < len(law.pmf) else 0.0
+            f.append(run)
+        cdfs[key] = f
+    cdf = [1.0] * (top + 1)
+    for u in units:
+        cdf = [r * x for r, x in zip(cdf, cdfs[id(u)])]
+    pmf = tuple([cdf[0]] + [max(0.0, cdf[k] - cdf[k - 1]) for k in range(1, top + 1)])
+    return Law(pmf, sum(laws[id(u)].truncated for u in units))
+
+
 def _side_units(side: Mixed | Favored) -> tuple[Chain, ...]:
     return (side.pool if isinstance(side, Favored) else side).units
 
@@ -69,6 +102,8 @@ def _highest_law(program: Highest) -> Law:
         return Law((1.0,))
     # each distinct die read once: the dice of one size are one Chain (``die`` hands out one per
     # size), so they are told apart by identity, without hashing their readings
+    if not isinstance(side, Favored) and any(_goes_on(u) for u in units):
+        return _highest_of_chains(units)
     seen: dict[int, list[int]] = {}
     values = []
     for u in units:
@@ -293,13 +328,21 @@ def paired_law(program: Paired, kernel: str = "auto") -> Law:
 def composite_work(program: Mixed | Favored | Highest | Least | Paired) -> int:
     if isinstance(program, Paired):
         return paired_work(program)[0]
-    if isinstance(program, Least):
-        return sum(composite_work(p) for p in program.parts) + 64
+    if isinstance(program, Least):  # each distinct part's law once (the laws are remembered),
+        # then a pass over the values a part
+        parts = dict.fromkeys(program.parts)
+        return sum(composite_work(p) for p in parts) + 64 + 16 * len(program.parts)
     side = program.pool if isinstance(program, Highest) else program
     units = _side_units(side)
     top = max((u.size for u in units), default=1)
-    fav = len(units) if isinstance(side, Favored) else 1
-    return 64 + len(units) * top * top * fav
+    # ``_highest_law``: each distinct die's faces read once (its values, and with Favored its
+    # shares below each value), a CDF product a die; with Favored, a pass over the order for
+    # each value (a few products a die)
+    distinct = len({id(u) for u in units})
+    steps = 64 + distinct * (3 * top + 16) + len(units) * (top + 1)
+    if isinstance(side, Favored):
+        steps += 4 * len(side.order(tuple(u.size for u in units))) * (top + 1)
+    return steps
 
 
 class _Enumerated:

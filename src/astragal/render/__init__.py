@@ -169,14 +169,64 @@ def odds_html(odds: Odds) -> str:
     return "".join(parts) + "</div>"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("s") else f"{n} {word}s"
+
+
+def _result_words(roll: Roll) -> str | None:
+    """What a game's roll came to, from its result: ``Result 17 (Critical)``, ``2 hits``,
+    ``7 vs 4``, ``2 successes``, ``total 15 vs 10`` (None where the result says no more than
+    its category)."""
+    r = roll.result
+    if "hits" in r:
+        return _plural(r["hits"], "hit")
+    if r.get("hit") and "damage" in r:
+        return f"{r['damage']} damage" + (", stunned" if r.get("stun") else "")
+    if "result" in r:
+        return f"result {r['result']}" + (" (Critical)" if r.get("critical") else "")
+    if "successes" in r:
+        return _plural(r["successes"], "success")
+    if isinstance(r.get("actor"), dict) and isinstance(r.get("opposition"), dict) \
+            and "successes" in r["actor"]:
+        return f"{r['actor']['successes']} vs {r['opposition']['successes']} successes"
+    if "actor_score" in r:
+        if "opposition_score" in r:
+            return f"{r['actor_score']} vs {r['opposition_score']}"
+        return f"Score {r['actor_score']}"
+    if "total" in r:
+        against = r.get("difficulty", r.get("opposition_total"))
+        return f"total {r['total']}" + (f" vs {against}" if against is not None else "")
+    return None
+
+
+# categories that only say what the result already shows: the headline is the result alone
+_IMPLIED = {"no_botch", "no_complication", "nothing"}
+
+
 def _verdict_words(roll: Roll) -> str:
-    """The verdict in a line: ``Success``, ``Total: 15``, ``Totals: 12, 9, 15``."""
+    """The verdict in a line: ``Success: 2 successes``, ``Result 17 (Critical)``, ``2 hits``,
+    ``Total: 15``, ``Totals: 12, 9, 15``."""
     result = roll.result
     if roll.outcome == "total" and "total" in result:
         return f"Total: {result['total']}"
     if roll.outcome == "repeated" and "totals" in result:
         return "Totals: " + ", ".join(str(t) for t in result["totals"])
-    return outcome_words(roll.outcome)
+    said = _result_words(roll) if roll.system != "dice" else None
+    if said is None:
+        return outcome_words(roll.outcome)
+    if roll.outcome in _IMPLIED or roll.outcome == "hit" and "hits" in result:
+        return said[:1].upper() + said[1:]
+    return f"{outcome_words(roll.outcome)}: {said}"
+
+
+def _stands(die: Any) -> int:
+    """What a die counts in the result, as its rules recorded it: its score where that is not
+    its face (CofD's successes, a compounding die's sum), else the face that stands."""
+    if die.scored is not None:
+        return int(die.scored)
+    if die.joined in ("compounded", "exploded", "penetrated"):
+        return int(sum(die.faces)) - (len(die.faces) - 1 if die.joined == "penetrated" else 0)
+    return int(die.face)
 
 
 def roll_html(roll: Roll) -> str:
@@ -184,7 +234,7 @@ def roll_html(roll: Roll) -> str:
     crits and fumbles marked), the transcript and, for a game that records them, the steps."""
     from html import escape
 
-    head = ("<tr><th>die</th><th>faces</th><th>stands</th><th>group</th><th>note</th></tr>")
+    head = ("<tr><th>die</th><th>faces</th><th>counts</th><th>group</th><th>note</th></tr>")
     rows = []
     for d in roll.dice:
         marks = []
@@ -196,7 +246,7 @@ def roll_html(roll: Roll) -> str:
         note = ", ".join(x for x in (d.note, *marks) if x)
         rows.append(f"<tr{style}><td>d{d.size}</td>"
                     f"<td>{escape(' → '.join(str(f) for f in d.faces))}</td>"
-                    f"<td><strong>{d.face}</strong></td>"
+                    f"<td><strong>{_stands(d)}</strong></td>"
                     f"<td>{escape(d.group)}{f' (roll {d.repeat})' if d.repeat else ''}</td>"
                     f"<td>{escape(note)}</td></tr>")
     table = (f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from html import escape as _escape
@@ -246,16 +247,17 @@ def terminal_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool =
     all_series = [series(o, view, outcomes) for o in odds_list]
     keys, filled = _shown(odds_list, all_series, view, outcomes)
     top = max((p for f in filled for p in f), default=0.0) or 1.0
-    label_w = max((len(str(k)) for k in keys), default=1)
+    names = [_label(k) for k in keys]
+    label_w = max((len(k) for k in names), default=1)
     marks = "█▓▒░"
     lines = []
     if len(odds_list) > 1:
         lines += [f"  {marks[i % 4] * 2} {label}"
                   for i, label in enumerate(_names(odds_list, outcomes)[1])]
         lines.append("")
-    for i, k in enumerate(keys):
+    for i in range(len(keys)):
         for j, f in enumerate(filled):
-            label = str(k) if j == 0 else ""
+            label = names[i] if j == 0 else ""
             shown = bar(f[i] / top, width)
             if len(odds_list) > 1:
                 shown = shown.replace("█", marks[j % 4])
@@ -274,10 +276,19 @@ def svg_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = Fals
     keys, filled = _shown(odds_list, all_series, view, outcomes)
     top = max((p for f in filled for p in f), default=0.0)
     y_max = _nice_ceiling(top)
-    left, right, top_m, bottom = 64, 16, 48, 72 + 18 * len(odds_list)
-    plot_w, plot_h = width - left - right, height - top_m - bottom
+    names = [_label(k) for k in keys]
+    left, right, top_m = 64, 16, 48
     n = max(1, len(keys))
-    group_w = plot_w / n
+    group_w = (width - left - right) / n
+    # the x axis' labels: every one when they fit side by side; categories that do not fit are
+    # slanted (each is named), numbers that do not fit are shown one in every ``step``
+    label_px = _CHAR_PX * max((len(k) for k in names), default=1)
+    slanted = all(isinstance(k, str) for k in keys) and label_px + 4 > group_w
+    step = 1 if slanted else max(1, math.ceil((label_px + 8) / group_w))
+    drop = round(label_px * 0.6) if slanted else 0  # sin 37°: the slanted labels' depth
+    bottom = 72 + drop + 18 * len(odds_list)
+    height = max(height, top_m + bottom + 120)
+    plot_w, plot_h = width - left - right, height - top_m - bottom
     bar_w = max(1.0, group_w * 0.8 / max(1, len(odds_list)))
     value_name, labels = _names(odds_list, outcomes)
     heading = title or _title(odds_list, view)
@@ -302,27 +313,38 @@ def svg_chart(odds_list: Sequence[Odds], view: str = "eq", outcomes: bool = Fals
             out.append(f'<rect class="bar" x="{x:.2f}" y="{top_m + plot_h - h:.3f}" '
                        f'width="{bar_w:.2f}" height="{h:.3f}" fill="{color}" '
                        f'data-series="{j}" data-value="{escape(str(k))}" data-p="{f[i]!r}">'
-                       f'<title>{escape(odds_list[j].input)}: {escape(str(k))} → '
+                       f'<title>{escape(odds_list[j].input)}: {escape(names[i])} → '
                        f'{100 * f[i]:.3f}%</title></rect>')
-    step = max(1, n // 24)
-    for i, k in enumerate(keys):  # x axis: values
+    for i, name in enumerate(names):  # x axis: values
         if i % step == 0:
             x = left + (i + 0.5) * group_w
-            out.append(f'<text x="{x:.1f}" y="{top_m + plot_h + 16}" text-anchor="middle">'
-                       f'{escape(str(k))}</text>')
+            y = top_m + plot_h + 16
+            turn = (f' transform="rotate(-37 {x:.1f} {y})" text-anchor="end"' if slanted
+                    else ' text-anchor="middle"')
+            out.append(f'<text class="tick" x="{x:.1f}" y="{y}"{turn}>{escape(name)}</text>')
     out.append(f'<line x1="{left}" y1="{top_m + plot_h}" x2="{left + plot_w}" '
                f'y2="{top_m + plot_h}" stroke="#333"/>')
-    out.append(f'<text x="{left + plot_w / 2}" y="{top_m + plot_h + 36}" text-anchor="middle">'
-               f'{escape(value_name)}</text>')
+    out.append(f'<text x="{left + plot_w / 2}" y="{top_m + plot_h + 36 + drop}" '
+               f'text-anchor="middle">{escape(value_name)}</text>')
     out.append(f'<text transform="translate(16 {top_m + plot_h / 2}) rotate(-90)" '
                f'text-anchor="middle">probability {escape(VIEWS[view])}</text>')
     for j in range(len(odds_list)):  # legend: one entry per roll
-        y = top_m + plot_h + 52 + 18 * j
+        y = top_m + plot_h + 52 + drop + 18 * j
         out.append(f'<rect class="legend" x="{left}" y="{y - 10}" width="12" height="12" '
                    f'fill="{PALETTE[j % len(PALETTE)]}"/>')
         out.append(f'<text class="series-name" x="{left + 18}" y="{y}">{escape(labels[j])}</text>')
     out.append("</svg>")
     return "\n".join(out)
+
+
+_CHAR_PX = 7  # the width of one character of the 12px sans-serif labels, generously
+
+
+def _label(k: Any) -> str:
+    """A value as a chart labels it: an outcome in words (``overwhelming failure``)."""
+    from . import outcome_words
+
+    return outcome_words(k) if isinstance(k, str) else str(_number(k))
 
 
 def _shown(odds_list: Sequence[Odds], all_series: list[list[tuple[Any, float]]], view: str,
@@ -379,12 +401,12 @@ def png_chart(odds_list: Sequence[Odds], path: str, view: str = "eq",
         xs = [i - 0.4 + w * (j + 0.5) for i in range(len(keys))]
         ax.bar(xs, [100 * p for p in f], width=w, label=labels[j],
                color=PALETTE[j % len(PALETTE)])
-    ax.set_xticks(range(len(keys)), [str(k) for k in keys])
+    ax.set_xticks(range(len(keys)), [_label(k) for k in keys])
     ax.set_xlabel(value_name)
     ax.set_ylabel(f"probability {VIEWS[view]} (%)")
     ax.set_title(title or _title(odds_list, view))
     ax.legend()
-    if len(keys) > 12 or any(len(str(k)) > 6 for k in keys):
+    if len(keys) > 12 or any(len(_label(k)) > 6 for k in keys):
         plt.setp(ax.get_xticklabels(), rotation=45, ha="right")
     fig.tight_layout()
     fig.savefig(path)

@@ -19,10 +19,13 @@ def adjust_text(step: Adjust) -> str:
         value = f"{f['dice']:+d}D" if "dice" in f else f"{f['number']:+d}"
         return f"{f['name'].capitalize()}: {value} (D5)"
     if step.what == "floor":
-        if f.get("short"):
-            return (f"at least {f['dice']}D is rolled; the {f['short']}D not taken count "
-                    f"{-3 * f['short']:+d} (D-A4)")
-        return f"at least {f['dice']}D is rolled (D-A4)"
+        short = f["short"]
+        dice = f"the {short}D the penalty cannot take"
+        if f["each"]:
+            return (f"at least {f['dice']}D is rolled; {dice} {'count' if short > 1 else 'counts'}"
+                    f" {-f['each'] * short:+d} on the total (-{f['each']} per D, D-A4)")
+        return (f"at least {f['dice']}D is rolled; {dice} {'are' if short > 1 else 'is'} "
+                "ignored (penalty_below_min=ignore, D-A4)")
     if step.what == "carry":
         return f"{f['from']} → {f['to']} (3 pips = 1D)"
     if step.what == "pips_stay":

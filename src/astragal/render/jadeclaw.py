@@ -203,6 +203,10 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
                 lines.append("No damage dice: no pairs (J-A12)" + (
                     "; the Soak Botch still gives +1 hit (soak_botch_with_no_damage_dice=true, "
                     "J28)" if step.value else ""))
+            elif step.what == "score" and step.rule == "J-A12":  # J35 with no damage faces
+                why = "a Botch: empty_pool=auto_botch, J-X3, " if step.value else ""
+                lines.append(f"  no damage dice, so no faces: the Score to beat is {step.value} "
+                             f"({why}J-A12)")
             elif step.what == "score" and step.rule == "J4" and step.side in sides.scores:
                 sides.scores[step.side].append(step.value)
                 if sides.round:

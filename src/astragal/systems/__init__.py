@@ -59,6 +59,7 @@ class Game(Record):
     switches: tuple[Switch, ...] = ()
     aliases: tuple[str, ...] = ()
     tables: Mapping[str, Callable[[Mapping[str, Any]], list[list[str]]]] = MappingProxyType({})
+    examples: tuple[str, ...] = ()  # rolls a player might type (the web room offers them)
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -128,6 +129,7 @@ def _discover() -> None:
 
 _DISCOVERED = False
 _ENTRY: dict[str, str] = {}
+_FILE_ERRORS: list[str] = []  # the game files of ASTRAGAL_GAMES that failed, said when a name is
 
 
 def _load_files() -> None:
@@ -138,7 +140,10 @@ def _load_files() -> None:
                         if f.endswith(".py") and not f.startswith("_"))
                  if os.path.isdir(entry) else [entry])
         for path in paths:
-            _load_file(path)
+            try:
+                _load_file(path)
+            except Exception as e:  # noqa: BLE001 - one broken file must not stop the others
+                _FILE_ERRORS.append(f"{path} could not be loaded ({type(e).__name__}: {e})")
 
 
 def _load_file(path: str) -> None:
@@ -170,11 +175,11 @@ def _learn_aliases() -> None:
     point names a game once; its aliases live on the game)."""
     with _LOAD_LOCK:
         for key in list(_ENTRY):
-            if key not in _LOADED:
+            if key in _MODULES and key not in _LOADED:
                 try:
                     _LOADED[key] = _load(key)
-                except ModuleNotFoundError:
-                    continue
+                except Exception:  # noqa: BLE001, S112 - a broken game must not break the lookup of
+                    continue  # another name; asked for by its own name, it says what is wrong
 
 
 def system_names() -> dict[str, tuple[str, ...]]:
@@ -215,7 +220,9 @@ def get_system(name: str, text: str = "", span: tuple[int, int] | None = None) -
         key = _ALIASES.get(name.lower())
     if key is None:
         known = ", ".join(sorted(_ALIASES))
-        raise NotationError(f"unknown system '{name}': known systems are {known}", text, span)
+        broken = "".join(f"; {e}" for e in _FILE_ERRORS)
+        raise NotationError(f"unknown system '{name}': known systems are {known}{broken}", text,
+                            span)
     loaded = _LOADED.get(key)
     if loaded is not None:
         return loaded

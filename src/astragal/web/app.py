@@ -69,9 +69,12 @@ def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        too_large = JSONResponse(
-            {"error": "TooLarge", "message": f"the request body is over the limit of {max_body} "
-                                             "bytes"}, status_code=413)
+        def too_large(scope: Scope, receive: Callable[[], Awaitable[Message]],
+                      send: Callable[[Message], Awaitable[None]]) -> Awaitable[None]:
+            # made when needed only: a response built for every request cost each one
+            return JSONResponse({"error": "TooLarge", "message": f"the request body is over the "
+                                 f"limit of {max_body} bytes"}, status_code=413)(scope, receive,
+                                                                                 send)
         # Whatever server runs the app: a long URL is 414, long headers 431 (uvicorn's
         # httptools reads headers of any size; `astragal serve` uses h11, which caps them too).
         url_bytes = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
@@ -174,7 +177,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         hub.loop = asyncio.get_running_loop()
         hub.page_reads = asyncio.Semaphore(max(1, table.caps.live_reads))
-        store.listen(hub.wake_threadsafe)
+        table.on_entry = hub.publish_threadsafe
+        store.listen(hub.note_threadsafe)
         yield
         hub.loop = None
         if own_store:

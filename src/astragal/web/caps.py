@@ -32,10 +32,15 @@ class Caps:
     rolls_per_address: tuple[float, int] = (4.0, 12)               # per second, burst
     stored_bytes_per_address: tuple[float, int] = (256 << 10, 4 << 20)  # bytes/s, burst
     odds_cpu_per_address: tuple[float, float] = (0.2, 15.0)        # CPU-s per second, burst
+    reads_per_address: tuple[float, int] = (5.0, 60)                # room, /me, log pages
+    pings_per_address: tuple[float, int] = (4.0, 32)               # live pings (a page: 1/20 s)
     # One member (key)
     live_per_member: int = 8
     exports_per_member: tuple[float, int] = (0.1, 3)               # per second, burst
     # The whole server
+    rooms: int = 10_000                     # rooms the table holds (507 for one more)
+    idle_room_days: float = 90.0            # a room with nothing new for this long is exported
+                                            # to the table's archive folder, then deleted
     exports_at_once: int = 4                # exports streaming at the same time
     export_page: int = 16                   # entries read and sent at a time
     page_bytes: int = 256 << 10             # a page of the log (its stored JSON), over HTTP or
@@ -50,7 +55,8 @@ class Caps:
 
 LOOSE = Caps(joins_per_address_per_room=10**6, live_per_address=10**6,
              rolls_per_address=(1e6, 10**6), stored_bytes_per_address=(1e12, 10**12),
-             odds_cpu_per_address=(1e6, 1e6))
+             odds_cpu_per_address=(1e6, 1e6), reads_per_address=(1e6, 10**6),
+             pings_per_address=(1e6, 10**6))
 """Every cap per room and per request as in production, none per address: for tests and tools
 whose many simulated players all come from one address (127.0.0.1)."""
 

@@ -183,7 +183,9 @@ def _replay(entry: Mapping[str, Any]) -> str | None:
 
 # Fields a roll's record gained after 0.1.0, which entries stored before then do not hold. None of
 # them is read by a verdict: a record without them is the same roll.
-LATER_DIE_FIELDS = ("repeat",)  # which roll of `6x 4d6kh3` a die belongs to
+# ``repeat``: which roll of `6x 4d6kh3` a die belongs to; ``joined``, ``added``, ``scored``,
+# ``label``, ``tone``: the rules' facts about a die (``astragal.dice.Die``), which the page draws
+LATER_DIE_FIELDS = ("repeat", "joined", "added", "scored", "label", "tone")
 
 
 def _facts(roll: Mapping[str, Any]) -> dict[str, Any]:

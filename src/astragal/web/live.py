@@ -9,7 +9,7 @@ import contextlib
 import json
 import logging
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +17,7 @@ from fastapi import FastAPI, WebSocket
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocketDisconnect
 
+from .feed import KEPT, Feed, message_text
 from .oddspool import short_error
 from .room import Member, Table, TableError
 from .routes import MAX_ID
@@ -50,6 +51,9 @@ class Hub:
         # is a few hundred KiB of JSON in memory, and a thousand connections waking at once must
         # not read them all at once
         self.page_reads: asyncio.Semaphore | None = None
+        # The last entries of each watched room as the texts sent (``feed.py``): written once
+        # per entry, not once per connection
+        self.feeds: dict[str, Feed] = {}
 
     async def members(self, room_id: str, store: Store) -> list[dict[str, Any]]:
         """The room's members, read once per change of ``members_version``."""
@@ -74,6 +78,7 @@ class Hub:
     def subscribe(self, room_id: str) -> asyncio.Event:
         event = asyncio.Event()
         self.rooms.setdefault(room_id, set()).add(event)
+        self.feeds.setdefault(room_id, Feed())
         return event
 
     def unsubscribe(self, room_id: str, event: asyncio.Event) -> None:
@@ -85,6 +90,41 @@ class Hub:
                 self.joined.pop(room_id, None)
                 self.member_lists.pop(room_id, None)
                 self._member_reads.pop(room_id, None)
+                self.feeds.pop(room_id, None)
+
+    def publish(self, entry: Mapping[str, Any]) -> None:
+        """In the event loop: an entry this instance stored; its room's connections send it."""
+        room_id = str(entry["room"])
+        feed = self.feeds.get(room_id)
+        if feed is not None:
+            feed.add(entry)
+        self.wake(room_id)
+
+    def publish_threadsafe(self, entry: Mapping[str, Any]) -> None:
+        """``publish`` from a request's thread (called in the order the room's entries were
+        stored, so the feed's run stays whole)."""
+        self._call(self.publish, entry)
+
+    def note(self, payload: str | None) -> None:
+        """In the event loop: what another instance said (a NOTIFY's payload: ``room id`` for
+        an entry, ``m:room`` for a join; None: anything may have changed, as after a lost
+        listener). An entry the room's feed already holds (this instance's own) changes nothing."""
+        if payload is None or payload.startswith(MEMBERS_NOTE):
+            for each in self.feeds.values() if payload is None else ():
+                each.touch()
+            self.wake(payload)
+            return
+        room_id, _, number = payload.partition(" ")
+        feed = self.feeds.get(room_id)
+        if feed is None:
+            return  # nobody watches the room here
+        if not (number.isdigit() and feed.holds(int(number))):
+            feed.touch()
+        self.wake(room_id)
+
+    def note_threadsafe(self, payload: str | None) -> None:
+        """``note`` from the PostgreSQL listener's thread."""
+        self._call(self.note, payload)
 
     def wake(self, room_id: str | None, members: bool = False) -> None:
         """In the event loop: wake one room's connections (None: all rooms)."""
@@ -100,11 +140,43 @@ class Hub:
                 event.set()
 
     def wake_threadsafe(self, room_id: str | None, members: bool = False) -> None:
-        """From any thread (request workers, the PostgreSQL listener)."""
+        """From any thread (request workers)."""
+        self._call(self.wake, room_id, members)
+
+    def _call(self, function: Callable[..., None], *args: Any) -> None:
         loop = self.loop
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop is shutting down
-                loop.call_soon_threadsafe(self.wake, room_id, members)
+                loop.call_soon_threadsafe(function, *args)
+
+    async def next_page(self, table: Table, member: Member,
+                        after: int) -> tuple[deque[str], int, bool]:
+        """The live messages after ``after`` for ``member``: from the room's feed when it can
+        say, else read from the database (the room's newest once for all its connections,
+        or this connection's own page when it is further behind); the last id; whether more
+        may follow."""
+        room_id = member.room
+        feed = self.feeds.get(room_id)
+
+        def view(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+            return Table.visible(entry, member)
+
+        if feed is not None and feed.low <= after:
+            served = feed.serve(after, view)
+            if served is None:
+                async with feed.reading:
+                    served = feed.serve(after, view)  # another connection may have read it
+                    if served is None and feed.low <= after:
+                        version = feed.version
+                        async with self.page_reads or contextlib.nullcontext():
+                            rows, more = await run_in_threadpool(
+                                table.store.page, room_id, after, KEPT, table.caps.page_bytes)
+                        feed.fill(after, rows, version, more)
+                        served = feed.serve(after, view)
+            if served is not None:
+                return deque(served[0]), served[1], False
+        async with self.page_reads or contextlib.nullcontext():
+            return await run_in_threadpool(_page, table, member, after)
 
 
 def origin_allowed(origin: str | None, host: str, allowed: Collection[str]) -> bool:
@@ -139,9 +211,14 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
         if not origin_allowed(ws.headers.get("origin"), ws.headers.get("host", ""), allowed):
             await ws.close(code=4403)  # before the accept: the upgrade is answered 403
             return
+        address = ws.client.host if ws.client else "unknown"
+        if table.address_pings.wait(f"ip:{address}") > 0:
+            # opening a connection counts as a ping, so closing one for its pings and opening
+            # another is no way around the rate; refused before the accept (403), no database
+            await ws.close(code=4429)
+            return
         await ws.accept()
         caps = table.caps
-        address = ws.client.host if ws.client else "unknown"
         try:
             first = await asyncio.wait_for(_receive_text(ws), timeout=10)
             if len(first) > WS_MAX_MESSAGE:
@@ -190,9 +267,18 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
                     if len(message) > WS_MAX_MESSAGE:
                         return
                     if message == "ping":  # the page expects its pong, or calls it lost
+                        if table.address_pings.wait(f"ip:{address}") > 0:
+                            # a flood of pings held the event loop from everyone's rolls
+                            await ws.send_json({"type": "error", "error": "RateLimited",
+                                                "message": "too many pings from your address "
+                                                f"(at most {caps.pings_per_address[0]:g} per "
+                                                "second)"})
+                            await ws.close(code=4429)
+                            return
                         await ws.send_json({"type": "pong"})
 
         receiver = asyncio.create_task(drain())
+        receiver.add_done_callback(lambda _: event.set())
         members: list[dict[str, Any]] | None = None
         version: tuple[int, int] | None = None
         try:
@@ -210,8 +296,7 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
                     elif now != members:
                         await ws.send_json({"type": "members", "members": now})
                     members = now
-                async with hub.page_reads or contextlib.nullcontext():
-                    messages, after, more = await run_in_threadpool(_page, table, member, after)
+                messages, after, more = await hub.next_page(table, member, after)
                 # sent as text, one at a time: a client that stops reading holds this
                 # connection at its next message with the rest of one page (uvicorn waits for
                 # the transport to drain before each send), whatever the length of the log
@@ -219,12 +304,11 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
                     await ws.send_text(messages.popleft())
                 if more:
                     continue
-                waiter = asyncio.create_task(event.wait())
-                await asyncio.wait({receiver, waiter}, timeout=CATCH_UP_SECONDS,
-                                   return_when=asyncio.FIRST_COMPLETED)
-                if not waiter.done():
+                try:  # a wake-up, the client gone (the receiver sets it too), or the timeout
+                    async with asyncio.timeout(CATCH_UP_SECONDS):
+                        await event.wait()
+                except TimeoutError:
                     version = None  # the safety net re-reads the members too
-                waiter.cancel()
         except TableError as exc:  # the key no longer belongs to the room
             with contextlib.suppress(Exception):
                 await ws.send_json({"type": "error", **exc.to_json()})
@@ -258,14 +342,11 @@ def _page(table: Table, member: Member, after: int) -> tuple[deque[str], int, bo
     event loop neither encodes them nor holds a page of objects for a client that does not read.
     """
     page = table.log(member, after)
-    messages = deque(_text({"type": "entry", "entry": entry}) for entry in page["entries"])
+    messages = deque(message_text({"type": "entry", "entry": entry})
+                     for entry in page["entries"])
     if "head" in page:
-        messages.append(_text({"type": "head", "id": page["last"], "hash": page["head"]}))
+        messages.append(message_text({"type": "head", "id": page["last"], "hash": page["head"]}))
     return messages, page["last"], page["more"]
-
-
-def _text(message: dict[str, Any]) -> str:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
 
 
 async def _receive_text(ws: WebSocket) -> str:

@@ -306,7 +306,8 @@ class PostgresStore:
                 conn.execute(f"INSERT INTO {self._log} VALUES (%s, %s, %s, %s)",
                              (room_id, seq + 1, entry["hash"], canonical(entry)))
                 # Delivered on commit only, so a woken instance always finds the entry.
-                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, room_id))
+                # "room id": an instance that holds the entry already (its own) skips the read
+                conn.execute("SELECT pg_notify(%s, %s)", (self.channel, f"{room_id} {seq + 1}"))
                 sealed.append(entry)
                 state["committing"] = True
             return entry
@@ -395,6 +396,27 @@ class PostgresStore:
             f"SELECT coalesce(sum(octet_length(body)), 0) FROM {self._log} WHERE room_id = %s",
             (room_id,)).fetchone())
         return int(row[0])
+
+    def room_count(self) -> int:
+        row = self._do("count the rooms", lambda conn, _: conn.execute(
+            f"SELECT count(*) FROM {self._rooms}").fetchone())
+        return int(row[0])
+
+    def idle_rooms(self, before: str, limit: int) -> list[str]:
+        rows = self._do("read the rooms", lambda conn, _: conn.execute(
+            f"SELECT r.id FROM {self._rooms} r WHERE coalesce((SELECT l.body::jsonb ->> 'at' "
+            f"FROM {self._log} l WHERE l.room_id = r.id ORDER BY l.seq DESC LIMIT 1), "
+            "r.created) < %s LIMIT %s", (before, limit)).fetchall())
+        return [r[0] for r in rows]
+
+    def delete_room(self, room_id: str) -> None:
+        def work(conn: Any, _: dict[str, bool]) -> None:  # safe to repeat: gone is gone
+            with conn.transaction():
+                for table in (self._log, self._seeds, self._members):
+                    conn.execute(f"DELETE FROM {table} WHERE room_id = %s", (room_id,))
+                conn.execute(f"DELETE FROM {self._rooms} WHERE id = %s", (room_id,))
+
+        self._do("delete a room", work)
 
     def ping(self) -> None:
         """Ask the server a trivial question (``StoreError`` when it does not answer)."""

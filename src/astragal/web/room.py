@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import astragal
 from astragal import InputError, Limits, Source
+from astragal._limits import WEB_LIMITS
 from astragal.render import roll_text
 
 from . import powers
@@ -53,7 +57,7 @@ from .roomtools import TableTools
 from .sheet import Expansion, Sheet, check_sheet, expand
 from .signing import Signer
 from .store import MAX_PAGE, Moved, NameTaken, RoomFull, Store
-from .tabletools import EXAMPLES, check_sheet_rolls, headline, outcome_kind
+from .tabletools import check_sheet_rolls, dice_text, headline, outcome_kind
 
 __all__ = [
     "VISIBILITIES",
@@ -73,6 +77,7 @@ VISIBILITIES = ("public", "gm", "blind")
 MAX_NAME = 40
 MAX_CLIENT_SEED = 64
 MAX_ROOM_NAME = 80
+EXPIRY_SWEEP_SECONDS = 600.0  # how often an instance looks for idle rooms (when opening one)
 
 
 def _system_table() -> dict[str, Any]:
@@ -90,8 +95,7 @@ def _system_table() -> dict[str, Any]:
             continue
         systems[name] = {"name": name, "title": system.title,
                          "prefixes": [f"{a}:" for a in (*alias_list, name)],
-                         "examples": list(getattr(system, "examples", ()) or
-                                          EXAMPLES.get(name, ()))}
+                         "examples": list(getattr(system, "examples", ()))}
     return {"systems": systems, "aliases": aliases}
 
 
@@ -103,20 +107,22 @@ class Table(TableOdds, TableTools):
                  roll_rate: tuple[float, int] = (2.0, 6),
                  odds_rate: tuple[float, int] = (2.0, 6),
                  caps: Caps | None = None, pool: OddsPool | None = None,
-                 signer: Signer | None = None) -> None:
+                 signer: Signer | None = None, archive: Path | None = None) -> None:
         self.store = store
         # Every entry is signed with the table's key (a fresh one when none is given: tests)
         self.signer = signer or Signer.generate()
         store.sign = self.signer.sign
         # The web's own bounds: the same engine limits, with exact odds kept well inside a
         # request's time (every odds request holds a worker thread).
-        self.limits = limits or Limits(max_notation_length=500, max_odds_work=5_000_000)
+        self.limits = limits or WEB_LIMITS
         self.source = source
         self.caps = caps = caps or Caps()
         self.roll_limit = RateLimit(*roll_rate)
         self.odds_limit = RateLimit(*odds_rate)
         self.address_rolls = RateLimit(*caps.rolls_per_address)
         self.address_bytes = Budget(*caps.stored_bytes_per_address)
+        self.address_reads = RateLimit(*caps.reads_per_address)
+        self.address_pings = RateLimit(*caps.pings_per_address)
         self.odds_cpu = Budget(*caps.odds_cpu_per_address)
         self.exports = RateLimit(*caps.exports_per_member)
         self.pool = pool or shared_pool(caps.odds_workers, caps.odds_seconds, caps.odds_memory,
@@ -140,6 +146,11 @@ class Table(TableOdds, TableTools):
         self._state_lock = threading.Lock()
         self._state_cache: dict[str, dict[str, Any]] = {}
         self._room_locks: dict[str, threading.Lock] = {}
+        # Told of every entry this table stores, in each room's order (the app's live feed)
+        self.on_entry: Callable[[dict[str, Any]], None] | None = None
+        # Idle rooms are exported here, then deleted (``expire_idle``); None keeps every room
+        self.archive = archive
+        self._swept = -EXPIRY_SWEEP_SECONDS  # when this instance last looked for idle rooms
 
     # -- systems -----------------------------------------------------------------------------
 
@@ -170,6 +181,11 @@ class Table(TableOdds, TableTools):
             names = ", ".join(sorted(known["systems"]))
             raise TableError(422, "RequestError", f"'{system}' is not an installed system: "
                                                   f"choose one of {names}")
+        self.expire_idle()
+        if (count := self.store.room_count()) >= self.caps.rooms:
+            raise TableError(507, "TableFull", f"this table holds {count:,} rooms, the most it "
+                             "keeps: try again when idle rooms have been archived",
+                             retry_after=3600)
         room = {"id": new_room_id(), "name": room_name, "system": key,
                 "created": _now()}
         gm_key = new_key()
@@ -178,6 +194,35 @@ class Table(TableOdds, TableTools):
         self.store.create_room(room, member)
         return {"room": room, "member": {"id": member["id"], "name": gm, "role": "gm"},
                 "key": gm_key}
+
+    def expire_idle(self) -> list[str]:
+        """Archive and delete the rooms idle for ``caps.idle_room_days`` (at most once per
+        ``EXPIRY_SWEEP_SECONDS`` on an instance, and only with an ``archive`` folder): each is
+        first written whole, as its GM would export it, to ``archive/<room>.json`` (on disk
+        before the room is deleted). The rooms deleted."""
+        now = self.clock()
+        if self.archive is None or now - self._swept < EXPIRY_SWEEP_SECONDS:
+            return []
+        self._swept = now
+        cutoff = (datetime.now(UTC) - timedelta(days=self.caps.idle_room_days)).isoformat(
+            timespec="milliseconds").replace("+00:00", "Z")
+        gone = []
+        for room_id in self.store.idle_rooms(cutoff, 100):
+            gm = next((m for m in self.store.members(room_id) if m["role"] == "gm"), None)
+            viewer = Member(gm["id"] if gm else "", room_id, gm["name"] if gm else "GM", "gm",
+                            Sheet())
+            self.archive.mkdir(parents=True, exist_ok=True)
+            final = self.archive / f"{room_id}.json"
+            part = final.with_suffix(".json.part")
+            with part.open("w", encoding="utf-8") as out:
+                for chunk in self.export_chunks(viewer):
+                    out.write(chunk)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(part, final)
+            self.store.delete_room(room_id)
+            gone.append(room_id)
+        return gone
 
     def room(self, room_id: str) -> dict[str, Any]:
         """The room, or a 404."""
@@ -281,18 +326,22 @@ class Table(TableOdds, TableTools):
                                                   f", not {visibility!r}")
         self.admit(member, who)
         room = self.room(member.room)
-        self._check_room_space(room["id"])
         exp = self.expand(member, text, room["system"])
-        if self.source is None:
-            self._end_stale_epoch(member)
-        for _ in range(8):  # the nonce is the entry's id: roll again if another entry took it
-            source, fair, nonce = self._faces(member, room["id"], client_seed,
-                                              visibility != "public")
-            body = self._rolled(member, exp, room, visibility, source, fair)
-            try:
-                return self._append(room["id"], body, who, expect=nonce)
-            except Moved:
-                continue
+        seeded = self._end_stale_epoch(member) if self.source is None else None
+        # One roll of a room at a time on this instance: the faces are rolled for the entry id
+        # the roll will take, so rolls made at once each found their id taken and were rolled
+        # again and again (8 members with a heavy roll: 20 % refused as Busy, each computed up
+        # to 8 times). Queued, each is rolled once; only another instance's entry (PostgreSQL)
+        # taking the id makes it roll again.
+        with self._room_lock(room["id"]):
+            for _ in range(8):  # the nonce is the entry's id: roll again if another took it
+                source, fair, nonce = self._faces(member, room["id"], client_seed, seeded,
+                                                  hidden=visibility != "public")
+                body = self._rolled(member, exp, room, visibility, source, fair)
+                try:
+                    return self._append(room["id"], body, who, expect=nonce)
+                except Moved:
+                    seeded = None  # another instance stored first: read the seed again too
         raise TableError(503, "Busy", "the room's log is too busy to take this roll: try again",
                          retry_after=1)
 
@@ -306,14 +355,16 @@ class Table(TableOdds, TableTools):
             raise TableError(429, "RateLimited", f"this address has stored too much in the last "
                              f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
 
-    def _faces(self, member: Member, room_id: str, client_seed: str, hidden: bool = False
+    def _faces(self, member: Member, room_id: str, client_seed: str,
+               seeded: tuple[int, str] | None = None, hidden: bool = False,
                ) -> tuple[RecordingSource, dict[str, Any] | None, int | None]:
-        """Where a roll's faces come from: the room's seed (and the entry id it is rolled for;
-        a hidden roll's secret too), or the table's own source (tests)."""
+        """Where a roll's faces come from: the room's seed (``seeded``: its epoch and seed as
+        just read) and the entry id it is rolled for (a hidden roll's secret too), or the
+        table's own source (tests)."""
         given = self.source() if self.source is not None else None
         if given is not None:
             return RecordingSource(given), None, None
-        epoch, seed = self.store.epoch(room_id)
+        epoch, seed = seeded or self.store.epoch(room_id)
         nonce = self.store.head(room_id)[0] + 1
         try:
             source, fair = fair_roll(seed, room_id, epoch, member.id, client_seed, nonce, hidden)
@@ -344,7 +395,7 @@ class Table(TableOdds, TableTools):
             "system": result.system,
             "outcome": result.outcome,
             "verdict": result.transcript[-1] if result.transcript else result.outcome,
-            "headline": headline(result.outcome, result.transcript),
+            "headline": headline(result.outcome, result.transcript, result.steps),
             "tone": outcome_kind(result.outcome, result.system),
             "transcript_text": roll_text(result),
             "roll": result.to_json(with_steps=False),  # the record as older versions replay it
@@ -363,7 +414,7 @@ class Table(TableOdds, TableTools):
             raise TableError(413, "EntryTooLarge", f"this roll's record would be {size:,} bytes; "
                              f"a room stores at most {self.caps.entry_bytes:,} bytes per roll "
                              "(roll fewer dice, or fewer re-rolls)")
-        self._check_room_space(room_id, size)
+        self._check_room_space(room_id, size, None if expect is None else expect - 1)
         with self._caps_lock:
             latest = self._last_at.get(room_id, "")
         if isinstance(body.get("at"), str) and body["at"] < latest:
@@ -373,6 +424,8 @@ class Table(TableOdds, TableTools):
             body = {**body, "at_behind": latest}
         entry = self.store.append(room_id, body, expect)
         self._saw_at(room_id, entry)
+        if self.on_entry is not None:
+            self.on_entry(entry)
         self.address_bytes.charge(f"ip:{who}", size)
         with self._caps_lock:
             stored, when = self._log_bytes.get(room_id, (0, 0.0))
@@ -389,10 +442,12 @@ class Table(TableOdds, TableTools):
                     self._last_at.clear()
                 self._last_at[room_id] = at
 
-    def _check_room_space(self, room_id: str, size: int = 0) -> None:
-        """507 when the room's log is at its cap of entries or bytes."""
+    def _check_room_space(self, room_id: str, size: int = 0, last: int | None = None) -> None:
+        """507 when the room's log is at its cap of entries or bytes (``last``: its last id,
+        when just read)."""
         caps = self.caps
-        last, _ = self.store.head(room_id)
+        if last is None:
+            last, _ = self.store.head(room_id)
         if last >= caps.entries_per_room:
             raise TableError(507, "RoomFull", f"this room's log is full: it holds {last:,} "
                              f"rolls, the most a room may keep (export it and open a new room)")
@@ -504,16 +559,14 @@ class Table(TableOdds, TableTools):
                        f"{_md(e['who'])} | {what} | | "
                        f"{_md(e.get('message', e.get('of', {}).get('verdict', '')))} | all |\n")
                 continue
-            dice = " ".join(
-                f"d{d['size']}:{d['face']}" + ("" if d.get("kept", True) else "(dropped)")
-                for d in e["roll"]["dice"])
+            dice = _md(dice_text(e["roll"]["dice"]))
             roll = f"`{_code(e['text'])}`"
             if e["notation"] != e["text"]:
                 roll += f" → `{_code(e['notation'])}`"
             shown = {"public": "all", "gm": "GM + roller", "blind": "GM"}[e["visibility"]]
             yield (f"| {e['id']} | {_when(e)} | "
                    f"{_md(e['who'])} | {roll} | {dice} | "
-                   f"{_md(e['verdict'])} | {shown} |\n")
+                   f"{_md(e.get('headline') or e['verdict'])} | {shown} |\n")
 
     def export_markdown(self, viewer: Member) -> str:
         """The log as a Markdown table (user text escaped so it renders as text)."""

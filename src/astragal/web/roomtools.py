@@ -61,7 +61,8 @@ class TableTools:
         def _append(self, room_id: str, body: dict[str, Any], who: str,
                     expect: int | None = None) -> dict[str, Any]: ...
 
-        def _faces(self, member: Member, room_id: str, client_seed: str, hidden: bool = False
+        def _faces(self, member: Member, room_id: str, client_seed: str,
+                   seeded: tuple[int, str] | None = None, hidden: bool = False
                    ) -> tuple[RecordingSource, dict[str, Any] | None, int | None]: ...
 
     # -- the table's tools: reveal, keys, members, fight tracker, turn order -----------------
@@ -101,24 +102,25 @@ class TableTools:
         epoch, seed = self.store.epoch(room_id)
         return {"epoch": epoch, "commitment": commitment(seed)}
 
-    def _end_stale_epoch(self, member: Member) -> None:
+    def _end_stale_epoch(self, member: Member) -> tuple[int, str]:
         """An epoch rolled in for more than ``caps.epoch_hours`` (since this server first saw a
         roll in it) ends by itself before the next roll: its seed is revealed in the log, so no
-        epoch stays unverifiable because nobody ended it."""
-        epoch, _ = self.store.epoch(member.room)
+        epoch stays unverifiable because nobody ended it. The epoch and seed to roll with."""
+        seeded = self.store.epoch(member.room)
         now = self.clock()
         with self._odds_lock:
             known = self._epoch_seen.get(member.room)
-            if known is None or known[0] != epoch:
+            if known is None or known[0] != seeded[0]:
                 if len(self._epoch_seen) > 100_000:
                     self._epoch_seen.clear()
-                self._epoch_seen[member.room] = (epoch, now)
-                return
+                self._epoch_seen[member.room] = (seeded[0], now)
+                return seeded
         if now - known[1] < self.caps.epoch_hours * 3600:
-            return
+            return seeded
         with contextlib.suppress(TableError):  # another request ended it first
             self._end_epoch(member, "the table (an epoch ends after "
                             f"{self.caps.epoch_hours:g} hours)", "")
+        return self.store.epoch(member.room)
 
     def end_epoch(self, member: Member, who: str = "") -> dict[str, Any]:
         """The GM ends the seed epoch: its seed is revealed in the log (every face of the epoch

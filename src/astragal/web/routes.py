@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Header, Query, Request
+from fastapi import Depends, FastAPI, Header, Query, Request
 from fastapi import Path as Path_
+from fastapi.responses import JSONResponse
 
 from .room import RateLimit, Table
 from .schemas import (
@@ -43,8 +44,18 @@ def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+
+
 def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit) -> None:
     """The API's routes on ``app``; ``doors`` limits rooms opened and joins per address."""
+
+    async def reading(request: Request) -> None:
+        """A read pays the address's read rate (``caps.reads_per_address``), checked in the
+        event loop before a worker thread is taken: reads flooding from one address queued
+        ahead of everyone else's rolls in the worker threads."""
+        table.address_reads.check(f"ip:{_client(request)}", "reads from this address")
+
+    reads = [Depends(reading)]
 
     @app.get("/api/health", tags=["rooms"], responses={503: {"model": ErrorOut}})
     def health() -> dict[str, Any]:
@@ -54,7 +65,7 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
         return {"status": "ok", "store": type(store).__name__,
                 **({"listening": listening} if listening is not None else {})}
 
-    @app.get("/api/systems", tags=["odds"])
+    @app.get("/api/systems", tags=["odds"], dependencies=reads)
     def systems() -> list[dict[str, Any]]:
         """The installed game systems: name, title, prefixes."""
         return list(table.systems()["systems"].values())
@@ -67,7 +78,7 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
         rid = made["room"]["id"]
         return {**made, "gm_link": f"/r/{rid}#key={made['key']}", "join_link": f"/r/{rid}"}
 
-    @app.get("/api/rooms/{room_id}", response_model=RoomOut, tags=["rooms"])
+    @app.get("/api/rooms/{room_id}", response_model=RoomOut, tags=["rooms"], dependencies=reads)
     def get_room(room_id: str) -> dict[str, Any]:
         """A room's name and system (anyone with the link may see these, to join)."""
         return table.room(room_id)
@@ -81,7 +92,7 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
         hub.wake_threadsafe(room_id, members=True)  # live connections send the newcomer alone
         return joined
 
-    @app.get("/api/rooms/{room_id}/me", tags=["rooms"])
+    @app.get("/api/rooms/{room_id}/me", tags=["rooms"], dependencies=reads)
     def me(room_id: str, authorization: str | None = Header(None)) -> dict[str, Any]:
         """You, your sheet, the room, who else is in it, and the log's head."""
         member = table.member(room_id, _key(authorization))
@@ -109,17 +120,19 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
 
     @app.post("/api/rooms/{room_id}/rolls", status_code=201, tags=["rolls"])
     def post_roll(room_id: str, body: RollIn, request: Request,
-                  authorization: str | None = Header(None)) -> dict[str, Any]:
+                  authorization: str | None = Header(None)) -> JSONResponse:
         """Roll (on the server), store it in the log, and send it live to who may see it.
 
         Returns the stored entry as you may see it (a blind roll comes back without its result).
         """
         member = table.member(room_id, _key(authorization))
+        # the live connections are woken by the entry itself (``Table.on_entry``)
         entry = table.roll(member, body.text, body.visibility, _client(request), body.client_seed)
-        hub.wake_threadsafe(room_id)
         seen = Table.visible(entry, member)
         assert seen is not None  # the roller always sees at least a stub
-        return seen
+        # written here, in the request's thread: a returned dict would be checked and encoded
+        # again by FastAPI in a second trip to the thread pool
+        return JSONResponse(seen, status_code=201)
 
     @app.post("/api/rooms/{room_id}/rolls/{entry_id}/reveal", status_code=201, tags=["rolls"])
     def reveal(request: Request, room_id: str, entry_id: int = Path_(..., ge=1, le=MAX_ID),
@@ -167,7 +180,8 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
         hub.wake_threadsafe(room_id)
         return entry
 
-    @app.get("/api/rooms/{room_id}/log", response_model=LogPage, tags=["rolls"])
+    @app.get("/api/rooms/{room_id}/log", response_model=LogPage, tags=["rolls"],
+             dependencies=reads)
     def get_log(room_id: str, after: int = Query(0, ge=0, le=MAX_ID),
                 limit: int = Query(500, ge=1, le=500),
                 authorization: str | None = Header(None)) -> dict[str, Any]:

@@ -8,8 +8,8 @@ import errno
 import os
 import socket
 import sys
-import weakref
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -46,10 +46,23 @@ def build(db: str | None, caps: Caps | None = None,
         raise InputError(f"cannot open the database {shown(db)}: {why}") from None
     # the table's signing key: its own file, apart from the database (ASTRAGAL_KEY to place it)
     signer = Signer.load_or_create(default_key_path(db))
-    table = Table(store, signer=signer, caps=caps)
+    table = Table(store, signer=signer, caps=caps, archive=archive_path(db))
     if door_rate is None:
         return create_app(store, table=table, origins=origins)
     return create_app(store, table=table, door_rate=door_rate, origins=origins)
+
+
+def archive_path(db: str | None) -> Path:
+    """Where idle rooms are exported before they are deleted: ``ASTRAGAL_ARCHIVE``, else beside
+    an SQLite database (``astragal.db`` → ``astragal.db-archive/``), else ``astragal-archive/``
+    in the working folder (as the signing key's file, ``default_key_path``)."""
+    from .store_common import DEFAULT_DB
+
+    if os.environ.get("ASTRAGAL_ARCHIVE"):
+        return Path(os.environ["ASTRAGAL_ARCHIVE"])
+    if db and db.startswith(("postgresql://", "postgres://")):
+        return Path("astragal-archive")
+    return Path((db or DEFAULT_DB).removeprefix("sqlite:///") + "-archive")
 
 
 def shown(db: str | None) -> str:
@@ -80,7 +93,12 @@ def main(args: argparse.Namespace) -> int:
         print("note: listening beyond this machine; put it behind HTTPS so keys stay secret",
               file=sys.stderr)
     _raise_file_limit()
-    config = uvicorn.Config(app, host=args.host, port=args.port, **uvicorn_options())
+    proxies = tuple(getattr(args, "trusted_proxy", None) or ())
+    if proxies:
+        print(f"note: client addresses from X-Forwarded-For, sent by {', '.join(proxies)} only",
+              file=sys.stderr)
+    config = uvicorn.Config(app, host=args.host, port=args.port,
+                            **uvicorn_options(trusted_proxies=proxies))
     uvicorn.Server(config).run(sockets=[sock])
     return 0
 
@@ -119,7 +137,8 @@ KEEP_ALIVE_SECONDS = 5.0  # an idle kept-alive connection is closed after this
 
 def uvicorn_options(*, connections_per_address: int = CONNECTIONS_PER_ADDRESS,
                     header_seconds: float = HEADER_SECONDS,
-                    keep_alive_seconds: float = KEEP_ALIVE_SECONDS) -> dict[str, Any]:
+                    keep_alive_seconds: float = KEEP_ALIVE_SECONDS,
+                    trusted_proxies: tuple[str, ...] = ()) -> dict[str, Any]:
     """How ``astragal serve`` runs uvicorn (the load and fault tools run it the same way).
 
     h11, not httptools: h11 refuses a request line and headers over ``MAX_BODY`` bytes, while
@@ -132,47 +151,66 @@ def uvicorn_options(*, connections_per_address: int = CONNECTIONS_PER_ADDRESS,
     headers have not all arrived ``header_seconds`` after it opened or after its request began,
     and refuses more than ``connections_per_address`` open connections from one address; the
     app answers a body that has not arrived within ``BODY_SECONDS`` with 408.
+
+    Proxies: a client's address is the connection's, unless the connection comes from one of
+    ``trusted_proxies`` (addresses or networks, ``--trusted-proxy``): then it is the one that
+    proxy names in X-Forwarded-For (every cap per address counts the players, not the proxy),
+    and the proxy's own connections are not capped per address. A header of that kind from
+    anyone else is ignored: it would let a client pick its address.
     """
     from .app import MAX_BODY
 
     return {"log_level": "warning", "ws_max_size": MAX_BODY,
-            "http": guarded_protocol(connections_per_address, header_seconds),
+            "http": guarded_protocol(connections_per_address, header_seconds, trusted_proxies),
             "timeout_keep_alive": keep_alive_seconds,
-            "h11_max_incomplete_event_size": MAX_BODY, "proxy_headers": False}
+            "h11_max_incomplete_event_size": MAX_BODY, "proxy_headers": bool(trusted_proxies),
+            "forwarded_allow_ips": ",".join(trusted_proxies)}
 
 
 _BUSY = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
          b"connection: close\r\nretry-after: 5\r\ncontent-length: %d\r\n\r\n%s")
 
 
-def guarded_protocol(per_address: int, header_seconds: float) -> type[asyncio.Protocol]:
+def guarded_protocol(per_address: int, header_seconds: float,
+                     trusted_proxies: tuple[str, ...] = ()) -> type[asyncio.Protocol]:
     """uvicorn's h11 protocol with a deadline for headers and a cap on connections per address
-    (each server gets its own count)."""
+    but a trusted proxy's (each server gets its own count)."""
+    import ipaddress
+
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    open_by_address: dict[str, weakref.WeakSet[asyncio.BaseTransport]] = {}
+    proxies = [ipaddress.ip_network(p, strict=False) for p in trusted_proxies]
+
+    def is_proxy(address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in proxies)
+
+    # open connections per address, counted as they open and close (no scan per connection:
+    # a thousand open ones made each new one walk them all)
+    open_by_address: dict[str, int] = {}
 
     class GuardedH11Protocol(H11Protocol):
         _header_timer: asyncio.TimerHandle | None = None
+        _counted: str | None = None  # the address this connection is counted for
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             address = self.client[0] if self.client else "unknown"
-            live = open_by_address.setdefault(address, weakref.WeakSet())
-            for other in list(live):
-                if other.is_closing():
-                    live.discard(other)
-            if len(live) >= per_address:
+            if proxies and is_proxy(address):  # every player behind it: the app's caps count
+                self._start_header_timer()
+                return
+            if open_by_address.get(address, 0) >= per_address:
                 body = (b'{"error":"RateLimited","message":"too many open connections from '
                         b'your address (at most %d)"}' % per_address)
                 transport.write(_BUSY % (len(body), body))
                 transport.close()
                 return
-            live.add(transport)
-            if len(open_by_address) > 10_000:  # forget addresses with nothing open
-                for key in [k for k, v in open_by_address.items() if not len(v)]:
-                    del open_by_address[key]
+            open_by_address[address] = open_by_address.get(address, 0) + 1
+            self._counted = address
             self._start_header_timer()
 
         def _start_header_timer(self) -> None:
@@ -202,6 +240,13 @@ def guarded_protocol(per_address: int, header_seconds: float) -> type[asyncio.Pr
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._stop_header_timer()
+            if (address := self._counted) is not None:
+                self._counted = None
+                left = open_by_address[address] - 1
+                if left:
+                    open_by_address[address] = left
+                else:
+                    del open_by_address[address]  # addresses with nothing open are forgotten
             super().connection_lost(exc)
 
     return GuardedH11Protocol

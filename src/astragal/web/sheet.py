@@ -33,8 +33,11 @@ MAX_MACRO_VALUE = 500
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_'\-]{0,39}$")
 _WORD = re.compile(r"(?<![A-Za-z0-9_'\-=:])[A-Za-z][A-Za-z0-9_'\-]*(?![A-Za-z0-9_'\-=:])")
 _PREFIX = re.compile(r"\s*([A-Za-z][A-Za-z0-9_\-]*)\s*:")
-# Names a player may not take: they read as notation in every game (dice, Jadeclaw Levels, 'vs').
-_RESERVED = re.compile(r"(\d*d\d+|l\d+|vs|dmg|damage)$", re.IGNORECASE | re.ASCII)
+# Names a player may not take: they read as notation in every game (dice, Jadeclaw Levels, 'vs');
+# a stat's name is also read inside a roll, where 'dmg' and 'damage' are words of the notation,
+# but a macro's only as the whole text, and neither word alone is a roll in any game.
+_RESERVED = re.compile(r"(\d*d\d+|l\d+|vs)$", re.IGNORECASE | re.ASCII)
+_RESERVED_STAT = re.compile(r"(dmg|damage)$", re.IGNORECASE | re.ASCII)
 _DICE_VALUE = re.compile(r"\s*(\d*d\d+|L\d+)(\s*(&|,)?\s*(\d*d\d+|L\d+))*\s*$",
                          re.IGNORECASE | re.ASCII)
 
@@ -76,7 +79,7 @@ def _check_entries(kind: str, entries: Any, limit: int, value_limit: int) -> tup
             raise SheetError(f"'{name}' cannot be a name: use a letter A-Z, then letters A-Z, "
                              "digits, - _ or ' (at most 40), so that it reads in the notation",
                              str(name), (0, max(1, len(str(name)))))
-        if _RESERVED.match(name):
+        if _RESERVED.match(name) or kind == "stats" and _RESERVED_STAT.match(name):
             raise SheetError(f"'{name}' cannot be a name: it reads as dice notation",
                              name, (0, len(name)))
         if name.lower() in seen:

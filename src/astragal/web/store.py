@@ -100,6 +100,17 @@ class Store(Protocol):
     def log_bytes(self, room_id: str) -> int:
         """The size of the room's stored entries, in bytes of their JSON."""
 
+    def room_count(self) -> int:
+        """How many rooms the table holds."""
+
+    def idle_rooms(self, before: str, limit: int) -> list[str]:
+        """Up to ``limit`` rooms with nothing in them since ``before`` (an ISO time: their last
+        entry's ``at``, or their opening for an empty log)."""
+
+    def delete_room(self, room_id: str) -> None:
+        """Delete a room with its log, members and seeds (``Table.expire_idle`` exports it
+        first)."""
+
     def ping(self) -> None:
         """Check the database answers (``StoreError`` when not)."""
 

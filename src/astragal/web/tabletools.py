@@ -17,6 +17,7 @@ from typing import Any
 
 import astragal
 from astragal import InputError
+from astragal.dice import steps as S
 from astragal.notation import split_prefix
 from astragal.render import outcome_words
 from astragal.systems import get_system
@@ -24,20 +25,8 @@ from astragal.systems import get_system
 from .powers import commands
 from .sheet import _DICE_VALUE, Sheet, SheetError, expand
 
-__all__ = ["EXAMPLES", "KINDS", "Command", "check_sheet_rolls", "fight_command", "headline",
+__all__ = ["KINDS", "Command", "check_sheet_rolls", "dice_text", "fight_command", "headline",
            "outcome_kind", "parse_command", "turn_owner", "turns_command"]
-
-# Per game: the placeholder of the roll input, then examples (each rolls in a room of that game;
-# tests/web/test_tools.py checks every one).
-EXAMPLES: dict[str, tuple[str, ...]] = {
-    "dice": ("d20+5", "2d20kh1+5", "4d6kh3", "d20+5 >= 15", "10d10>=8", "8d6r<3", "4dF",
-             "6x 4d6kh3"),
-    "jadeclaw": ("d12 d8 vs 2d10", "L7 +1b vs L8", "d10 d8 vs routine", "d12 d6 -1p vs 2d10"),
-    "cofd": ("7", "5 9-again", "4 rote", "chance"),
-    "d6system": ("4D+2 vs moderate", "3D wild vs 10", "5D vs 4D"),
-    "attack": ("atk 4 wpn 3 vs armor 2 shield 1 parry 2", "5d6", "atk 4 wpn 3"),
-    "d6skill": ("d6+3", "d6+2 vs 5"),
-}
 
 # The colour of a verdict: good, bad, neutral, or critical (an exceptional success).
 KINDS: dict[str, str] = {
@@ -59,14 +48,46 @@ def outcome_kind(outcome: str | None, system: str = "") -> str:
     return KINDS.get(outcome or "", "neutral")
 
 
-def headline(outcome: str, transcript: Sequence[str]) -> str:
+# A rule's ID in a transcript line, "(D10)" or "(S2: higher than #)": the table shows the words
+_RULE_ID = re.compile(r"\s*\((?:[A-Z]+-)?[A-Z]+\d+[a-z]?(?::\s*([^)]*))?\)")
+
+
+def headline(outcome: str, transcript: Sequence[str], steps: Sequence[object] = ()) -> str:
     """The verdict in the game's words: the last transcript line that names the outcome (the D6
-    System's success level, not the bonus line after it), else the last line."""
+    System's success level, not the bonus line after it), else the last line; a roll that only
+    counts successes says how many ("3 successes", not "Total: 3"). Rule IDs are left to the
+    transcript: "(S2: higher than #)" reads "(higher than #)"."""
+    counts = [s for s in steps if isinstance(s, S.Count)]
+    line = (transcript[-1] if transcript else outcome_words(outcome)).strip()
+    if (outcome == "total" and len(counts) == 1 and counts[0].what == "successes"
+            and line == f"Total: {counts[0].value}"):
+        n = counts[0].value
+        return f"{n} success" if n == 1 else f"{n} successes"
     words = outcome_words(outcome).lower()
-    for line in reversed(transcript):
-        if words and words in line.lower():
-            return line.strip()
-    return (transcript[-1] if transcript else outcome_words(outcome)).strip()
+    for at in reversed(transcript):
+        if words and words in at.lower():
+            line = at.strip()
+            break
+    return _RULE_ID.sub(lambda m: f" ({m.group(1)})" if m.group(1) else "", line)
+
+
+def dice_text(dice: Sequence[Mapping[str, Any]]) -> str:
+    """A roll's dice from their record, each as it counts: ``d6:6+1=7`` (a compounding die),
+    ``d6:1→4`` (re-rolled: the last face stands), ``d10:8=1`` (a success), ``d6:5=4 added``
+    (a penetrating explosion's die), ``d20:3 dropped``; a die's worth after ``=`` wherever the
+    rules scored it, so the counted values add up to the total."""
+    out = []
+    for d in dice:
+        faces = [str(f) for f in d.get("faces") or ([d["face"]] if d.get("face") else [])]
+        joined = "+" if d.get("joined") in ("compounded", "exploded", "penetrated") else "→"
+        shown = d.get("label") or joined.join(faces) or "–"
+        worth = f"={d['scored']}" if d.get("scored") is not None else ""
+        marks = [w for w, on in (("added", bool(d.get("added"))),
+                                 ("dropped", d.get("kept", True) is False),
+                                 ("critical", bool(d.get("crit"))),
+                                 ("fumble", bool(d.get("fumble")))) if on]
+        out.append(f"d{d['size']}:{shown}{worth}" + "".join(f" {m}" for m in marks))
+    return ", ".join(out)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -213,9 +234,29 @@ def turn_owner(state: Mapping[str, Any] | None, command: Command) -> str | None:
     return None
 
 
+def _ends_this_turn(named: Sequence[str], name: str | None, round_no: int, text: str) -> None:
+    """``next ROUND NAME`` ends NAME's turn of that round, ``next start`` starts round 1 (a
+    page's press names the turn it ends, so two presses at once advance one turn); a plain
+    ``next`` ends whichever turn it is."""
+    if not named:
+        return
+    now = f"Round {round_no}: {name}'s turn" if name else "the first round has not started"
+    if named[0].lower() == "start" and len(named) == 1:
+        if name is None:
+            return
+        raise InputError(f"the turn order has already started ({now})", text, (0, len(text)))
+    if len(named) != 2 or not named[0].isdigit():
+        raise InputError("next, next start, or next ROUND NAME (the turn it ends)", text,
+                         (0, len(text)))
+    if name is None or int(named[0]) != round_no or named[1].lower() != name.lower():
+        raise InputError(f"Round {named[0]}: {named[1]}'s turn has already ended ({now})", text,
+                         (0, len(text)))
+
+
 def turns_command(state: Mapping[str, Any] | None, command: Command,
                   by: str = "") -> tuple[str, dict[str, Any]]:
-    """The turn order: ``add NAME [initiative]``, ``remove NAME``, ``next``, ``clear``; a name
+    """The turn order: ``add NAME [initiative]``, ``remove NAME``, ``next`` (``next ROUND NAME``:
+    only if it is that turn), ``clear``; a name
     with spaces in double quotes (``add "Big Troll" 12``); a name added keeps ``by`` (the
     member who added it: ``powers.OWNER``)."""
     order: list[dict[str, Any]] = [dict(x) for x in (state or {}).get("order", [])]
@@ -262,6 +303,7 @@ def turns_command(state: Mapping[str, Any] | None, command: Command,
         if not order:
             raise InputError("nobody is in the turn order yet: add NAME [initiative]", text,
                              (0, len(text)))
+        _ends_this_turn(words[1:], order[current]["name"] if started else None, round_no, text)
         if not started:
             started, current = True, 0
         else:

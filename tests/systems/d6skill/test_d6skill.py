@@ -269,7 +269,7 @@ def test_bad_options_and_faces() -> None:
         astragal.odds("ds: d6", options={"max_explosions": "lots"})
     with pytest.raises(astragal.FacesError, match="needs more faces"):
         astragal.roll("ds: d6+3 vs d6+3", faces="4 / 4")  # the tie must be rolled again
-    with pytest.raises(astragal.FacesError, match="only 1 were rolled"):
+    with pytest.raises(astragal.FacesError, match="only 1 was rolled"):
         astragal.roll("ds: d6+3", faces="4,4")
     with pytest.raises(astragal.FacesError, match="cannot show on a d6"):
         astragal.roll("ds: d6+3", faces="7")

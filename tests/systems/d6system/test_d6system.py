@@ -270,10 +270,10 @@ def test_modifiers_never_touch_the_difficulty() -> None:
 def test_dice_penalty_keeps_one_die() -> None:
     r = astragal.roll("od6: 2D extremely disadvantaged", faces="3", options={
         "modifier_form": "dice"})
-    assert r.result["dice_rolled"] == 1 and r.result["total"] == 3
+    assert r.result["dice_rolled"] == 1 and r.result["total"] == 3 - 6  # D-A4: -3 per D
     r = astragal.roll("od6: 2D extremely disadvantaged modifier_form=dice "
-                      "penalty_below_min=minus_three", faces="3")
-    assert r.result["dice_rolled"] == 1 and r.result["total"] == 3 - 6
+                      "penalty_below_min=ignore", faces="3")
+    assert r.result["dice_rolled"] == 1 and r.result["total"] == 3
 
 
 def test_incredible_from_switch() -> None:

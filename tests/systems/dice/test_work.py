@@ -61,8 +61,10 @@ from astragal.systems.dice import exact
 from astragal.odds import keep, maths
 from astragal.systems.dice import pmf
 from astragal.systems.dice.pmf import Budget
-# every kernel in plain Python, whatever the size: numpy's work would not show as lines
+# every kernel in plain Python, whatever the size: numpy's work would not show as lines, nor
+# a power taken as one big integer (its estimate is held to its time in benchmarks/bench_exact.py)
 maths.NUMPY_IMPORT = maths.FFT_FROM = 10**12
+maths.EXACT_UPTO = 0
 limits = astragal.Limits(max_odds_work=10**9)
 made = []
 init = Budget.__init__

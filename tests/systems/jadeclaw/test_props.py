@@ -124,7 +124,7 @@ def test_notation_round_trip_and_odds_sum_to_one(actor: J.Pool, opp: J.Pool | No
     ("jc: d12 double_botch=maybe", "double_botch=maybe", "takes one of"),
     ("jc: d12 colour=red", "colour=red", "not a Jadeclaw option"),
     ("xx: d12", "xx", "unknown system"),
-    ("d12 d8", "d8", "modifiers go right after their dice"),  # no prefix: general notation
+    ("d12 d8", "d8", "to add dice, write d12+d8"),  # no prefix: general notation
     ("jc: d12 calm", None, "needs a Difficulty"),
     ("jc: d4 remove d8", None, "no such die"),
     ("jc: d12 fav fav", "fav", "already Favored"),  # the second 'fav' (at its place)
@@ -150,7 +150,7 @@ def test_faces_that_do_not_fit_are_errors() -> None:
         astragal.roll("jc: d8", faces="9")
     with pytest.raises(astragal.FacesError, match="needs more faces"):
         astragal.roll("jc: d8 d8", faces="3")
-    with pytest.raises(astragal.FacesError, match="only 1 were rolled"):
+    with pytest.raises(astragal.FacesError, match="only 1 was rolled"):
         astragal.roll("jc: d8", faces="3,4")
     with pytest.raises(astragal.FacesError, match="no faces were given for side 2"):
         astragal.roll("jc: d8 vs d8", faces="3")

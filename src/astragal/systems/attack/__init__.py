@@ -79,5 +79,6 @@ def _table_block(options: Mapping[str, Any]) -> list[list[str]]:
 
 TABLES = {"categories": _table_categories, "block": _table_block}
 SYSTEM = Game("attack", "the d6 attack table", parse, _roll, _odds, SWITCHES, aliases=("at",),
-              tables=TABLES)
+              tables=TABLES,
+              examples=("atk 4 wpn 3 vs armor 2 shield 1 parry 2", "5d6", "atk 4 wpn 3"))
 

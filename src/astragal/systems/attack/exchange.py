@@ -26,6 +26,7 @@ from ...dice.algebra import Chain, Pool, Reading, Top
 from ...dice.sampler import sample, top
 from ...odds import Distribution, maths
 from ...odds import algebra as exact
+from ...odds.exactness import denominator, exact_odds, product
 from ...render import attack as words
 from .. import Odds
 from .notation import Exchange
@@ -386,9 +387,14 @@ def odds(spec: Exchange, rules: Rules, limits: Limits, text: str) -> Odds:
         extra["critical_total"] = Distribution.from_mapping(eo.critical_total).to_json()
     if eo.critical_results:
         extra["critical_results"] = dict(eo.critical_results)
-    return Odds(SYSTEM_NAME, text, Distribution.from_mapping(eo.outcomes, order=OUTCOMES),
-                Distribution.from_mapping({k: v for k, v in eo.damage.items() if v > 0}),
-                "damage", tuple(notes), extra)
+    # every die is a d6 rolled once: the attack, the DEFENSE dice, and the critical dice that
+    # a Critical Damage Table reads (at most the attack's 6s and the weapon's, A13)
+    crit = a.total + class_dice if rules.critical_table.rows else 0
+    return exact_odds(Odds(SYSTEM_NAME, text, Distribution.from_mapping(
+        eo.outcomes, order=OUTCOMES), Distribution.from_mapping(
+        {k: v for k, v in eo.damage.items() if v > 0}), "damage", tuple(notes), extra),
+        product(denominator(d6_pool(a.total)), denominator(defence_pool(defence or 0)),
+                denominator(d6_pool(crit))))
 
 
 def block_chance(defence: int, needed: int) -> float:

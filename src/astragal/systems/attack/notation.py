@@ -300,8 +300,10 @@ def _read_attacker(toks: Tokens) -> tuple[Attacker, Token | None]:
         elif w in _DEFENCE_WORDS or w in _STATE_WORDS:
             raise toks.error(f"'{tok.text}' describes the defender: write it after 'vs'", tok)
         else:
-            raise toks.error(f"'{tok.text}' is not part of an attack: expected 5d6, atk N wpn N, "
-                             "weapon C, crit +N, throw +N, berserk, defensive, luck N", tok)
+            raise toks.unknown(tok, "part of an attack",
+                               [*_ATTACK_WORDS, *_STANCE_WORDS, "crit", "throw", "luck", "vs"],
+                               "expected 5d6, atk N wpn N, weapon C, crit +N, throw +N, "
+                               "berserk, defensive, luck N")
     if not seen:
         msg = "no attack: expected dice such as '5d6' or skills such as 'atk 4 wpn 3'"
         if first is None or toks.peek() is None:

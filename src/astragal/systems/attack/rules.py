@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..._records import Record
-from ...rulebook import rule
+from ...rulebook import reading, rule
 from .data import (
     ALL_POOLS,
     ARMOR,
@@ -107,6 +107,13 @@ __all__ = [
 # exchange's values, the odds on the laws of the dice algebra: ``exchange.py``)
 
 GAME = "attack"
+
+reading(GAME, "A-A2", "the extracted Stun row 'Stun,_,_,Stun,_,Stun,_,Stun' marks cells 0, 3, "
+        "5 and 7 (3 or less, one 5, one 6, three+ 6s), which cannot be meant: a Whiff is a "
+        "'complete miss' (A6), and one 5 would stun where a double 5 does not. Its four marks are read as the "
+        "four multiple columns (double 4, double 5, double 6, three+ 6s), the pattern of the "
+        "block row: doubles and Criticals stun. stun_columns=5/6/6-6-6 takes the cells as "
+        "printed (less the Whiff)")
 
 
 @rule(GAME, "A1", "attack dice are the average of ATTACK and WEAPON, rounded down")

@@ -48,4 +48,5 @@ __all__ = [
     "rules_from", "side_law", "single_outcomes", "verdict",
 ]
 
-SYSTEM = Game("cofd", "Chronicles of Darkness", parse, roll, odds, SWITCHES, tables=TABLES)
+SYSTEM = Game("cofd", "Chronicles of Darkness", parse, roll, odds, SWITCHES, tables=TABLES,
+              examples=("7", "5 9-again", "4 rote", "chance"))

@@ -15,6 +15,7 @@ from typing import Any
 from ..._errors import LimitError, NotationError, OptionError, cut
 from ..._limits import Limits
 from ..._records import Record
+from ...notation import did_you_mean, unknown
 from .rules import AGAIN_RULES, DEFAULTS, SWITCHES
 
 __all__ = ["MAX_TARGET_PER_DIE", "Action", "Side", "Term", "parse"]
@@ -175,6 +176,21 @@ def _read_term(r: _Reader, sign: int, resist: bool, lead: _Tok) -> Term:
     return Term(value, name, sign, resist)
 
 
+_WORDS = ("10-again", "9-again", "8-again", "no-again", "rote", "willpower", "chance", "resist",
+          "vs", "target")
+
+
+def _slip(r: _Reader, tok: _Tok) -> NotationError | None:
+    """A mistyped word of the notation where a pool's next number would go (``9-agian``,
+    ``rot``): asked about, not read as a number without its sign."""
+    word = re.match(r"\S+", r.text[tok.start:])
+    assert word is not None
+    if did_you_mean(word.group(), _WORDS) is None:
+        return None
+    return unknown(r.text, (tok.start, tok.start + word.end()), word.group(),
+                   "a Chronicles of Darkness word", _WORDS, "")
+
+
 def _read_side(r: _Reader, who: str, base: Side | None = None) -> tuple[Side, _Tok | None]:
     """One side's pool; with ``base``, only more permutations for a pool already read."""
     terms: list[Term] = list(base.terms) if base else []
@@ -223,7 +239,8 @@ def _read_side(r: _Reader, who: str, base: Side | None = None) -> tuple[Side, _T
             terms.append(_read_term(r, -1 if tok.text != "+" else 1, False, tok))
         elif tok.kind in ("number", "word") and not tok.key:
             if any(not t.resist for t in terms):
-                raise r.error(f"'{tok.text}': put + or - between the numbers of a pool", tok)
+                raise _slip(r, tok) or r.error(f"'{tok.text}': put + or - between the numbers "
+                                               "of a pool", tok)
             terms.append(_read_term(r, 1, False, tok))
         elif tok.kind == "dice":
             raise r.error(f"'{tok.text}': a Chronicles of Darkness pool is a number of d10s; "

@@ -16,6 +16,7 @@ from ..._records import Record
 from ...dice.algebra import Marked, Pool
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
+from ...odds.exactness import conditioned, denominator, exact_odds, product
 from ...odds.race import Race, race
 from ...render import cofd as words
 from . import rules as R
@@ -142,8 +143,9 @@ def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) ->
                                          law_a.truncated + dropped)
         if actor.chance:
             notes.append(words.chance_note(rules))
-        return Odds("cofd", text, Distribution.from_mapping(outcomes, order=R.SINGLE_OUTCOMES),
-                    dist, "successes", tuple(notes))
+        return exact_odds(Odds("cofd", text, Distribution.from_mapping(
+            outcomes, order=R.SINGLE_OUTCOMES), dist, "successes", tuple(notes)),
+            _denominator(actor, rules), _outcomes_denominator(actor, rules))
     law_b = side_law(opp, rules)
     head = side_step(opp, "")
     notes.append(words.side_header("opposition", head.dice, dict(head.facts)))
@@ -174,9 +176,26 @@ def odds(spec: Action, options: Mapping[str, Any], limits: Limits, text: str) ->
         by_outcome[settle] += tie
         by_outcome["tie"] = 0.0
     notes.append(words.tie_note(rules, tie))
-    return Odds("cofd", text, Distribution.from_mapping(by_outcome, order=R.CONTEST_OUTCOMES),
-                Distribution.from_mapping({m: p for m, p in margin.items() if p > 0}, lost),
-                "margin", tuple(notes), extra)
+    return exact_odds(Odds("cofd", text, Distribution.from_mapping(
+        by_outcome, order=R.CONTEST_OUTCOMES), Distribution.from_mapping(
+        {m: p for m, p in margin.items() if p > 0}, lost), "margin", tuple(notes), extra),
+        conditioned(product(_denominator(actor, rules), _denominator(opp, rules)),
+                    1.0 - tie if settle == "again" else 1.0))
+
+
+def _denominator(prep: Prepared, rules: Rules) -> int | None:
+    """The side's law's common denominator: 10 per roll of a d10 (None with an again rule)."""
+    return 1 if prep.dice == 0 else denominator(program(prep, rules))
+
+
+def _outcomes_denominator(prep: Prepared, rules: Rules) -> int | None:
+    """A common denominator of a side's outcomes even under an again rule: fewer than
+    ``exceptional_at`` successes take at most that many re-rolls (C5: only a success is rolled
+    again), so every outcome but the exceptional one is a finite sum, and that one is the rest."""
+    if prep.dice == 0:
+        return 1
+    rolls = prep.dice * (2 if prep.rote else 1) + rules.exceptional_at - 1
+    return None if rolls > 12 else R.FACES ** rolls
 
 
 def _arrival(target: int, contested: bool) -> int:

@@ -152,6 +152,16 @@ def roll_side(hands: Hands, prep: Prepared, rules: Rules, limits: Limits) -> Sid
     return SideRoll(record, prep.chance, record.value, dramatic)
 
 
+def _facts(hands: TrayHands, side: SideRoll) -> None:
+    """Each die's facts on the tray: the successes it scored (C2, C5: every face of its N-again
+    chain counts), its later faces rolled by the N-again, or a rote re-roll replacing its
+    first run; a chance die's dramatic failure."""
+    for index, die in zip(hands.ids, side.record.dice):
+        joined = "rerolled" if len(die.runs) > 1 else "exploded" if len(die.runs[0]) > 1 else ""
+        tone = "fumble" if side.dramatic_failure else "good" if die.value > 0 else ""
+        hands.tray.facts(index, joined=joined, scored=die.value, tone=tone)
+
+
 def effective_rules(spec: Action, options: Mapping[str, Any]) -> Rules:
     """The switches for a spec: defaults, then the caller's options, then the notation's."""
     return R.rules_from({**options, **dict(spec.options)})
@@ -205,6 +215,7 @@ def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limit
         steps.append(side_step(actor, "pool"))
         hands = TrayHands(tray, "pool", 0)
         side = roll_side(hands, actor, rules, limits)
+        _facts(hands, side)
         source.finish()
         steps.append(_rolled("pool", side, hands, 0, actor.rote))
         verdict = _side_verdict("pool", side, rules)
@@ -221,6 +232,7 @@ def roll(spec: Action, source: Source, options: Mapping[str, Any], limits: Limit
             steps.append(side_step(prep, name))
             hands = TrayHands(tray, name, stream)
             side = roll_side(hands, prep, rules, limits)
+            _facts(hands, side)
             steps += [_rolled(name, side, hands, len(dice), prep.rote),
                       _side_verdict(name, side, rules)]
             sides.append(side)
@@ -286,6 +298,7 @@ def _roll_extended(spec: Action, actor: Prepared, opp: Prepared | None, source: 
             group = "actor" if name == "pool" else name
             hands = TrayHands(tray, f"{group} roll {n}", stream)
             side = roll_side(hands, prep, rules, limits)
+            _facts(hands, side)
             totals[j] += side.successes
             per_roll[j].append(side.successes)
             steps += [_rolled(name, side, hands, len(dice), prep.rote),

@@ -52,4 +52,5 @@ __all__ = [
 ]
 
 SYSTEM = Game("d6skill", "d6 + skill", parse, roll, odds, SWITCHES, aliases=("ds",),
-              tables=TABLES)
+              tables=TABLES,
+              examples=("d6+3", "d6+2 vs 5"))

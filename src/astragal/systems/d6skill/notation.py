@@ -187,8 +187,8 @@ def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> 
             raise toks.error(f"'{tok.text}' is out of place: a d6 + skill roll is 'd6+N', "
                              "'d6+N vs #' or 'd6+N vs d6+M'", tok)
         else:
-            raise toks.error(f"'{tok.text}' is not understood here: expected vs, dmg N, calm, "
-                             "stressful or key=value", tok)
+            raise toks.unknown(tok, "understood here", ("vs", "dmg", "calm", "stressful"),
+                               "expected vs, dmg N, calm, stressful or key=value")
     spec = Check(actor, difficulty, opposition, dmg, situation, tuple(sorted(opts.items())))
     _check_spec(spec, toks, vs_tok, dmg_tok, sit_tok)
     make_rules({**options, **opts})

@@ -12,6 +12,7 @@ from ..._limits import Limits
 from ..._records import Record
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
+from ...odds.exactness import conditioned, denominator, exact_odds, product
 from ...render import d6skill as words
 from . import rules as R
 from .notation import Check, Side
@@ -161,6 +162,17 @@ def memory(spec: Check, rules: Rules) -> int:
 def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     """The exact odds of a d6 + skill spec."""
     rules = effective_rules(spec, options)
+    kinds = [spec.actor.kind] + ([spec.opposition.kind] if spec.opposition is not None else []) \
+        + (["dmg"] if isinstance(spec.dmg, Side) else [])
+    # S9: 6s that explode without a cap make the law infinite
+    den = product(*(denominator(die_program(rules.die(k))) for k in kinds))
+    result = _odds(spec, rules, limits, text)
+    if spec.opposition is not None and rules.opposed_tie == "reroll":  # S3: ties rolled again
+        den = conditioned(den, 1.0 - result.extra["tie_per_round"])
+    return exact_odds(result, den)
+
+
+def _odds(spec: Check, rules: Rules, limits: Limits, text: str) -> Odds:
     limits.check_work(work(spec, rules), "this roll", text)
     limits.check_memory(memory(spec, rules), "this roll", text)
     actor = spec.actor
@@ -180,9 +192,9 @@ def odds(spec: Check, options: Mapping[str, Any], limits: Limits, text: str) -> 
             notes.append(f"S6: the bonus {actor.bonus:+d} alone beats # {spec.difficulty} and the "
                          "situation is calm: Success without rolling")
             out = {"botch": 0.0, "failure": 0.0, "success": 1.0}
-            return Odds("d6skill", text, Distribution.from_mapping(out, order=CHECK_OUTCOMES),
-                        Distribution.from_mapping({}), "result", tuple(notes),
-                        {"p_critical": 0.0, "auto_success": True})
+            return exact_odds(Odds("d6skill", text, Distribution.from_mapping(
+                out, order=CHECK_OUTCOMES), Distribution.from_mapping({}), "result",
+                tuple(notes), {"p_critical": 0.0, "auto_success": True}), 1)
         if actor.bonus > spec.difficulty:
             notes.append("S6: the bonus alone beats #, but the situation is stressful: roll")
     d = spec.difficulty

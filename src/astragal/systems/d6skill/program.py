@@ -153,8 +153,12 @@ def roll_die(tray: Tray, dr: DieRules, name: str, group: str, stream: int, limit
         marks = ["critical"] + ["explosion"] * (len(chain) - 1)
         if capped:
             marks[-1] = "capped"
+    for k, index in enumerate(range(first, first + len(chain))):  # S9: a Critical's chain
+        tray.facts(index, added="exploded" if k else "",
+                   tone="crit" if d.critical and not k else "")
     dropped: tuple[int, ...] = ()
     if record.checked is not None:
+        tray.facts(hands.last, added="check", scored=0, tone="fumble" if d.botch else "")
         tray.drop(hands.last, "botch check: Botch" if d.botch else "botch check (ignored, S8)")
         marks = [""] * len(chain) + ["botch" if d.botch else "botch_check"]
         dropped = (hands.last,)

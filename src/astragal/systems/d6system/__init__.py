@@ -46,4 +46,5 @@ __all__ = [
 ]
 
 SYSTEM = Game("d6system", "D6 System", parse, roll, odds, SWITCHES, aliases=("od6",),
-              tables=TABLES)
+              tables=TABLES,
+              examples=("4D+2 vs moderate", "3D wild vs 10", "5D vs 4D"))

@@ -261,13 +261,13 @@ def _read_side(toks: Tokens, limits: Limits, side: str, wild: list[bool]) -> Sid
         elif w in ("pips", "pip"):
             raise toks.error("how many pips? write '+2 pips'", tok)
         else:
-            raise toks.error(_unknown(tok.text, side), tok)
+            raise toks.unknown(tok, f"part of a D6 System {side} roll",
+                               [*MODIFIERS, *_WORDS, "wild", "vs", "pips"], _EXPECTED)
     return Side(code, tuple(terms))
 
 
-def _unknown(word: str, side: str) -> str:
-    return (f"'{word}' is not part of a D6 System {side} roll: expected a bonus (+1D, +2, "
-            "+1 pip), a modifier (advantaged, very disadvantaged...), 'wild' or 'vs'")
+_EXPECTED = ("expected a bonus (+1D, +2, +1 pip), a modifier (advantaged, very "
+             "disadvantaged...), 'wild' or 'vs'")
 
 
 _DIFFICULTY_HELP = ("automatic, very easy, easy, moderate, difficult, very difficult, heroic, "
@@ -303,8 +303,9 @@ def _read_against(toks: Tokens, limits: Limits,
         return None, _read_side(toks, limits, "opposing", wild)
     if tok.text.startswith("-") and digits(tok.text[1:]):
         raise toks.error("a difficulty number is 0 or more", tok)
-    raise toks.error(f"'{tok.text}' is not a standard difficulty ({_DIFFICULTY_HELP}), a "
-                     "difficulty number or a die code to oppose", tok)
+    raise toks.unknown(tok, "a standard difficulty", DIFFICULTIES,
+                       f"the standard difficulties are {_DIFFICULTY_HELP}; or write a "
+                       "difficulty number or a die code to oppose")
 
 
 def _read_options(toks: Tokens, opts: dict[str, Any], wild: list[bool],

@@ -23,6 +23,7 @@ from ...dice.algebra import Chain, Drop, Marked, Pool, Reading
 from ...dice.sampler import PoolRecord, dropped, sample
 from ...odds import Distribution, Odds, maths
 from ...odds import algebra as exact
+from ...odds.exactness import conditioned, denominator, exact_odds, product
 from ...render import d6system as words
 from . import rules as R
 from .notation import Side, Spec
@@ -131,6 +132,11 @@ def _roll_side(tray: Tray, prep: Prepared, name: str, group: str, stream: int,
         runs.append(wild.dice[0].runs)
         values.append(wild.value)
         marks = ("",) * len(reg.dice) + ("complication" if complication else "wild_die",)
+    if wild is not None:  # its sixes rolled again and added (D-X1), or its complication
+        wild_runs = wild.dice[0].runs
+        tray.facts(wild_hands.ids[0], joined="exploded" if len(wild_runs[0]) > 1 else "",
+                   scored=wild.value if len(wild_runs[0]) > 1 else None,
+                   tone="bad" if complication else "")
     if complication and drop and wild is not None:
         tray.drop(wild_hands.ids[0], "Wild Die: complication (1 on its first roll), removed")
         gone.append(wild_hands.ids[0])
@@ -377,9 +383,44 @@ def _bonuses(points: Mapping[int, float]) -> dict[str, Any]:
                 (R.damage_bonus(rp), p) for rp, p in points.items())).to_json()}
 
 
+def _denominator(sides: Sequence[Prepared], options: Mapping[str, Any]) -> int | None:
+    """The common denominator of the sides' laws: 6 per die; None with the Wild Die (D-X1: a
+    6 explodes without end)."""
+    if options["wild_die"]:
+        return None
+    return product(*(denominator(regular(side.dice)) for side in sides))
+
+
 def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     """The exact odds of a D6 System spec (D1–D15, the Wild Die D-X1, opposed rolls D-X4)."""
     options = effective_options(spec, options)
+    if spec.difficulty is not None and R.is_automatic(spec.difficulty.number):
+        return exact_odds(_odds(spec, options, limits, text), 1)
+    sides = [R.prepare(spec.actor, options)] + (
+        [R.prepare(spec.opposition, options)] if spec.opposition else [])
+    again = spec.opposition is not None and R.tie_goes(options["opposed_tie"]) == "again"
+    result = _odds(spec, options, limits, text)
+    kept = 1.0 - result.extra["contest"]["tie"] if again else 1.0  # D-X4: ties rolled again
+    return exact_odds(result, conditioned(_denominator(sides, options), kept),
+                      _outcomes_denominator(spec, sides[0], options))
+
+
+def _outcomes_denominator(spec: Spec, actor: Prepared, options: Mapping[str, Any]) -> int | None:
+    """With the Wild Die (its law infinite), a common denominator of the outcomes of a roll
+    against a difficulty: every level below Incredible is decided by totals below the difficulty
+    + incredible_from, which the Wild Die reaches in at most (that − 1) // 6 explosions (each
+    adds a 6), so it is a finite sum; Incredible is the rest. Without a difficulty, the outcome
+    is the Wild Die's first face."""
+    if not options["wild_die"] or spec.opposition is not None:
+        return None
+    if spec.difficulty is None:
+        return SIDES
+    below = spec.difficulty.number + options["incredible_from"] - actor.added
+    rolls = actor.dice + max(0, (below - 1) // SIDES)
+    return None if rolls > 15 else SIDES ** rolls
+
+
+def _odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> Odds:
     wild_on = bool(options["wild_die"])
     if spec.difficulty is not None and R.is_automatic(spec.difficulty.number):
         return Odds("d6system", text, Distribution.from_mapping({"automatic": 1.0},
@@ -416,8 +457,10 @@ def odds(spec: Spec, options: Mapping[str, Any], limits: Limits, text: str) -> O
         extra["result_points"] = {"difficulty": d, "distribution": {
             str(k): p for k, p in sorted(points.items())}}
         extra.update(_bonuses(points))
-        return Odds("d6system", text, Distribution.from_mapping(cats, la.truncated,
-                                                                order=CHECK_OUTCOMES),
+        top = R.success_level(options["incredible_from"], options["incredible_from"])
+        if top is not None:  # the Wild Die's cut tail is all far above the difficulty
+            cats[top.lower()] += la.truncated
+        return Odds("d6system", text, Distribution.from_mapping(cats, order=CHECK_OUTCOMES),
                     Distribution.from_mapping(pa, la.truncated), "total", tuple(notes), extra)
     return _opposed(spec, options, sides[1], pa, la, text, notes, extra)
 

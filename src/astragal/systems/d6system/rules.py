@@ -13,7 +13,7 @@ from typing import Any
 
 from ..._records import Record
 from ...dice.steps import Adjust
-from ...rulebook import rule
+from ...rulebook import reading, rule
 from ...switches import Switch, resolve
 
 __all__ = [
@@ -23,6 +23,13 @@ __all__ = [
 ]
 
 GAME = "d6system"
+
+reading(GAME, "D-A4", "negative pips borrow whole dice only (3 pips each), and only while a die "
+        "above the minimum is left; what cannot be borrowed counts on the total: 2D -1 pip is "
+        "2D-1, not 1D+2, which would make a total of 3 certain where 2D can roll 2 (a penalty "
+        "never makes a roll better). A dice penalty leaves at least "
+        "min_dice_after_penalty dice, and each die it cannot take counts -3 on the total (the "
+        "text's 'convert to −3 per D'): 1D -1D rolls 1D-3; penalty_below_min=ignore drops them")
 SIDES = 6  # D1: every die of a die code is a six-sided die
 
 # D6, D-A2: level → (printed number, lowest, highest or None); the printed number is the default
@@ -68,9 +75,9 @@ SWITCHES = (
     Switch("pips_carry", True, "D-X2", "3 pips make 1D"),
     Switch("min_dice_after_penalty", 1, "D-A4", "the fewest dice a penalty leaves", low=1,
            high=100),
-    Switch("penalty_below_min", "ignore", "D-A4",
-           "dice a penalty cannot take: ignored, or -3 each on the total",
-           ("ignore", "minus_three")),
+    Switch("penalty_below_min", "minus_three", "D-A4",
+           "dice a penalty cannot take: -3 each on the total (the text's 'convert to -3 per "
+           "D'), or ignored", ("minus_three", "ignore")),
     Switch("opposed_tie", "actor", "D-X4",
            "an opposed tie goes to the actor (meet or beat), the defender, or is rolled again",
            ("actor", "defender", "reroll")),
@@ -169,13 +176,14 @@ def prepare(side: Any, options: Mapping[str, Any]) -> Prepared:
     # better: the floor is the minimum, but never more dice than were there before penalties
     low = min(options["min_dice_after_penalty"], written)
     if dice < low:
+        # D-A4 "convert to -3 per D": a die the penalty cannot take costs 3 on the total, so
+        # every penalty costs something (ignored only by the house rule)
         short = low - dice
         dice = low
-        if options["penalty_below_min"] == "minus_three":
-            number -= 3 * short
-            steps.append(Adjust("", "floor", "D-A4", (("dice", low), ("short", short))))
-        else:
-            steps.append(Adjust("", "floor", "D-A4", (("dice", low),)))
+        each = 3 if options["penalty_below_min"] == "minus_three" else 0
+        number -= each * short
+        steps.append(Adjust("", "floor", "D-A4", (("dice", low), ("short", short),
+                                                  ("each", each))))
     if options["pips_carry"] and not 0 <= pips <= 2:  # D-X2: 3 pips = 1D
         before = (dice, pips)
         if pips > 2:

@@ -87,4 +87,6 @@ def odds(spec: Expression | Rolls, options: Mapping[str, Any] | None = None,
 _exact: Any = None
 
 
-SYSTEM = Game("dice", "General dice notation", parse, roll, odds, SWITCHES)
+SYSTEM = Game("dice", "General dice notation", parse, roll, odds, SWITCHES,
+              examples=("d20+5", "2d20kh1+5", "4d6kh3", "d20+5 >= 15", "10d10>=8", "8d6r<3",
+                        "4dF", "6x 4d6kh3"))

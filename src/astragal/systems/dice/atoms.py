@@ -8,7 +8,17 @@ import re
 from fractions import Fraction
 
 from ..._errors import LimitError
-from .lexicon import _COMPUTED_SIDES, _DICE, _NUMBER, _WORD, MAX_COUNT, MAX_DEPTH, MAX_DIGITS
+from ...notation import unknown
+from .lexicon import (
+    _ANYDICE,
+    _COMPUTED_SIDES,
+    _DICE,
+    _NUMBER,
+    _WORD,
+    MAX_COUNT,
+    MAX_DEPTH,
+    MAX_DIGITS,
+)
 from .nodes import FUDGE, FUNCTIONS, Call, Computed, Dice, Group, Node, Num
 from .terms import DiceTerms
 
@@ -87,6 +97,10 @@ class Atoms(DiceTerms):
             return Num(int(m2.group()), (start, self.pos))
         if (m3 := _WORD.match(self.text, start)) is not None:
             return self.call(m3)
+        if c == "[" and (any_ := _ANYDICE.match(self.text, start)) is not None:
+            how, n, dice = any_.group(1).lower(), any_.group(2), any_.group(3)
+            raise self.error(f"AnyDice's [{how} {n} of {dice}] is written {dice}k"
+                             f"{how[0]}{n} here", start, any_.end())
         raise self.error(f"expected a number, dice such as 2d6, '(' or '{{', found "
                          f"{self.describe_here()}", start)
 
@@ -94,10 +108,14 @@ class Atoms(DiceTerms):
         name = m.group().lower()
         start = m.start()
         if name not in FUNCTIONS:
+            if name == "repeat":
+                raise self.error("Sidekick's repeat(4d6k3, 6) is written 6x 4d6k3 here: the "
+                                 "count first, then x and the roll", start, m.end())
             if name in ("d",):
                 raise self.error("how many sides? write d6, d20, d% or dF", start, m.end())
-            raise self.error(f"unknown word '{m.group()}': functions are "
-                             f"{', '.join(FUNCTIONS)}; dice are written like 2d6", start, m.end())
+            raise unknown(self.source, (start, m.end()), m.group(), "a function",
+                          [*FUNCTIONS, "adv", "dis"], f"functions are {', '.join(FUNCTIONS)}; "
+                          "dice are written like 2d6")
         self.pos = m.end()
         self.ws()
         if self.peek() != "(":

@@ -18,6 +18,7 @@ Work is estimated before each step; past ``Limits.max_odds_work`` the answer is 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
@@ -225,14 +226,28 @@ def _distribution(pmf: Pmf) -> Distribution:
     return Distribution.from_mapping({_key(v): p for v, p in pmf.items()}, pmf.lost)
 
 
-def denominator(node: Node) -> int | None:
+def denominator(node: Node,
+                values: Callable[[Node], Iterable[Value]] | None = None) -> int | None:
     """A common denominator of every probability of the node's law (each die term's outcomes
-    are equally likely tuples of faces), or None where an explosion makes the law infinite."""
+    are equally likely tuples of faces), or None where an explosion makes the law infinite.
+    A term whose count or sides are rolled (``(1d4)d6``) takes the least common multiple over
+    the ``values`` they can come to (None without ``values``)."""
     out = 1
+    placeholders: set[int] = set()  # a computed term's own dice: counted by its values
     for n in _walk(node):
         if isinstance(n, Computed):
-            return None  # a mixture: exact, but no simple common denominator is worked out
-        if not isinstance(n, Dice):
+            if values is None:
+                return None
+            placeholders.add(id(n.dice))
+            counts = [n.dice.count] if n.count is None else [int(v) for v in values(n.count)]
+            sides = [n.dice.sides] if n.sides is None else [int(v) for v in values(n.sides)]
+            dens = [denominator(n.dice._replace(count=c, sides=s)) for c in counts
+                    for s in sides]
+            if any(d is None for d in dens):
+                return None
+            out *= math.lcm(*(d for d in dens if d is not None))
+            continue
+        if not isinstance(n, Dice) or id(n) in placeholders:
             continue
         if n.explode in ("explode", "compound", "penetrate"):
             return None
@@ -277,7 +292,8 @@ def odds(expr: Expression | Rolls, limits: Limits, text: str) -> Odds:
                                       "values)"), memory=ROW_BYTES * len(pmf))
     notes: list[str] = []
     is_check = isinstance(expr.body, Comparison)
-    den = None if pmf.lost else denominator(expr.body)
+    den = None if pmf.lost else denominator(
+        expr.body, lambda n: [v for v, _ in evaluate(n, limits, budget).items()])
     dist = _distribution(pmf).with_denominator(den)
     if pmf.lost:
         notes.append(f"explosion tails cut where the probability left is below 1e-15 "

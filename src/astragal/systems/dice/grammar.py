@@ -27,12 +27,14 @@ from typing import Any
 
 from ..._errors import LimitError, NotationError
 from ..._limits import Limits
+from ...notation import did_you_mean, unknown
 from .atoms import Atoms
 from .lexicon import (
     _ADVANTAGE,
     _COMMAND,
     _COMPARE_WORDS,
     _DESCRIPTION,
+    _DICE_WORDS,
     _DIE_WORD,
     _ENDS_DICE,
     _ENDS_NUMBER,
@@ -78,9 +80,21 @@ class _Parser(Atoms):
         self.depth = 0
         self.limits = limits
         self.dialect = options.get("dialect", "astragal")
-        self.reading = reading(options)
+        self.read_as("")
+
+    def read_as(self, command: str) -> None:
+        """Read the dialect-dependent forms as the options say, or as the tool whose chat
+        ``command`` (``/r``, ``!r``) is in front of the roll reads them."""
+        self.reading = reading(self.options, command)
         self.reroll_once = self.reading["reroll"] == "once"
-        self.or_equal = self.reading["greater_than"] == "or_equal"
+
+    def command(self) -> None:
+        """A chat command in front of a roll (``/r``, ``/roll``, ``!r``, AnyDice's ``output``)
+        is skipped, and says how the roll is read."""
+        m = _COMMAND.match(self.text, self.pos)
+        if m is not None:
+            self.pos = m.end()
+            self.read_as(m.group(1))
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -105,9 +119,7 @@ class _Parser(Atoms):
     def request(self) -> Expression | Rolls:
         """A whole request: an optional chat command (``/r``, ``/roll``, ``!r``), then one
         roll, several separated by ``;``, or ``[[ ]]`` inline rolls in a line of text."""
-        m = _COMMAND.match(self.text, self.pos)
-        if m is not None:
-            self.pos = m.end()
+        self.command()
         if "[[" in self.text[self.pos:]:
             return self.inline()
         first = self.one()
@@ -140,6 +152,7 @@ class _Parser(Atoms):
                                  open_ + 2)
             texts.append(self.text[at:open_])
             inner = _Parser(self.source[:close], open_ + 2, self.options, self.limits)
+            inner.command()  # Foundry's [[/r 1d20]]
             part = inner.one()
             if inner.pos < close:
                 raise inner.unexpected()
@@ -167,6 +180,7 @@ class _Parser(Atoms):
         if self.pos >= self.end or self.text[self.pos] == "#":
             raise self.error("nothing to roll: expected dice such as 4d6kh3 or 2d6+3",
                              min(self.pos, self.end))
+        begin = self.pos
         body = self.compare()
         self.ws()
         m = _ADVANTAGE.match(self.text, self.pos)
@@ -174,10 +188,15 @@ class _Parser(Atoms):
             body = _advantage(body, m.group(1).lower().startswith("a"), self, m)
             self.pos = m.end()
             self.ws()
+            if not isinstance(body, Comparison):  # 1d20+5 adv >= 15
+                body = self.compared(body, begin)
         comment = ""
         stop = self.text.find(";", self.pos)
         stop = self.end if stop < 0 else stop
-        if self.pos < self.end and self.text[self.pos] == "#":
+        if self.pos < self.end and (self.text[self.pos] == "#" or (
+                self.text[self.pos] == "!" and self.text[self.pos - 1].isspace()
+                and self.text[self.pos + 1:self.pos + 2] in ("", " ", "\t"))):
+            # '#', or Dice Maiden's '!' between spaces: everything after it is a comment
             comment = " ".join(self.text[self.pos + 1:].split())
             self.pos = self.end
         elif self.pos < stop and self.description_here():
@@ -200,8 +219,17 @@ class _Parser(Atoms):
             raise self.error(f"'{m.group()}' would be read as a description and ignored: to "
                              "compare the total, write it with a comparison, as in "
                              "d20+5 >= 15", self.pos, m.end())
-        return not (_MODIFIER_WORD.fullmatch(word) or word in FUNCTIONS or
-                    _DIE_WORD.fullmatch(word) or word in ("adv", "dis"))
+        if _MODIFIER_WORD.fullmatch(word) or word in FUNCTIONS or _DIE_WORD.fullmatch(word):
+            return False
+        if did_you_mean(word, ("advantage", "disadvantage")) is not None:  # 1d20+5 advantge
+            raise unknown(self.source, (self.pos, m.end()), m.group(), "read after a roll",
+                          ("advantage", "disadvantage"), "")
+        stop = self.text.find(";", self.pos)
+        for w in _DESCRIPTION.finditer(self.text, self.pos, self.end if stop < 0 else stop):
+            if (hint := _DICE_WORDS.get(w.group().lower())) is not None:
+                raise self.error(_ignored(w.group(), hint, self.source[:self.pos].rstrip()),
+                                 w.start(), w.end())
+        return True
 
     def unexpected(self) -> NotationError:
         start = self.pos
@@ -228,6 +256,10 @@ class _Parser(Atoms):
         start = self.pos
         left = self.sum()
         self.ws()
+        return self.compared(left, start)
+
+    def compared(self, left: Node, start: int) -> Node:
+        """``left`` compared with what follows, if a comparison of totals follows."""
         m = _TOTAL_CMP.match(self.text, self.pos)
         if not m:
             return left
@@ -325,6 +357,20 @@ class _Parser(Atoms):
             raise self.error("an empty label: write a name inside [ ]", start, close + 1)
         self.pos = close + 1
         return inner
+
+
+def _ignored(word: str, means: str, roll: str) -> str:
+    """The refusal of a word that means dice in some tool inside a trailing description."""
+    how = {"adv": f"write {roll} adv (or dis) right after the roll",
+           "dis": f"write {roll} dis right after the roll",
+           "drop": "write drop lowest (or dl1) right after the dice, as in 4d6 drop lowest",
+           "keep": "write keep highest 3 (or kh3) right after the dice, as in 4d6 keep "
+                   "highest 3",
+           "reroll": "write the re-roll on the dice, as in 4d6r1 (until it stops) or 4d6ro1 "
+                     "(once)",
+           "explode": "write the explosion on the dice, as in 3d6!"}[means]
+    return (f"'{word}' would be read as a description and ignored: {how}; or, for a "
+            f"description, put it after # ({roll} # ...)")
 
 
 def parse(text: str, start: int, options: Mapping[str, Any],

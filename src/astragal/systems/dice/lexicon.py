@@ -28,8 +28,21 @@ _TOTAL_OPS = {"!=": "!=", "<>": "!=", ">=": ">=", "<=": "<=", "==": "=", "=": "=
 _REPEAT = re.compile(r"\s*(\d+)\s*[xX](?=[\s(]|\d*[dD])", re.ASCII)
 _ENDS_DICE = re.compile(r"(?:\d*[dD](?:\d+|%|[fF])\S*|\}\S*)$", re.ASCII)
 _ENDS_NUMBER = re.compile(r"(?<![\w.)\]}])\d+$", re.ASCII)
-_COMMAND = re.compile(r"\s*(?:/(?:roll|r|gmroll|gr)|!(?:roll|r))(?=\s|$)", re.ASCII | re.IGNORECASE)
-_ADVANTAGE = re.compile(r"(adv|dis|advantage|disadvantage)\b", re.ASCII | re.IGNORECASE)
+# a chat command in front of a roll, which says where the player comes from (COMMANDS in
+# rules.py), and AnyDice's ``output``
+_COMMAND = re.compile(r"\s*(/(?:roll|r|gmroll|gmr|gr|selfroll|sr|blindroll|broll|br|publicroll|pr)"
+                      r"|!(?:roll|r)|output)(?=\s|$)", re.ASCII | re.IGNORECASE)
+_ADVANTAGE = re.compile(r"(?:(?:with|at)\s+)?(adv|dis|advantage|disadvantage)\b",
+                        re.ASCII | re.IGNORECASE)
+# Dice Maiden's modifiers, written after the dice with a space (``4d10 t8``, ``10d6 e6 k8 +4``),
+# and the same in words (``4d6 drop lowest``); they end where a word would
+_SPACED = re.compile(r"(?:(ie|ir|kl|e|d|k|r|t|f|b)(\d*)|(drop|keep)\s+(?:the\s+)?(lowest|highest)"
+                     r"(?:\s+(\d+))?)(?=[\s+\-*/;#)\]},]|$)", re.ASCII | re.IGNORECASE)
+# words that mean dice in some tool: in a trailing description they would be silently ignored
+_DICE_WORDS = {"adv": "adv", "advantage": "adv", "dis": "dis", "disadvantage": "dis",
+               "drop": "drop", "keep": "keep", "lowest": "drop", "highest": "keep",
+               "reroll": "reroll", "re-roll": "reroll", "rerolls": "reroll",
+               "explode": "explode", "explodes": "explode", "exploding": "explode"}
 _DESCRIPTION = re.compile(r"[A-Za-z][A-Za-z'-]*", re.ASCII)
 _COMPARE_WORDS = {"vs", "versus", "dc", "ac", "tn", "target", "against"}
 _DIE_WORD = re.compile(r"[dD](?:\d+|%|[fF])", re.ASCII)
@@ -41,3 +54,5 @@ _MODIFIER_WORD = re.compile(r"(kh|kl|dh|dl|k|d|r|ro|rr|f|dbl|s|sa|sd|x|xo|!|!!|!
 _COUNT_ON = {"success": "counts a success", "failure": "counts a failure",
              "crit": "is marked critical", "fumble": "is marked a fumble",
              "double": "counts twice", "explode": "explodes", "reroll": "is re-rolled"}
+_ANYDICE = re.compile(r"\[\s*(highest|lowest)\s+(\d+)\s+of\s+(\d*d\d+)\s*\]",
+                      re.ASCII | re.IGNORECASE)  # AnyDice's [highest 3 of 4d6]

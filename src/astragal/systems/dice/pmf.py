@@ -72,14 +72,18 @@ class Pmf:
     (a dict). Probabilities sum to ``1 - lost``. Parts are shared, never changed in place.
     """
 
-    __slots__ = ("lost", "off", "p", "sparse")
+    __slots__ = ("counts", "lost", "off", "p", "sparse")
 
     def __init__(self, off: int = 0, p: list[float] | None = None,
-                 sparse: dict[Value, float] | None = None, lost: float = 0.0) -> None:
+                 sparse: dict[Value, float] | None = None, lost: float = 0.0,
+                 counts: tuple[list[int], int] | None = None) -> None:
         self.off = off
         self.p = p
         self.sparse = sparse
         self.lost = lost
+        self.counts = counts
+        """A dense law known exactly: (counts, denominator), ``p[k]`` = counts[k] / denominator
+        correctly rounded (an exact power or sum, ``maths.power_counts``)."""
 
     @staticmethod
     def point(v: Value) -> Pmf:
@@ -152,21 +156,42 @@ def convolve(a: Sequence[float], b: Sequence[float], budget: Budget, what: objec
     return maths.convolve(a, b, fft=True)
 
 
+_READ_UPTO = 256  # a dense law this short, not known exactly, is read as counts (``rational``)
+
+
+def _counts(a: Pmf) -> tuple[list[int], int] | None:
+    """A dense part's law as counts over a denominator, when it is one (no tail cut)."""
+    if a.counts is not None or a.p is None or a.lost or len(a.p) > _READ_UPTO:
+        return a.counts
+    return maths.rational(a.p)
+
+
 def add(a: Pmf, b: Pmf, budget: Budget, what: object, sign: int = 1) -> Pmf:
-    """The sum (or difference) of two independent parts."""
+    """The sum (or difference) of two independent parts: exactly, as one product of big
+    integers, when both are known as counts and that is about as little work as the float
+    products (``maths.sum_counts_cost``)."""
     if sign < 0:
         b = negate(b)
     lost = lost_of(a.lost, b.lost)
     if a.p is not None and b.p is not None:
         if b.p == [1.0] or a.p == [1.0]:  # a number added (d20+5): the other part, moved
-            return Pmf(a.off + b.off, a.p if b.p == [1.0] else b.p, lost=lost)
+            return Pmf(a.off + b.off, a.p if b.p == [1.0] else b.p, lost=lost,
+                       counts=a.counts if b.p == [1.0] else b.counts)
+        ca, cb = _counts(a), _counts(b)
+        plan = maths.sum_counts_cost(ca, cb, fft=True) if ca and cb else None
+        if ca and cb and plan:
+            budget.spend(plan[0] + len(a.p) + len(b.p), what, memory=plan[1])
+            counts = maths.sum_counts(ca, cb)
+            return Pmf(a.off + b.off, maths.exact_floats(counts[0], counts[1], 1),
+                       counts=counts)
         return Pmf(a.off + b.off, convolve(a.p, b.p, budget, what), lost=lost)
     return binop(a, b, lambda x, y: x + y, budget, what, lost)
 
 
 def negate(a: Pmf) -> Pmf:
     if a.p is not None:
-        return Pmf(-(a.off + len(a.p) - 1), a.p[::-1], lost=a.lost)
+        counts = None if a.counts is None else (a.counts[0][::-1], a.counts[1])
+        return Pmf(-(a.off + len(a.p) - 1), a.p[::-1], lost=a.lost, counts=counts)
     return Pmf(sparse={-k: v for k, v in (a.sparse or {}).items()}, lost=a.lost)
 
 
@@ -223,12 +248,16 @@ def power(a: Pmf, n: int, budget: Budget, what: object, span: tuple[int, int] | 
         for _ in range(n - 1):
             out = add(out, a, budget, what)
         return out.with_lost(lost)
-    steps, memory, numpy = maths.power_plan(len(a.p), n, fft=True)
+    steps, memory, numpy = maths.power_plan(len(a.p), n, fft=True,
+                                            unit=None if a.lost else a.p)
     values = (len(a.p) - 1) * n + 1
     said = Lazy(lambda: f"{what} ({values:,} possible values)")
     if answer:
         budget.check(steps + ROW * values, said, span, max(memory, ROW_BYTES * values))
     budget.spend(steps, said, span, memory)
+    counts = None if a.lost else maths.power_counts(a.p, n, fft=True)
+    if counts is not None:
+        return Pmf(a.off * n, maths.exact_floats(counts[0], counts[1], 1), counts=counts)
     return Pmf(a.off * n, maths.power(a.p, n, fft=True, numpy=numpy), lost=lost)
 
 

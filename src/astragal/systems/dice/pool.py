@@ -19,7 +19,7 @@ from ...dice.algebra import Chain
 from ...dice.sampler import sample_chain
 from .nodes import FUDGE, Compare, Dice, Group, Keep
 from .program import die_chain
-from .rules import clamp, critical, explodes, face_value, kept_flags, matches, term_value
+from .rules import clamp, critical, explodes, face_value, kept_flags, matches, score, term_value
 
 __all__ = ["RUNS", "group_items", "keep_fact", "roll_term", "side_step"]
 
@@ -234,20 +234,50 @@ def roll_term(tray: Tray, limits: Limits, text: str, d: Dice, name: str,
     indices = tuple([x.index for x in pool])
     read = _read(d, name, indices, [x.value for x in pool], tuple([x.runs for x in pool]),
                  [x.marks for x in pool], [face_value(d, tray.face(i)) for i in indices])
-    return _apply(read, tray, steps)
+    joins = {x.index: _joined(d, x) for x in pool}
+    return _apply(read, tray, steps, joins, FUDGE_LABELS if d.sides == FUDGE else None)
 
 
-_Read = tuple[tuple[S.Step, ...], int, tuple[tuple[int, bool, bool], ...], tuple[int, ...]]
+FUDGE_LABELS = {1: "−", 2: "blank", 3: "+"}  # a Fudge die's faces, by the tray's face
 
 
-def _apply(read: _Read, tray: Tray, steps: list[S.Step]) -> int:
-    """A term's reading on the tray (its crits and fumbles marked, its dropped dice struck) and
-    in the steps; returns what it comes to."""
-    new_steps, total, crits, dropped = read
+def _joined(d: Dice, x: _Die) -> tuple[str, str]:
+    """A die's ``joined`` and ``added`` facts: how its later faces go with its first (a
+    compounding die's add up, a re-roll's replace), and whether an explosion added it."""
+    joined = ""
+    if d.explode == "compound" and any(len(run) > 1 for run in x.runs):
+        joined = "compounded"
+    elif len(x.runs) > 1:
+        joined = "rerolled"
+    added = ""
+    if "explosion" in x.marks or "added" in x.marks:
+        added = "penetrated" if d.explode == "penetrate" else "exploded"
+    return joined, added
+
+
+# A term's reading: its steps, what it comes to, the dice to mark (index, critical, fumble), the
+# dice dropped, and each die's worth (index, what it counts, its tone) where that is not its face
+_Read = tuple[tuple[S.Step, ...], int, tuple[tuple[int, bool, bool], ...], tuple[int, ...],
+              tuple[tuple[int, int | None, str], ...]]
+
+
+def _apply(read: _Read, tray: Tray, steps: list[S.Step],
+           joins: dict[int, tuple[str, str]] | None = None,
+           labels: dict[int, str] | None = None) -> int:
+    """A term's reading on the tray (its crits and fumbles marked, its dropped dice struck, each
+    die's facts recorded) and in the steps; returns what it comes to."""
+    new_steps, total, crits, dropped, worth = read
     for i, crit, fumble in crits:
         tray.mark(i, crit, fumble)
     for i in dropped:
         tray.drop(i, "dropped")
+    if joins or worth or labels:
+        scored = {i: (w, tone) for i, w, tone in worth}
+        for i in (joins or dict.fromkeys(scored)):
+            joined, added = joins.get(i, ("", "")) if joins else ("", "")
+            w, tone = scored.get(i, (None, ""))
+            if joined or added or w is not None or tone or labels:
+                tray.facts(i, joined, added, w, labels[tray.face(i)] if labels else "", tone)
     steps += new_steps
     return total
 
@@ -347,7 +377,25 @@ def _read(d: Dice, name: str, indices: tuple[int, ...], values: list[int],
     if changed is not None:
         steps.append(changed)
     steps.append(S.Count(name, what, int(total), rule))
-    return tuple(steps), int(total), tuple(crits), dropped
+    return tuple(steps), int(total), tuple(crits), dropped, _worth(d, indices, values, kept,
+                                                                  naturals)
+
+
+def _worth(d: Dice, indices: tuple[int, ...], values: Sequence[Any], kept: Sequence[bool],
+           naturals: Sequence[int]) -> tuple[tuple[int, int | None, str], ...]:
+    """Each kept die's worth where it is not its face: a success count's 1 or 0 (2 for a
+    double, less 1 for a failure: toned good or bad), else its value after explosions,
+    penetration, ``mi``/``ma`` or a Fudge face."""
+    out: list[tuple[int, int | None, str]] = []
+    for i, v, k, natural in zip(indices, values, kept, naturals):
+        if not k:
+            continue
+        if d.success is not None:
+            s = score(d, v)
+            out.append((i, s, "good" if s > 0 else "bad" if s < 0 else ""))
+        elif v != natural or d.sides == FUDGE or d.custom:
+            out.append((i, int(v), ""))
+    return tuple(out)
 
 
 def group_items(g: Group, name: str, values: Sequence[Any], kept: Sequence[bool], total: Any,

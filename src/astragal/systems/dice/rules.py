@@ -350,6 +350,25 @@ DIALECTS: dict[str, dict[str, str]] = {
     "avrae": {"reroll": "recursive", "greater_than": "strict", "cs": "refuse",
               "k_number": "value", "glued_compare": "total"},
 }
+# A tool's own command word in front of a roll says where the player comes from, when no dialect
+# is set. /r, /roll and /gmroll are Roll20's and Foundry's both (Sidekick's and Dice Maiden's
+# too): under them a compare point that only Roll20 writes (a success count glued to the dice,
+# ``!``, ``!!``, ``!p``, ``ro``, ``f``) is read Roll20's way, one that only Foundry writes
+# (``x``, ``xo``, ``rr``, ``df``) Foundry's way, and the forms both read differently (a bare
+# ``r``, ``cs``/``cf``) are refused with both readings. AnyDice's ``output`` says nothing.
+_SHARED = "roll20|foundry"
+COMMANDS: dict[str, str | None] = {
+    "/r": _SHARED, "/roll": _SHARED, "/gmroll": _SHARED, "/gr": "roll20",
+    "/gmr": "foundry", "/sr": "foundry", "/selfroll": "foundry", "/br": "foundry",
+    "/broll": "foundry", "/blindroll": "foundry", "/pr": "foundry", "/publicroll": "foundry",
+    "!r": "avrae", "!roll": "avrae", "output": None,
+}
+READINGS: dict[str, dict[str, str]] = {
+    **DIALECTS,
+    _SHARED: {"reroll": "refuse", "greater_than": "roll20_forms", "cs": "refuse",
+              "k_number": "highest", "glued_compare": "count"},
+}
+ROLL20_FORMS = frozenset(("", "!", "!!", "!p", "ro", "f"))  # where Roll20 writes a compare point
 SWITCHES = (
     Switch("dialect", "astragal", "dialects",
            "where the player comes from: the forms tools read differently are read that way",
@@ -364,9 +383,13 @@ DEFAULTS: dict[str, Any] = {s.name: s.default for s in SWITCHES}
 CHOICES: dict[str, tuple[str, ...]] = {s.name: s.choices for s in SWITCHES}
 
 
-def reading(options: Mapping[str, Any]) -> dict[str, str]:
-    """How this request reads the dialect-dependent forms: the dialect, then the overrides."""
-    out = dict(DIALECTS[options.get("dialect", "astragal")])
+def reading(options: Mapping[str, Any], command: str = "") -> dict[str, str]:
+    """How this request reads the dialect-dependent forms: the dialect (with none set, the one
+    its chat ``command`` says), then the overrides."""
+    dialect = options.get("dialect", "astragal")
+    if dialect == "astragal":
+        dialect = COMMANDS.get(command.lower()) or dialect
+    out = dict(READINGS[dialect])
     for key in ("reroll", "greater_than"):
         value = options.get(key, "dialect")
         if value != "dialect":

@@ -4,17 +4,19 @@ the part of the parser (``grammar.py``) that turns a die and what is glued to it
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..._errors import LimitError, NotationError
 from ..._limits import Limits
+from ...notation import unknown
 from .checks import _check_dice
 from .lexicon import (
     _ALNUM,
     _CMP,
     _DIGITS,
     _SIGNED,
+    _SPACED,
     _WORD,
     MAX_COUNT,
     MAX_CUSTOM,
@@ -36,7 +38,7 @@ from .nodes import (
     Product,
     Sum,
 )
-from .rules import face_range
+from .rules import ROLL20_FORMS, face_range
 from .rules import keep_count as _keep_count
 
 
@@ -50,7 +52,11 @@ class DiceTerms:
     limits: Limits
     reading: dict[str, str]
     reroll_once: bool
-    or_equal: bool
+
+    def or_equal_at(self, token: str) -> bool:
+        """Whether ``>``/``<`` after ``token`` (``""``: glued to the dice) means or equal."""
+        how = self.reading["greater_than"]
+        return how == "or_equal" or (how == "roll20_forms" and token in ROLL20_FORMS)
 
     def error(self, message: str, start: int, end: int | None = None) -> NotationError:
         raise NotImplementedError
@@ -94,6 +100,7 @@ class DiceTerms:
         """Read the modifiers after ``NdS`` (or ``Nd{...}``) and build the checked term."""
         rng = (min(custom), max(custom)) if custom else face_range(sides)
         mods = self.modifiers(group=False, rng=rng)
+        self.spaced(mods, count, rng[1], start)
         match = mods.get("match", (0, False))
         dice = Dice(count, sides, mods.get("reroll", ()), mods.get("reroll_once", False),
                     mods.get("explode"), mods.get("explode_on"), mods.get("keep"),
@@ -137,7 +144,7 @@ class DiceTerms:
         if m is not None:
             op = "=" if m.group() == "==" else m.group()
             self.pos = m.end()
-            if self.or_equal and op in (">", "<"):
+            if op in (">", "<") and self.or_equal_at(what):
                 op += "="  # the Roll20 reading: a compare point > 3 means 3 or more
         elif required:
             return None
@@ -305,11 +312,23 @@ class DiceTerms:
                     raise self.error("one explosion per term (!, !!, !p or xo)", start, self.pos)
                 mods[kind] = {"!": "explode", "x": "explode", "e": "explode", "!!": "compound",
                               "!p": "penetrate", "xo": "once"}[token]
+                if token == "!" and text.startswith(">=", self.pos) and \
+                        self.reading["greater_than"] == "roll20_forms":
+                    raise self.error("under /r, '!>=' is read apart: Roll20 explodes on that "
+                                     "face or more, Sidekick explodes the highest face and "
+                                     "counts that face or more as successes (its 3d10!>=8 is "
+                                     "3d10!10>=8 here): write that, or say which with -o "
+                                     "dialect=roll20", start, self.pos + 2)
                 mods["explode_on"] = self.compare_point(False, token, start)
             elif rest[:2] in ("ro", "rr") or rest[:1] == "r":
                 if group:
                     raise self.error("re-rolls apply to dice, not to a group", start, start + 1)
                 token = rest[:2] if rest[:2] in ("ro", "rr") else "r"
+                if token == "r" and self.reading["reroll"] == "refuse":
+                    raise self.error("a bare r re-rolls until the face stops matching in "
+                                     "Roll20 but only once in Foundry, and both take /r: write "
+                                     "rr (until it stops) or ro (once), or say which with -o "
+                                     "dialect=roll20 or dialect=foundry", start, start + 1)
                 self.pos += len(token)
                 once = token == "ro" or (token == "r" and self.reroll_once)
                 if "reroll" in mods and mods["reroll_once"] != once:
@@ -342,10 +361,15 @@ class DiceTerms:
                 if text[start].isascii() and text[start].isalnum():
                     m = _WORD.match(text, start) or _ALNUM.match(text, start)
                     assert m is not None
-                    raise self.error(f"unknown modifier '{m.group()}': modifiers are r, ro, "
-                                     "rr, !, !!, !p, x, xo, e, kh, kl, dh, dl, k>N, p<N, mi, "
-                                     "ma, >=N, f, df, dbl, crit, fumble, m, mt, s, sd",
-                                     start, m.end())
+                    if m.group().lower() == "t":
+                        raise self.error("'t' is Sidekick's 'count twice' (t10: a 10 counts "
+                                         "as two successes) and Dice Maiden's target (t8: "
+                                         "8 or more): write 10d10>=8dbl10 or 10d10>=8",
+                                         start, m.end())
+                    raise unknown(self.source, (start, m.end()), m.group(), "a modifier",
+                                  ("crit", "fumble", "dbl", "min", "max"), "modifiers are r, ro, "
+                                  "rr, !, !!, !p, x, xo, e, kh, kl, dh, dl, k>N, p<N, mi, ma, "
+                                  ">=N, f, df, dbl, crit, fumble, m, mt, s, sd")
                 break
             if kind in spans and kind not in ("reroll",):
                 raise self.error(f"the {kind} modifier is given twice", start, self.pos)
@@ -360,6 +384,68 @@ class DiceTerms:
                                  a, b)
         mods["_spans"] = spans
         return mods
+
+    def spaced(self, mods: dict[str, Any], count: int, hi: int, start: int) -> None:
+        """Dice Maiden's modifiers, written after the dice with spaces, and read its way
+        (its README): ``e6`` explodes once on 6 or more (``ie6``: again and again), ``r2``
+        re-rolls a 2 or less once (``ir2``: until it stops), ``d1`` drops the lowest, ``k2``
+        keeps the highest (``kl2`` the lowest), ``t7`` counts each die of 7 or more, ``f1``
+        takes one away for each of 1 or less; and the same in words (``drop lowest``, ``keep
+        highest 3``). No other tool reads them, and as a description they would change
+        nothing."""
+        spans = mods["_spans"]
+        maiden: dict[str, Keep] = {}  # a d or k written Dice Maiden's way (drop, then keep)
+        while True:
+            at = self.pos
+            while at < self.end and self.text[at].isspace():
+                at += 1
+            m = _SPACED.match(self.text, at) if at > self.pos else None
+            if m is None:
+                break
+            written = self.source[at:m.end()]
+            token = (m.group(1) or "").lower()
+            n = int(m.group(2) or m.group(5) or (0 if token else 1))
+            if token and not m.group(2) and token not in ("e", "ie"):
+                break  # 'd' or 't' alone: no tool reads it as dice
+            if token == "b":
+                raise self.error(f"Dice Maiden's '{written}' counts botches beside the total, "
+                                 "which astragal does not: leave it out, or count them in a "
+                                 f"roll of their own ({count}d{hi}<={n})", at, m.end())
+            if n == 0 and token not in ("e", "ie"):
+                raise self.error(f"'{written}' changes nothing in Dice Maiden: leave it out",
+                                 at, m.end())
+            if token == "d" and n >= count:  # d12 d8: a die without its '+'
+                raise self.error(f"'{written}' after the dice would be Dice Maiden's 'drop the "
+                                 f"lowest {n}', which drops every die: to add dice, write "
+                                 f"{self.source[start:self.pos]}+{written}", at, m.end())
+            if not token:  # in words
+                token = m.group(3)[0].lower() + m.group(4)[0].lower()
+            kind, value = _MAIDEN[token](n or hi)
+            if kind == "keep" and token in ("d", "k") and "keep" in maiden:
+                # Dice Maiden drops first, then keeps the highest of the dice left: the
+                # highest k as long as k are left (explosions only add dice), which is kh k
+                d, k = (n, maiden["keep"].n) if token == "d" else (maiden["keep"].n, n)
+                if {token, maiden.pop("keep").how} != {"d", "k"} or k + d > count:
+                    raise self.error(f"Dice Maiden drops {d} and then keeps {k} of the "
+                                     f"{count} dice: write one of them", at, m.end())
+                value = Keep("kh", k)
+                del spans["keep"]
+            if kind in spans:
+                a, b = spans[kind]
+                raise self.error(f"the {kind} modifier is given twice ('{self.source[a:b]}' "
+                                 f"and '{written}')", at, m.end())
+            if kind == "explode" or kind == "reroll":
+                mods[kind], mods[f"{kind}_{'on' if kind == 'explode' else 'once'}"] = value
+            else:
+                mods[kind] = value
+            if token in ("d", "k"):
+                maiden["keep"] = Keep(token, n)
+            spans[kind] = (at, m.end())
+            self.pos = m.end()
+        if "failure" in mods and "success" not in mods:
+            a, b = spans["failure"]
+            raise self.error(f"'{self.source[a:b]}' needs a target first, as in "
+                             f"{count}d{hi} t{hi} {self.source[a:b]}", a, b)
 
     def custom_faces(self) -> tuple[int, ...]:
         """``{1,2,2,3}``: the faces of a custom die, whole numbers, repeats allowed."""
@@ -380,6 +466,24 @@ class DiceTerms:
                              (open_at, close + 1))
         self.pos = close + 1
         return tuple(faces)
+
+
+# Dice Maiden's spaced modifiers (``e6``, ``t8``...) and the words (``dl``: drop lowest), each as
+# the modifier it is (``spaced``)
+_MAIDEN: dict[str, Callable[[int], tuple[str, Any]]] = {
+    "e": lambda n: ("explode", ("once", Compare(">=", n))),
+    "ie": lambda n: ("explode", ("explode", Compare(">=", n))),
+    "r": lambda n: ("reroll", ((Compare("<=", n),), True)),
+    "ir": lambda n: ("reroll", ((Compare("<=", n),), False)),
+    "t": lambda n: ("success", Compare(">=", n)),
+    "f": lambda n: ("failure", Compare("<=", n)),
+    "d": lambda n: ("keep", Keep("dl", n)),
+    "k": lambda n: ("keep", Keep("kh", n)),
+    "kl": lambda n: ("keep", Keep("kl", n)),
+    "dl": lambda n: ("keep", Keep("dl", n)),
+    "dh": lambda n: ("keep", Keep("dh", n)),
+    "kh": lambda n: ("keep", Keep("kh", n)),
+}
 
 
 def _with_explode_on(dice: Dice, on: Compare) -> Dice:

@@ -67,4 +67,6 @@ __all__ = [
 ]
 
 SYSTEM = Game("jadeclaw", "Jadeclaw", parse, roll, odds, SWITCHES, aliases=("jc",),
-              tables=TABLES)
+              tables=TABLES,
+              examples=("d12 d8 vs 2d10", "L7 +1b vs L8", "d10 d8 vs routine",
+                        "d12 d6 -1p vs 2d10"))

@@ -205,6 +205,10 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                     "=" not in after.lower or after.lower.startswith("q=")):
                 if after.lower.startswith("q="):
                     raise toks.error("Difficulty Dice have no Quality (J-A6)", after)
+                if after.lower == "only" and name.startswith("for "):  # vs heroes only
+                    raise NotationError(f"'{toks.text[tok.start:after.end]}' is not a "
+                                        f"Difficulty: did you mean '{name}'?", toks.text,
+                                        (tok.start, after.end))
                 dice = " ".join(f"d{s}" for s in DIFFICULTIES[name])
                 raise toks.error(f"'{after.text}' after the Difficulty '{name}' would change the "
                                  "GM's Difficulty Dice (J47): write your pool's modifiers before "
@@ -278,7 +282,15 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                 raise toks.error(f"the {side} pool's Quality is given twice", tok)
             quality = _quality(w[2:], tok, toks)
         else:
-            raise toks.error(_unknown(tok.text, side), tok)
+            nxt = toks.peek()
+            if nxt is not None and _BONUS.match(w + nxt.lower) and re.fullmatch(r"[+-]\d*", w):
+                spaced = f"{tok.text} {nxt.text}"  # +1 bonus: the short form is meant
+                raise NotationError(f"'{spaced}' is not part of a Jadeclaw {side} pool: did you "
+                                    f"mean '{tok.text}{nxt.lower[0]}'?", toks.text,
+                                    (tok.start, nxt.end))
+            names = [*DIFFICULTIES, *_DIFFICULTY_ALIASES] if allow_difficulty else []
+            raise toks.unknown(tok, f"part of a Jadeclaw {side} pool", [*_WORDS, *names],
+                               _expected(allow_difficulty))
     if not terms and not include:
         where = start_tok or toks.peek()
         msg = f"the {side} pool is empty: expected dice such as 'd12 d8', a Level such as 'L7'"
@@ -300,9 +312,14 @@ def _quality(text: str, tok: Token, toks: Tokens) -> str:
                      "or a Skill Level", tok)
 
 
-def _unknown(word: str, side: str) -> str:
-    return (f"'{word}' is not part of a Jadeclaw {side} pool: expected dice (d12, 2d8), a Level "
-            "(L7), +Nb, -Np, fav, limit dS, +dS, remove biggest, q=Quality")
+_WORDS = ("fav", "favored", "limit", "include", "remove", "biggest", "smallest", *_STOP)
+
+
+def _expected(difficulty: bool) -> str:
+    """What a pool is written with (and the Difficulties by name, on the vs side)."""
+    return ("expected dice (d12, 2d8), a Level (L7), +Nb, -Np, fav, limit dS, +dS, remove "
+            "biggest, q=Quality" + (", or a Difficulty: " + ", ".join(
+                n.replace(" ", "-") for n in DIFFICULTIES) if difficulty else ""))
 
 
 _READ: dict[tuple[Any, ...], Spec] = {}
@@ -373,10 +390,12 @@ def _parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) ->
             actor = actor._replace(quality=qa)
         if qb is not None and opposition is not None:
             opposition = opposition._replace(quality=qb)
-        if calm and (opposition is None or opposition.difficulty is None):
+        # J48 measures the pool against the Difficulty's dice, by name or written as dice (the
+        # text's own example: "d10 & d8 vs 2d8")
+        if calm and opposition is None:
             tok = toks.items[-1]
             raise NotationError("'calm' (J48: skip the roll) needs a Difficulty on the vs side, "
-                                "such as 'vs routine'", text, (tok.start, tok.end))
+                                "such as 'vs routine' or 'vs 2d8'", text, (tok.start, tok.end))
         spec = Simple(actor, opposition, calm, tuple(sorted(opts.items())))
     merged = {**R.DEFAULTS, **options, **opts}
     _check_sizes(spec, limits, text)

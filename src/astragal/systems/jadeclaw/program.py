@@ -142,6 +142,14 @@ def empty_score(prep: Prepared, which: str, options: Mapping[str, Any]) -> int |
     return got
 
 
+def damage_score_without_dice(options: Mapping[str, Any]) -> int:
+    """J35 with no damage dice left (J-A12, a Soak Botch's hit): the Score of no damage faces,
+    which the Resolve roll must beat: a Botch under empty_pool=auto_botch (J-X3), else 0 (no
+    face to beat: the Resolve roll succeeds unless it Botches)."""
+    got = R.empty_pool_score(options["empty_pool"])
+    return 0 if got is None else got
+
+
 def _rolled(side: str, record: PoolRecord, ids: Sequence[int], sizes: Sequence[int],
             program: Mixed | Favored, read: str, offered: bool,
             dropped: Sequence[int] = ()) -> S.Rolled:
@@ -413,11 +421,9 @@ def _roll_damage(spec: Damage, tray: Tray, options: Mapping[str, Any], text: str
         else:
             res = prepare(spec.resolve, options, damage=False)
             steps.append(S.Check("J35", True, (("hits", hits),)))
-            if not dmg.sizes:
-                raise InputError("a Resolve test needs damage faces, but no damage dice were "
-                                 "rolled")
-            b = records["damage"][0].value  # the damage faces' Score (J4)
-            steps.append(S.Count("damage", "score", b, "J35"))
+            # the damage faces' Score (J4), or that of no faces (J-A12)
+            b = records["damage"][0].value if dmg.sizes else damage_score_without_dice(options)
+            steps.append(S.Count("damage", "score", b, "J35" if dmg.sizes else "J-A12"))
             a = _roll_simple_side(tray, _SidePlan(res, "resolve", options, None), "resolve", 2,
                                   options, limits, steps)
             verdict = _contest(a, b, res.quality, None, options)

@@ -18,13 +18,23 @@ from ..._records import Record
 from ...dice import STEP_SIZES
 from ...dice.algebra import Favored, Highest, Mixed
 from ...dice.steps import Adjust
-from ...rulebook import rule
+from ...rulebook import reading, rule
 from ...switches import Switch
 
 if TYPE_CHECKING:
     from .notation import Pool
 
 GAME = "jadeclaw"
+
+reading(GAME, "J-A9", "the Limit is applied before the Bonuses, as the step lists order them "
+        "('3. Limit die size' before '4. Apply Bonuses'): a Bonus can lift a die above the "
+        "Limit (d12 d10 d4 limited to d8, +1 Bonus: d10 d10 d6); limit_before_bonus=false "
+        "applies the Limit again after the Bonuses")
+reading(GAME, "J-A12", "with every damage die removed, a Soak Botch's hit (switch "
+        "soak_botch_with_no_damage_dice=true) is a Wound with no damage faces, and J35 makes "
+        "'their Score = highest damage face' the Resolve test's opposition: the Resolve roll "
+        "must beat Score 0, so it succeeds unless it Botches (a Botch, Score 1, under "
+        "empty_pool=auto_botch)")
 
 SIZES = STEP_SIZES  # J1: d4, d6, d8, d10, d12 only
 TOP = 12            # J2: the d12 is the top step

@@ -24,7 +24,9 @@ function el(tag, props, ...children) {
 function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); }
 
 const MAX_ROLL = 500;  // the table's limit on a roll's text (the server says the same)
-const PING_EVERY = 20000, PONG_WITHIN = 8000;
+// A ping every 4 s, its pong within 3 s, the hello within 5 s of opening: a stalled line is said
+// to be down within 7 s; new tries every 0.5, 1, 2, then 4 s
+const PING_EVERY = 4000, PONG_WITHIN = 3000, HELLO_WITHIN = 5000, RETRY_MOST = 4000;
 
 const state = { room: null, member: null, key: null, last: 0, seen: new Map(), ws: null,
                 retry: 500, sheet: { stats: {}, macros: {} }, systems: [], backlog: 0,
@@ -345,20 +347,24 @@ function connect() {
   const ws = new WebSocket(proto + "//" + location.host + roomPath("/live"));
   state.ws = ws;
   let ping = null, pongDue = null;
+  const hello = setTimeout(() => lineDown(ws), HELLO_WITHIN);  // a line that never opens
+  ws.stop = () => { clearInterval(ping); clearTimeout(pongDue); clearTimeout(hello); };
   setLive("wait", state.everLive ? "reconnecting…" : "connecting…");
   ws.addEventListener("open", () => {
     ws.send(JSON.stringify({ key: state.key, after: state.last }));
     ping = setInterval(() => {
       if (ws.readyState !== 1) return;
       ws.send("ping");
-      clearTimeout(pongDue);
-      pongDue = setTimeout(() => ws.close(), PONG_WITHIN);  // no pong: the line is dead
+      if (!pongDue) pongDue = setTimeout(() => lineDown(ws), PONG_WITHIN);  // no pong: the line is dead
     }, PING_EVERY);
   });
   ws.addEventListener("message", (ev) => {
+    if (state.ws !== ws) return;  // a line given up on: a new one has the room
     const msg = JSON.parse(ev.data);
-    if (msg.type === "hello") { setLive("on", "live"); state.retry = 500; state.everLive = true; }
-    else if (msg.type === "pong") clearTimeout(pongDue);
+    if (msg.type === "hello") {
+      clearTimeout(hello); setLive("on", "live"); state.retry = 500; state.everLive = true;
+    }
+    else if (msg.type === "pong") { clearTimeout(pongDue); pongDue = null; }
     else if (msg.type === "entry") addEntry(msg.entry);
     else if (msg.type === "members") renderMembers(msg.members);
     else if (msg.type === "member") renderMembers([...state.members.filter((m) => m.id !== msg.member.id), msg.member]);
@@ -366,7 +372,7 @@ function connect() {
     else if (msg.type === "error") { state.lastError = msg; }
   });
   ws.addEventListener("close", (ev) => {
-    clearInterval(ping); clearTimeout(pongDue);
+    ws.stop();
     if (state.ws !== ws) return;
     if (ev.code === 4401) {
       setLive("off", "signed out");
@@ -379,10 +385,20 @@ function connect() {
       showError($("roll-error"), new Error((state.lastError && state.lastError.message) || "disconnected"));
       return;
     }
-    setLive("wait", navigator.onLine === false ? "offline: waiting for the network…" : "reconnecting…");
-    setTimeout(connect, state.retry);
-    state.retry = Math.min(state.retry * 2, 10000);
+    lineDown(ws);
   });
+}
+
+// The line is down: said at once, and a new one opened after a pause, whatever the browser's
+// closing handshake does with the old one (over a stalled line Chromium waits a minute for it)
+function lineDown(ws) {
+  if (state.ws !== ws) return;
+  state.ws = null;
+  ws.stop();
+  if (ws.readyState < 2) ws.close();
+  setLive("wait", navigator.onLine === false ? "offline: waiting for the network…" : "reconnecting…");
+  setTimeout(() => { if (!state.ws) connect(); }, state.retry);
+  state.retry = Math.min(state.retry * 2, RETRY_MOST);
 }
 
 function setLive(kind, words) {
@@ -493,14 +509,16 @@ function renderEntry(e) {
     li.append(el("div", { class: "verdict hidden-roll" }, "A blind roll: only the GM sees the result."));
   } else {
     const transcript = el("pre", { class: "transcript", hidden: true }, e.transcript_text);
-    li.append(renderDice(e.roll, e.outcome, e.system),
-              el("div", { class: "verdict tone-" + tone }, e.headline || e.verdict));
+    li.append(renderDice(e.roll, e.outcome),
+              verdictLine(e.roll, tone, e.headline || e.verdict));
     tools.append(whyButton(transcript, e.who + "'s " + e.text),
       el("button", { type: "button", class: "link", "aria-label": "odds of " + e.text,
                      onclick: (ev) => showOdds(e.notation, e.system, true, ev.currentTarget) }, "odds"));
     li.append(tools, transcript);
-    tools.prepend(el("button", { type: "button", class: "link", "aria-label": "roll " + e.text + " again",
-      title: "roll " + e.text + " again", onclick: () => roll(e.text) }, "again"));
+    // again: seen by the same people as the entry, whatever the roll bar's choice is now
+    const again = "roll " + e.text + " again, seen by " + (e.visibility === "gm" ? "the GM and you" : SEEN_BY[e.visibility]);
+    tools.prepend(el("button", { type: "button", class: "link", "aria-label": again, title: again,
+      onclick: () => roll(e.text, e.visibility) }, e.visibility === "public" ? "again" : "again (" + SEEN_BY[e.visibility] + ")"));
   }
   // the GM reveals any hidden roll, a player their own GM-only roll; a blind roll stays blind
   // to its roller until the GM reveals it (the server's powers: docs/web.md)
@@ -514,17 +532,25 @@ function renderEntry(e) {
   return li;
 }
 
+// The verdict, with a critical or a fumble among the dice that count said beside it (a natural 20)
+function verdictLine(roll, tone, words) {
+  const dice = ((roll && roll.dice) || []).filter((d) => d.kept !== false);
+  const crit = dice.some((d) => d.crit || d.tone === "crit"), fumble = dice.some((d) => d.fumble || d.tone === "fumble");
+  return el("div", { class: "verdict tone-" + tone }, words,
+    crit ? el("span", { class: "nat crit" }, "★ critical") : fumble ? el("span", { class: "nat fumble" }, "fumble") : null);
+}
+
 function renderReveal(e) {
   const o = e.of || {};
   const who = el("span", { class: "who", style: "--hue:" + hue(e.member || e.who) }, e.who);
   const head = entryHead(e, who, [el("span", {}, "revealed " + (o.who || "") + "'s " +
-    (o.visibility === "blind" ? "blind" : "GM-only") + " roll #" + e.reveals + ":"),
+    (o.visibility === "blind" ? "blind" : "GM + roller") + " roll #" + e.reveals + ":"),
     el("code", { class: "text" }, o.text || "")]);
   const tone = o.tone || "neutral";
   const transcript = el("pre", { class: "transcript", hidden: true }, o.transcript_text || "");
   return el("li", { class: "entry tone-" + tone, "data-id": e.id, "data-visibility": "public" }, head,
-    o.roll ? renderDice(o.roll, o.outcome, o.system) : null,
-    el("div", { class: "verdict tone-" + tone }, o.headline || o.verdict || ""),
+    o.roll ? renderDice(o.roll, o.outcome) : null,
+    verdictLine(o.roll, tone, o.headline || o.verdict || ""),
     el("div", { class: "tools" }, whyButton(transcript, (o.who || "") + "'s " + (o.text || ""))), transcript);
 }
 
@@ -546,8 +572,8 @@ function renderNote(e) {
   const tone = e.tone || "neutral";
   const li = el("li", { class: "entry note tone-" + tone, "data-id": e.id, "data-kind": e.kind }, head);
   if (e.roll) {
-    li.append(renderDice(e.roll, e.outcome, e.system),
-              el("div", { class: "verdict tone-" + tone }, e.headline || ""));
+    li.append(renderDice(e.roll, e.outcome),
+              verdictLine(e.roll, tone, e.headline || ""));
     const transcript = el("pre", { class: "transcript", hidden: true }, e.message);
     li.append(el("div", { class: "tools" }, whyButton(transcript)), transcript);
   } else {
@@ -633,78 +659,75 @@ function groupLabel(g) {
   return GROUP_WORDS[g] || g;
 }
 
-function isFudge(d) { return d.fudge === true || (d.size === 3 && /\bd?\d*dF\b|dF/i.test(d.group || "")); }
-function fudgeFace(f) { return f === 3 ? "+" : f === 1 ? "−" : " "; }
-function fudgeWord(f) { return f === 3 ? "plus" : f === 1 ? "minus" : "blank"; }
+// A die's facts are the rules' own (astragal.dice.Die): how its later faces go with its first
+// (`joined`), why it is an extra die (`added`), what it counts where that is not its face
+// (`scored`), its face's name (`label`) and how it reads (`tone`). The page draws them; it
+// decides none of them.
+const JOINED = { rerolled: { sep: "→", said: " re-rolled to " }, compounded: { sep: "+", said: " plus " },
+                 exploded: { sep: "+", said: " then exploded: " }, penetrated: { sep: "+", said: " then penetrated: " } };
+const ADDED = { exploded: ["✸", "added by an explosion"], penetrated: ["✸", "added by a penetrating explosion, counts one less"],
+                check: ["?", "a check die, adds nothing"], wild: ["✸", "added by the Wild Die"], bonus: ["+", "added by a rule"] };
 
-// Success against a target: the engine's flag when it gives one; the CofD target (8, or 10 on
-// a chance die); a general-notation pool's own comparison (10d10>=8).
-function successOf(d, system, roll) {
-  if (typeof d.success === "boolean") return d.success;
-  if (system === "cofd") {
-    const chance = roll && roll.result && roll.result.chance_die;
-    return (f) => chance ? f === 10 : f >= 8;
-  }
-  // the pool's own compare: the last one, after the die or a modifier's number (10d10>=8,
-  // 4d6kh3>=4); after a modifier's letter it is that modifier's (12d6r<3, d6!>5, cs>19)
-  const m = (d.group || "").match(/^\d*d\d+([^<>=]*?)(>=|<=|>|<|=)(\d+)$/);
-  if (m && (m[1] === "" || /\d$/.test(m[1])) && !/[+\-*/]/.test(m[1])) {
-    const t = Number(m[3]);
-    return { ">=": (f) => f >= t, "<=": (f) => f <= t, ">": (f) => f > t, "<": (f) => f < t, "=": (f) => f === t }[m[2]];
-  }
-  return null;
+function facesOf(d) { return (d.faces && d.faces.length) ? d.faces : d.face ? [d.face] : []; }  // 0: never rolled
+
+// What a die adds to its term: nothing when it is dropped; else what the rules scored, else its face
+function worth(d) { return d.kept === false ? 0 : (d.scored ?? d.face); }
+
+// The number a tile's faces show: the last of a re-roll, the sum of a chain (less 1 a step when it
+// penetrates), the face; a die added by a penetrating explosion shows its −1
+function shownValue(d, faces) {
+  if (!faces.length) return 0;
+  const sum = faces.reduce((a, b) => a + b, 0);
+  if (d.joined === "compounded" || d.joined === "exploded") return sum;
+  if (d.joined === "penetrated") return sum - (faces.length - 1);
+  return faces[faces.length - 1] - (d.added === "penetrated" ? 1 : 0);
 }
 
-function dieTile(d, system, roll) {
-  const faces = (d.faces && d.faces.length) ? d.faces : (d.face !== undefined && d.face !== null ? [d.face] : []);
-  const note = d.note || "";
-  const fudge = isFudge(d);
+function dieTile(d) {
+  const faces = facesOf(d);
   const kept = d.kept !== false;
-  // How a die's faces go together: a sum (an exploding die, the Wild Die's sixes), a chain of
-  // new dice that each count (CofD's 10-again), or a re-roll where only the last stands (r<3,
-  // a Favored re-roll).
-  const chain = /wild|explo|add/i.test(note) ? "sum" : /again/i.test(note) ? "again" : "reroll";
-  const show = (f) => fudge ? fudgeFace(f) : String(f);
+  const join = JOINED[d.joined] || JOINED.rerolled;
   const face = el("span", { class: "face", "aria-hidden": "true" });
-  faces.forEach((f, i) => {
-    if (i > 0) face.append(el("span", { class: chain === "sum" ? "plus" : "step" }, chain === "sum" ? "+" : "→"));
-    if (i < faces.length - 1 && chain === "reroll") face.append(el("s", {}, show(f)));
-    else face.append(show(f));
-  });
-  if (!faces.length) face.append("–");
+  if (d.label) face.append(d.label);
+  else {
+    faces.forEach((f, i) => {
+      if (i > 0) face.append(el("span", { class: join.sep === "+" ? "plus" : "step" }, join.sep));
+      if (i < faces.length - 1 && join === JOINED.rerolled) face.append(el("s", {}, String(f)));
+      else face.append(String(f));
+    });
+    if (!faces.length) face.append("–");
+  }
+  if (d.added === "penetrated" || d.joined === "penetrated") face.append(el("span", { class: "less" }, "−1"));
   const cls = ["die"];
-  const words = [(fudge ? "Fudge die" : "d" + d.size) + ": " +
-    (faces.length ? faces.map((f) => fudge ? fudgeWord(f) : String(f)).join(
-      chain === "sum" ? " plus " : chain === "again" ? " then a new die " : " re-rolled to ") : "not rolled")];
-  if (!kept) { cls.push("dropped"); words.push("dropped, does not count"); }
-  const succ = successOf(d, system, roll);
-  const last = faces[faces.length - 1];
-  if (kept && succ !== null && faces.length) {
-    const hit = typeof succ === "boolean" ? succ : faces.some(succ);
-    if (hit) { cls.push("success"); words.push("success"); }
+  const words = [(d.label ? "die" : "d" + d.size) + ": " + (d.label ? d.label : faces.length ? faces.map(String).join(join.said) : "not rolled")];
+  const mark = ADDED[d.added];
+  if (mark) { cls.push("added", "added-" + d.added); words.push(mark[1]); }
+  if (!kept) { cls.push("dropped"); words.push(d.added === "check" ? "not counted" : "dropped, does not count"); }
+  const value = shownValue(d, faces);
+  let badge = null;
+  if (kept && d.scored !== undefined && d.scored !== null && !d.label && d.scored !== value &&
+      !(faces.length === 1 && (d.scored === 1 && d.tone === "good" || d.scored === 0 && !d.tone))) {
+    badge = el("span", { class: "worth", "aria-hidden": "true" }, "⇒" + d.scored);
   }
-  if (d.crit || d.critical) { cls.push("crit"); words.push("critical"); }
-  else if (d.fumble) { cls.push("fumble"); words.push("fumble"); }
-  else if (kept && !fudge && faces.length && d.size > 2) {
-    // the faces that stand: a re-roll's last; every face of a sum or a chain
-    const counted = chain === "reroll" ? [last] : faces;
-    if (counted.includes(d.size)) { cls.push("nat-max"); words.push("natural " + d.size); }
-    else if (counted[0] === 1) { cls.push("nat-min"); words.push("natural 1"); }
-  }
-  if (/wild/i.test(note) || / wild$/.test(d.group || "")) cls.push("wild");
-  if (note) words.push(note);
-  return el("span", { class: cls.join(" "), title: words.join("; ") },
-    el("span", { class: "size", "aria-hidden": "true" }, fudge ? "dF" : "d" + d.size), face,
-    el("span", { class: "sr-only" }, words.join(", ") + "."));
+  if (kept && d.scored !== undefined && d.scored !== null) words.push("counts " + d.scored);
+  if (d.tone === "good") { cls.push("success"); words.push("success"); }
+  else if (d.tone === "bad") { cls.push("failure"); words.push("counts against"); }
+  if (d.crit || d.tone === "crit") { cls.push("crit"); words.push("critical"); }
+  else if (d.fumble || d.tone === "fumble") { cls.push("fumble"); words.push("fumble"); }
+  if (/ wild$/.test(d.group || "")) cls.push("wild");
+  if (d.note) words.push(d.note);
+  return el("span", { class: cls.join(" "), title: words.join("; "), "data-worth": String(worth(d)) },
+    el("span", { class: "size", "aria-hidden": "true" }, (mark ? mark[0] + " " : "") + (d.label ? "" : "d" + d.size)),
+    face, badge, el("span", { class: "sr-only" }, words.join(", ") + "."));
 }
 
-function renderDice(roll, outcome, system) {
+function renderDice(roll, outcome) {
   const box = el("div", { class: "dice" });
   const dice = (roll && roll.dice) || [];
   if (!dice.length) return box;
   const result = roll.result || {};
   if (outcome === "repeated" && Array.isArray(result.rolls) && result.rolls.length > 1) {
-    return renderRepeats(box, dice, result, system, roll);
+    return renderRepeats(box, dice, result);
   }
   const groups = [];
   for (const d of dice) {
@@ -713,23 +736,33 @@ function renderDice(roll, outcome, system) {
     if (!g) { g = { name, dice: [] }; groups.push(g); }
     g.dice.push(d);
   }
-  const labelled = groups.length > 1;
+  // a term written more than once (six `4d6kh3`): a row per term, labelled with what it came to
+  const terms = Array.isArray(result.terms) ? result.terms : [];
+  const rows = [];
   for (const g of groups) {
+    const same = terms.filter((t) => t.term === g.name);
+    if (same.length < 2) { rows.push({ name: g.name, term: same[0], dice: g.dice }); continue; }
+    const at = splitByCount(g.dice, same.length);
+    same.forEach((t, r) => rows.push({ name: g.name, term: t, dice: g.dice.filter((_, i) => at[i] === r) }));
+  }
+  const labelled = rows.length > 1;
+  for (const g of rows) {
     const all = g.dice.every((d) => d.kept === false);
-    const label = groupLabel(g.name);
+    const t = g.term;
+    const label = groupLabel(g.name) + (t && t.label ? " [" + t.label + "]" : "") +
+      (t && labelled && t.value !== undefined ? " = " + t.value : "");
     const row = el("div", { class: "dice-group" + (all && labelled ? " discarded" : ""), role: "group",
                             "aria-label": (label || "dice") + (all && labelled ? " (discarded)" : "") });
     if (labelled) row.append(el("span", { class: "glabel", "aria-hidden": "true" }, label));
-    for (const d of g.dice) row.append(dieTile(d, system, roll));
+    for (const d of g.dice) row.append(dieTile(d));
     box.append(row);
   }
   return box;
 }
 
 // `6x 4d6kh3`: one row per roll, each die in the row of the roll it belongs to (its `repeat`).
-// Entries stored before the dice carried it are split by count: each roll has the same number of
-// dice before its explosions, which follow their die.
-function renderRepeats(box, dice, result, system, roll) {
+// Entries stored before the dice carried it are split by count.
+function renderRepeats(box, dice, result) {
   const n = result.rolls.length;
   const rowOf = dice.every((d) => Number.isInteger(d.repeat) && d.repeat >= 1 && d.repeat <= n)
     ? dice.map((d) => d.repeat - 1) : splitByCount(dice, n);
@@ -739,21 +772,22 @@ function renderRepeats(box, dice, result, system, roll) {
                             (result.totals ? ", total " + result.totals[r] : "") });
     row.append(el("span", { class: "rlabel", "aria-hidden": "true" }, "#" + (r + 1) +
                (result.totals ? " = " + result.totals[r] : "")));
-    dice.forEach((d, i) => { if (rowOf[i] === r) row.append(dieTile(d, system, roll)); });
+    dice.forEach((d, i) => { if (rowOf[i] === r) row.append(dieTile(d)); });
     reps.append(row);
   }
   box.append(reps);
   return box;
 }
 
+// The dice of n alike terms (or rolls), in order: each has as many dice of its own, and the dice
+// their explosions added (the record's `added`) follow their die
 function splitByCount(dice, n) {
-  const extra = (d) => /explo/i.test(d.note || "");
-  const base = dice.filter((d) => !extra(d)).length;
+  const base = dice.filter((d) => !d.added).length;
   const per = base % n === 0 ? base / n : Math.ceil(dice.length / n);
   const rows = [];
   let r = 0, taken = 0;
   for (const d of dice) {
-    if (!extra(d)) {
+    if (!d.added) {
       if (taken === per && r < n - 1) { r += 1; taken = 0; }
       taken += 1;
     }
@@ -765,7 +799,7 @@ function splitByCount(dice, n) {
 // ---------------------------------------------------------------------------------------------
 // Rolling and odds
 
-async function roll(text) {
+async function roll(text, visibility) {
   clear($("roll-error"));
   $("roll-text").removeAttribute("aria-invalid");
   if (text.length > MAX_ROLL) {
@@ -781,9 +815,14 @@ async function roll(text) {
   const button = $("roll-button");
   const focused = document.activeElement === button;  // a disabled button drops its focus
   button.disabled = true;
+  button.textContent = "sending…";  // until the table has it (a slow or stalled line)
+  $("roll-form").setAttribute("aria-busy", "true");
+  // the roll is shown as pending until the table answers; it is sent once, never again by itself
+  const pending = el("li", {}, el("code", {}, text), " sending… (not yet at the table)");
+  $("pending").append(pending); $("pending").hidden = false;
   try {
     const sent = clientSeed(), shown = state.fair;
-    const body = { text, visibility: $("roll-visibility").value, client_seed: sent };
+    const body = { text, visibility: visibility || $("roll-visibility").value, client_seed: sent };
     let entry;
     for (let tries = 1; ; tries++) {
       try { entry = await api("POST", roomPath("/rolls"), body, state.key); break; }
@@ -803,7 +842,11 @@ async function roll(text) {
     $("roll-text").setAttribute("aria-invalid", "true");
     return false;
   }
-  finally { button.disabled = false; if (focused) button.focus(); }
+  finally {
+    button.disabled = false; showVisibility(); $("roll-form").removeAttribute("aria-busy");
+    pending.remove(); $("pending").hidden = !$("pending").children.length;
+    if (focused) button.focus();
+  }
 }
 
 async function reveal(id) {
@@ -997,15 +1040,19 @@ function renderTurns() {
 function buildTurns() {
   const t = state.turns || { order: [], current: 0, round: 1 };
   const ol = $("turns"); clear(ol);
+  // the server's powers (docs/web.md): a name is removed by the GM or whoever added it, the
+  // order cleared by the GM; the buttons show only where they would work
+  const gm = state.member && state.member.role === "gm";
+  const mine = (x) => gm || (state.member && x.by === state.member.id);
   t.order.forEach((x, i) => {
     const now = t.started && i === t.current;
     ol.append(el("li", { class: now ? "current" : "", "aria-current": now ? "step" : null },
       el("span", {}, x.name), el("span", { class: "init" }, String(x.init)),
-      el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
-                     onclick: () => command("/turns", "remove " + quoted(x.name), $("turns-error")) }, "×")));
+      mine(x) ? el("button", { type: "button", class: "link", "aria-label": "remove " + x.name + " from the turn order",
+                     onclick: () => command("/turns", "remove " + quoted(x.name), $("turns-error")) }, "×") : null));
   });
   $("turns-round").textContent = t.order.length && t.started ? "(round " + t.round + ")" : "";
-  $("turns-clear").hidden = !t.order.length;
+  $("turns-clear").hidden = !t.order.length || !gm;
   const now = $("turn-now");
   now.hidden = !t.order.length;
   now.textContent = !t.order.length ? "" : t.started
@@ -1125,7 +1172,12 @@ function wire() {
       $("turns-name").focus();  // the next name, not the initiative box
     }
   });
-  $("turns-next").addEventListener("click", () => command("/turns", "next", $("turns-error")));
+  // a press names the turn it ends: two presses at once (or two people's) advance one turn
+  $("turns-next").addEventListener("click", () => {
+    const t = state.turns;
+    const ends = t && t.started && t.order[t.current] ? " " + t.round + " " + quoted(t.order[t.current].name) : " start";
+    command("/turns", "next" + ends, $("turns-error"));
+  });
   $("turns-clear").addEventListener("click", () => {
     if (confirm("Clear the turn order for everyone at the table?")) command("/turns", "clear", $("turns-error"));
   });
@@ -1152,16 +1204,25 @@ function wire() {
   state.fit = fit;
 }
 
+// A personal link's key (``#key=…``, never sent to the server) is kept on this device for its
+// room, and leaves the address bar; true when the address held one
+function keyFromLink(roomId) {
+  const fromLink = new URLSearchParams(location.hash.slice(1)).get("key");
+  if (!fromLink) return false;
+  localStorage.setItem(keyName(roomId), fromLink);
+  history.replaceState(null, "", location.pathname);
+  return true;
+}
+
 async function start() {
   wire();
   const m = location.pathname.match(/^\/r\/([A-Za-z0-9_-]{1,64})$/);
   if (!m) return showHome();
   const roomId = m[1];
-  const fromLink = new URLSearchParams(location.hash.slice(1)).get("key");
-  if (fromLink) {
-    localStorage.setItem(keyName(roomId), fromLink);
-    history.replaceState(null, "", location.pathname);  // the key leaves the address bar
-  }
+  keyFromLink(roomId);
+  // another personal link opened in this tab changes only the address's '#': the room opens
+  // again with its key
+  window.addEventListener("hashchange", () => { if (keyFromLink(roomId)) location.reload(); });
   const key = localStorage.getItem(keyName(roomId));
   if (key) return enterRoom(roomId, key);
   return showJoin(roomId);
