@@ -171,3 +171,14 @@ def test_ties_rolled_again_keep_the_odds_exact() -> None:
     # the D6 System (D-X4 reroll): 1D against 1D
     d6 = dict(astragal.odds("od6: 1D vs 1D opposed_tie=reroll").distribution.exact())
     assert d6 == {m: Fraction(6 - abs(m), 30) for m in range(-5, 6) if m}
+
+
+def test_a_huge_die_code_has_odds_and_says_it_has_no_exact_form() -> None:
+    # 6**400 is too large for a float: the tie conditioning once raised OverflowError here
+    from astragal.odds.exactness import conditioned
+
+    assert conditioned(6 ** 400, 0.5) is None
+    o = astragal.odds("od6: 400D")
+    assert abs(o.distribution.mean() - 1400) < 1e-6
+    with pytest.raises(ValueError, match="no exact form"):
+        o.distribution.exact()

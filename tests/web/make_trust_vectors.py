@@ -1,14 +1,19 @@
-"""Write tests/web/trust_vectors.json: canonical JSON, entry hashes, a signature and a small signed
-room export (with a hidden roll, its reveal and an ended seed epoch), made by the table's own
-code with a fixed key. Run once: ``PYTHONPATH=src python tests/web/make_trust_vectors.py``; the
+"""Write tests/web/trust_vectors.json: canonical JSON, entry hashes, a signature, a hidden roll's
+secret and its path to the epoch's root, and a small signed room export (with a hidden roll, its
+reveal and an ended seed epoch), made by the table's own code with a fixed key; and the same
+export as the table wrote it with 32-byte seeds (before hidden rolls had secrets). Run once: ``PYTHONPATH=src python tests/web/make_trust_vectors.py``; the
 tests then check that the Python and the page's code reproduce every value in it."""
 
 from __future__ import annotations
 
 import json
+import secrets
 import tempfile
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
+from astragal.web import fair
 from astragal.web.chain import canonical, verify_export
 from astragal.web.room import Table
 from astragal.web.signing import Signer, head_message
@@ -24,8 +29,8 @@ CANONICAL = [
 KEY_SEED = bytes(range(32))
 
 
-def main() -> None:
-    signer = Signer(KEY_SEED)
+def room_export(signer: Signer) -> tuple[dict[str, Any], list[dict[str, Any]], Any]:
+    """Wu's export of a small room (the GM's hidden roll a stub, then revealed), every entry."""
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteStore(str(Path(tmp) / "v.db"))
         table = Table(store, signer=signer)
@@ -43,6 +48,28 @@ def main() -> None:
         store.close()
     report = verify_export(export)
     assert report.ok, report.problems
+    return export, whole, report
+
+
+MASTER = bytes(range(64)).hex()  # a table's stored seed: the stream's key, then the secrets' key
+
+
+def tree_vector() -> dict[str, Any]:
+    """A hidden roll's faces from the stream key, its secret and the path to the root."""
+    room, epoch, member, client, nonce, sizes = "room", 1, "member", "", 5, [6, 6, 20]
+    source, record = fair.fair_roll(MASTER, room, epoch, member, client, nonce, hidden=True)
+    shown = fair.revealed(MASTER)
+    return {"stored_seed": MASTER, "commitment": record["commitment"], **shown, "room": room,
+            "epoch": epoch, "member": member, "client": client, "nonce": nonce,
+            "secret": record["secret"], "proof": record["proof"], "sizes": sizes,
+            "faces": [source.face(s) for s in sizes]}
+
+
+def main() -> None:
+    signer = Signer(KEY_SEED)
+    export, whole, report = room_export(signer)
+    with mock.patch("astragal.web.sqlite_store.new_seed", lambda: secrets.token_hex(32)):
+        old, _, old_report = room_export(signer)
     first = whole[0]
     data = {
         "note": "made by tests/web/make_trust_vectors.py; see docs/trust.md",
@@ -50,12 +77,16 @@ def main() -> None:
                        "canonical": canonical(v)} for v in CANONICAL],
         "entries": [{"entry": e} for e in whole],
         "signature": {"private_seed": KEY_SEED.hex(), "public": signer.public,
-                      "room": gm.room, "id": first["id"], "hash": first["hash"],
-                      "message": head_message(gm.room, first["id"], first["hash"]).decode(),
+                      "room": first["room"], "id": first["id"], "hash": first["hash"],
+                      "message": head_message(first["room"], first["id"], first["hash"]).decode(),
                       "sig": first["sig"]},
+        "tree": tree_vector(),
         "export": export,
         "export_signed": report.signed,
         "export_derived": report.derived,
+        "export_32_byte_seeds": old,
+        "export_32_byte_seeds_signed": old_report.signed,
+        "export_32_byte_seeds_derived": old_report.derived,
     }
     path = Path(__file__).with_name("trust_vectors.json")
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

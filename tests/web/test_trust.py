@@ -269,6 +269,26 @@ def test_the_faces_follow_the_documented_stream() -> None:
         assert _independent_faces(v["seed"], params, v["sizes"]) == v["faces"]
 
 
+def test_a_hidden_rolls_secret_follows_the_documented_tree() -> None:
+    """docs/trust.md's secrets written again from its words: the secret of entry n, its path to
+    the root, the commitment over the stream's key and the root, and the faces with it."""
+    import hashlib
+    import hmac
+
+    t = json.loads((Path(__file__).parent / "trust_vectors.json").read_text())["tree"]
+    stream_key, secrets_key = t["stored_seed"][:64], bytes.fromhex(t["stored_seed"][64:])
+    secret = hmac.new(secrets_key, str(t["nonce"]).encode(), hashlib.sha256).digest()
+    assert (stream_key, secret.hex()) == (t["seed"], t["secret"])
+    node, index = hashlib.sha256(secret).digest(), t["nonce"]
+    for sibling in map(bytes.fromhex, t["proof"]):
+        node = hashlib.sha256(node + sibling if index % 2 == 0 else sibling + node).digest()
+        index //= 2
+    assert node.hex() == t["root"] and len(t["proof"]) == 15
+    assert hashlib.sha256(bytes.fromhex(t["seed"] + t["root"])).hexdigest() == t["commitment"]
+    params = {k: t[k] for k in ("room", "epoch", "member", "client", "nonce", "secret")}
+    assert _independent_faces(t["seed"], params, t["sizes"]) == t["faces"]
+
+
 def test_seeded_faces_are_uniform() -> None:
     """Rejection sampling leaves no bias: a d6, a d10, a d20 and a d100 over many draws (chi-square,
     false alarm 1e-7 each)."""

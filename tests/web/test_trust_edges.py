@@ -95,9 +95,19 @@ def test_the_python_check_reproduces_the_trust_vectors() -> None:
     assert head_message(s["room"], s["id"], s["hash"]).decode() == s["message"]
     assert signer.sign(s["room"], s["id"], s["hash"]) == s["sig"]  # Ed25519 is deterministic
     assert check_signature(s["public"], s["room"], s["id"], s["hash"], s["sig"])
-    report = verify_export(v["export"])
-    assert report.ok and (report.signed, report.derived) == (v["export_signed"],
-                                                            v["export_derived"])
+    for name in ("export", "export_32_byte_seeds"):  # the 32-byte seeds: logs written before
+        report = verify_export(v[name])
+        assert report.ok and (report.signed, report.derived) == (v[f"{name}_signed"],
+                                                                v[f"{name}_derived"])
+    from astragal.web import fair
+
+    t = v["tree"]
+    source, record = fair.fair_roll(t["stored_seed"], t["room"], t["epoch"], t["member"],
+                                    t["client"], t["nonce"], hidden=True)
+    assert {k: record[k] for k in ("commitment", "secret", "proof")} == {
+        k: t[k] for k in ("commitment", "secret", "proof")}
+    assert fair.revealed(t["stored_seed"]) == {"seed": t["seed"], "root": t["root"]}
+    assert [source.face(s) for s in t["sizes"]] == t["faces"]
 
 
 def test_huge_receipts_and_exports_are_refused_with_exit_2(room: Room, tmp_path: Path,
@@ -126,7 +136,6 @@ def test_the_by_hand_script_in_the_docs_checks_the_vector_export(tmp_path: Path)
     script = re.search(r"### By hand.*?```python\n(.*?)```", docs, re.DOTALL)
     assert script is not None
     (tmp_path / "check.py").write_text(script.group(1), encoding="utf-8")
-    export = json.loads((Path(__file__).parent / "trust_vectors.json").read_text())["export"]
 
     def run(data: dict[str, Any]) -> list[str]:
         (tmp_path / "export.json").write_text(json.dumps(data), encoding="utf-8")
@@ -134,8 +143,14 @@ def test_the_by_hand_script_in_the_docs_checks_the_vector_export(tmp_path: Path)
                               capture_output=True, text=True, check=True)
         return done.stdout.splitlines()
 
-    lines = run(export)
-    assert len(lines) == len(export["entries"]) and all("hash ok" in x for x in lines), lines
-    assert sum(" match" in x for x in lines) == 3  # the d20, the revealed 2d6 and the 4d6kh3
-    export["entries"][0]["draws"][0][2] = export["entries"][0]["draws"][0][2] % 20 + 1
-    assert run(export)[0].endswith("DIFFER")
+    vectors = json.loads((Path(__file__).parent / "trust_vectors.json").read_text())
+    for export in (vectors["export"], vectors["export_32_byte_seeds"]):
+        lines = run(export)
+        assert len(lines) == len(export["entries"]) and all("hash ok" in x for x in lines), lines
+        assert sum(" match" in x for x in lines) == 3  # the d20, the revealed 2d6 and the 4d6kh3
+        assert "secret ok" in lines[2] or export is vectors["export_32_byte_seeds"], lines
+        export["entries"][0]["draws"][0][2] = export["entries"][0]["draws"][0][2] % 20 + 1
+        assert run(export)[0].endswith("DIFFER")
+    of = vectors["export"]["entries"][2]["of"]  # the revealed hidden roll: another secret
+    of["fair"]["secret"] = "00" * 32
+    assert "secret NOT COMMITTED" in run(vectors["export"])[2]

@@ -61,6 +61,31 @@ def drop_the_fair_record(room: Room) -> Callable[[Export], None]:
     return tamper
 
 
+def regrind_a_hidden_roll(drop: bool) -> Callable[[Room], Callable[[Export], None]]:
+    """The operator gives the GM-only roll (entry 3) another secret of their choosing, or none,
+    with the faces the revealed seed and that secret give, and signs with the table's key."""
+    def make(room: Room) -> Callable[[Export], None]:
+        def tamper(data: Export) -> None:
+            from astragal.web.fair import derive
+            from astragal.web.room import RecordingSource
+
+            e = data["entries"][2]
+            assert e["visibility"] == "gm" and "secret" in e["fair"]
+            seed = next(x["seed"] for x in data["entries"] if x.get("kind") == "seed")
+            if drop:
+                del e["fair"]["secret"], e["fair"]["proof"]
+            else:
+                e["fair"]["secret"] = "ab" * 32
+            faces = derive(seed, e["room"], 1, e["member"], e["fair"]["client"], e["id"],
+                           [d[1] for d in e["draws"]], e["fair"].get("secret"))
+            source = RecordingSource(astragal.ScriptedSource([faces]))
+            e["roll"] = astragal.roll(e["notation"], source=source).to_json(with_steps=False)
+            e["draws"], e["outcome"] = source.draws, e["roll"]["outcome"]
+            _resign(room, data["entries"], 2)
+        return tamper
+    return make
+
+
 def choose_a_face(entries: list[dict[str, Any]], i: int) -> None:
     """Entry ``i + 1`` (a d20 roll) gets a face the seed did not give, its verdict to match."""
     e = entries[i]
@@ -80,6 +105,10 @@ REFUSALS: list[tuple[str, Callable[[Room], Callable[[Export], None]], str]] = [
      "entry 1: a stub in the old format 1 in a log of format 2"),
     ("a fair record dropped and re-signed", drop_the_fair_record,
      "entry 2: a roll without its fair record, in a room whose faces come from its seed"),
+    ("a hidden roll's secret chosen after the fact", regrind_a_hidden_roll(drop=False),
+     "entry 3: its secret is not the one its epoch's seed committed to for its entry"),
+    ("a hidden roll without its secret", regrind_a_hidden_roll(drop=True),
+     "entry 3: a hidden roll without a secret of its own"),
 ]
 
 

@@ -178,10 +178,16 @@ def test_the_page_reproduces_the_test_vectors(page: Any) -> None:
                     visibility: entry.get("visibility"), commit: entry.get("commit")})];
         }""", json.dumps(e["entry"]))
         assert got == [e["entry"]["commit"], e["entry"]["hash"]]
-    out = page.evaluate("async x => { const r = await astragalVerify.checkLog("
-                        "astragalVerify.parseJSON(x), {key: null, receipts: []}); "
-                        "return [r.problems, r.signed, r.derived]; }", json.dumps(trust["export"]))
-    assert out == [[], trust["export_signed"], trust["export_derived"]]
+    for name in ("export", "export_32_byte_seeds"):
+        out = page.evaluate("async x => { const r = await astragalVerify.checkLog("
+                            "astragalVerify.parseJSON(x), {key: null, receipts: []}); "
+                            "return [r.problems, r.signed, r.derived]; }", json.dumps(trust[name]))
+        assert out == [[], trust[f"{name}_signed"], trust[f"{name}_derived"]]
+    t = trust["tree"]
+    got = page.evaluate("async t => [await astragalVerify.proofRoot(t.secret, t.nonce, t.proof), "
+                        "await astragalVerify.derive(t.seed, t.room, t.epoch, t.member, t.client, "
+                        "t.nonce, t.sizes, t.secret)]", t)
+    assert got == [t["root"], t["faces"]]
 
 
 @pytest.mark.parametrize("content, said", [

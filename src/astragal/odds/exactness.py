@@ -45,7 +45,9 @@ def product(*parts: int | None) -> int | None:
 def conditioned(den: int | None, kept: float) -> int | None:
     """The denominator of a law conditioned on an event of probability ``kept`` (a tie rolled
     again until it breaks): each probability a/N becomes a/(N·kept), and N·kept is whole."""
-    if den is None or kept <= 0.0:
+    if den is None or kept <= 0.0 or den > 10**15:
+        # past 10**15 a float cannot tell N·kept from its neighbours: no exact form to recover
+        # (and N itself may be too large for a float: 6**400 is)
         return None
     if kept == 1.0:  # nothing is rolled again
         return den

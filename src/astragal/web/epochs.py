@@ -10,6 +10,9 @@ every stub). What it holds a log to, in log order (``docs/trust.md``):
   commitment (the same in all its rolls, before the reveal as after), with its own entry number
   as its nonce;
 - once the epoch's seed is revealed, the roll's faces are the ones the seed gives (``fair.py``);
+- in an epoch whose seed commits to secrets (its seed entry has a ``root``), a hidden roll
+  carries its own secret, whose path leads to that root, and its faces follow from both;
+- in a room whose faces come from its seed, every roll carries its ``fair`` record;
 - a reveal of a hidden roll carries the roll's whole content, whose commitment is the one the
   hidden entry's header carries (so the reveal shows exactly what was rolled then), and a roll
   revealed is replayed and derived like any other;
@@ -25,8 +28,7 @@ import bisect
 from collections.abc import Mapping
 from typing import Any
 
-from .fair import commitment as seed_commitment
-from .fair import derive
+from .fair import DEPTH, derive, proof_root, seed_commitment
 
 __all__ = ["Epochs"]
 
@@ -45,7 +47,7 @@ class Epochs:
         self.pending = 0
         self.commits: dict[int, str] = {}                     # entry id → its commitment
         self.ends: list[int] = []                             # ids of the seed entries, in order
-        self.seeds: dict[int, tuple[int, str]] = {}           # epoch → (entry id, seed)
+        self.seeds: dict[int, tuple[int, str, str | None]] = {}  # epoch → (id, seed, root)
         self.announced: dict[int, tuple[int, object]] = {1: (0, None)}  # epoch → (by, commitment)
         self.rolls: dict[int, Mapping[str, Any]] = {}         # entry id → the seeded roll
         self.unseeded: set[int] = set()                       # ids of rolls without ``fair``
@@ -84,8 +86,10 @@ class Epochs:
                                  f"{entry.get('next')!r}, but epoch {current} was current "
                                  "(epochs end in turn: 1, 2, 3…)")
             return
+        root = entry.get("root")  # the hidden rolls' secrets' root, in epochs that have them
         try:
-            kept = isinstance(seed, str) and seed_commitment(seed) == entry.get("commitment")
+            kept = isinstance(seed, str) and (root is None or isinstance(root, str)) and \
+                seed_commitment(seed, root) == entry.get("commitment")
         except ValueError:
             kept = False
         if not kept:
@@ -94,7 +98,8 @@ class Epochs:
         if announced is not None and entry.get("commitment") != announced:
             self.problems.append(f"{where}: epoch {current}'s commitment is not the one entry "
                                  f"{by} announced when epoch {current - 1} ended")
-        self.seeds[current] = (eid, seed if isinstance(seed, str) else "")
+        self.seeds[current] = (eid, seed if isinstance(seed, str) else "",
+                               root if isinstance(root, str) else None)
         self.announced[current + 1] = (eid, entry.get("next_commitment"))
 
     def _reveal(self, eid: int, entry: Mapping[str, Any]) -> None:
@@ -161,19 +166,24 @@ class Epochs:
             self.pending += 1
             return
         fair, where = roll["fair"], f"entry {eid}"
-        seed = revealed[1]
+        _, seed, root = revealed
         draws = roll.get("draws")
         draws = draws if isinstance(draws, list) else [[0, 0, 0]]  # no faces: size 0, refused
         try:
-            published = seed_commitment(seed) == fair.get("commitment")
+            published = seed_commitment(seed, root) == fair.get("commitment")
         except ValueError:
             published = False
+        secret = fair.get("secret")
+        if published and (why := self._secret(roll, root, eid)) is not None:
+            self.problems.append(f"{where}: {why}")
+            return
         try:
             sizes = [d[1] for d in draws]
             if not all(_int(s) and 1 <= s <= 1 << 32 for s in sizes):
                 raise ValueError("a die size out of range")
             faces = derive(seed, str(roll.get("room", self.room)), epoch,
-                           str(roll.get("member")), str(fair.get("client", "")), eid, sizes)
+                           str(roll.get("member")), str(fair.get("client", "")), eid, sizes,
+                           secret if isinstance(secret, str) else None)
             stated = [d[2] for d in draws]
         except (ValueError, TypeError, IndexError, KeyError):
             faces, stated = [], [None]
@@ -185,6 +195,25 @@ class Epochs:
                                  "gives (forged)")
         else:
             self.derived += 1
+
+    @staticmethod
+    def _secret(roll: Mapping[str, Any], root: str | None, eid: int) -> str | None:
+        """What is wrong with a roll's own secret (a hidden roll's), or None."""
+        fair = roll["fair"]
+        secret, proof = fair.get("secret"), fair.get("proof")
+        if secret is None:
+            if root is not None and roll.get("visibility", "public") != "public":
+                return ("a hidden roll without a secret of its own, in an epoch whose seed "
+                        "commits to them: its faces follow from the revealed seed alone")
+            return None
+        try:
+            kept = root is not None and isinstance(secret, str) and isinstance(proof, list) and \
+                len(proof) == DEPTH and all(isinstance(p, str) for p in proof) and \
+                proof_root(secret, eid, proof) == root
+        except (ValueError, TypeError):
+            kept = False
+        return None if kept else ("its secret is not the one its epoch's seed committed to "
+                                  "for its entry (chosen after the fact)")
 
     def receipt(self, n: int, receipt: Mapping[str, Any]) -> str | None:
         """A problem with a receipt of the holder's own roll (the client seed they sent, the

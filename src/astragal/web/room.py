@@ -49,7 +49,7 @@ from .basics import (
 )
 from .caps import Budget, Caps
 from .chain import FORMAT, canonical, redact
-from .fair import FairSource, commitment
+from .fair import fair_roll
 from .luck import LuckBook
 from .oddspool import OddsPool, shared_pool
 from .roomodds import TableOdds, engine_error, odds_page
@@ -335,7 +335,8 @@ class Table(TableOdds, TableTools):
         # taking the id makes it roll again.
         with self._room_lock(room["id"]):
             for _ in range(8):  # the nonce is the entry's id: roll again if another took it
-                source, fair, nonce = self._faces(member, room["id"], client_seed, seeded)
+                source, fair, nonce = self._faces(member, room["id"], client_seed, seeded,
+                                                  hidden=visibility != "public")
                 body = self._rolled(member, exp, room, visibility, source, fair)
                 try:
                     return self._append(room["id"], body, who, expect=nonce)
@@ -355,19 +356,21 @@ class Table(TableOdds, TableTools):
                              f"moments; try again in {wait:.1f} s", retry_after=round(wait, 2))
 
     def _faces(self, member: Member, room_id: str, client_seed: str,
-               seeded: tuple[int, str] | None = None,
+               seeded: tuple[int, str] | None = None, hidden: bool = False,
                ) -> tuple[RecordingSource, dict[str, Any] | None, int | None]:
         """Where a roll's faces come from: the room's seed (``seeded``: its epoch and seed as
-        just read) and the entry id it is rolled for, or the table's own source (tests)."""
+        just read) and the entry id it is rolled for (a hidden roll's secret too), or the
+        table's own source (tests)."""
         given = self.source() if self.source is not None else None
         if given is not None:
             return RecordingSource(given), None, None
         epoch, seed = seeded or self.store.epoch(room_id)
         nonce = self.store.head(room_id)[0] + 1
-        fair = {"epoch": epoch, "commitment": commitment(seed), "client": client_seed,
-                "nonce": nonce}
-        return (RecordingSource(FairSource(seed, room_id, epoch, member.id, client_seed, nonce)),
-                fair, nonce)
+        try:
+            source, fair = fair_roll(seed, room_id, epoch, member.id, client_seed, nonce, hidden)
+        except ValueError as exc:  # a hidden roll past the entries that have a secret
+            raise TableError(507, "RoomFull", str(exc)) from None
+        return RecordingSource(source), fair, nonce
 
     def _rolled(self, member: Member, exp: Expansion, room: Mapping[str, Any], visibility: object,
                 source: RecordingSource, fair: dict[str, Any] | None) -> dict[str, Any]:

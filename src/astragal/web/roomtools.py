@@ -25,7 +25,7 @@ from .basics import (
     new_key,
 )
 from .caps import Caps
-from .fair import commitment
+from .fair import commitment, revealed
 from .sheet import Expansion
 from .store import MAX_PAGE, Moved, Store
 from .tabletools import (
@@ -61,7 +61,8 @@ class TableTools:
         def _append(self, room_id: str, body: dict[str, Any], who: str,
                     expect: int | None = None) -> dict[str, Any]: ...
 
-        def _faces(self, member: Member, room_id: str, client_seed: str
+        def _faces(self, member: Member, room_id: str, client_seed: str,
+                   seeded: tuple[int, str] | None = None, hidden: bool = False
                    ) -> tuple[RecordingSource, dict[str, Any] | None, int | None]: ...
 
     # -- the table's tools: reveal, keys, members, fight tracker, turn order -----------------
@@ -133,7 +134,7 @@ class TableTools:
         made = self.store.next_epoch(member.room, epoch)
         if made is None:
             raise TableError(409, "Conflict", f"epoch {epoch} has just been ended")
-        body = {**self._base(member, "seed"), "epoch": epoch, "seed": seed,
+        body = {**self._base(member, "seed"), "epoch": epoch, **revealed(seed),
                 "commitment": commitment(seed), "next": made[0],
                 "next_commitment": commitment(made[1])}
         if by is not None:  # the schedule's, not a person's: it stands before the roll that
