@@ -200,7 +200,7 @@ BAD = [
     ("d1!", "every face of a d1 explodes", (2, 3)),
     ("3d6kh1dl1", "one keep or drop", (6, 9)),
     ("10d10cs>=8", "means different things in Roll20", (5, 7)),
-    ("4d6q", "unknown modifier 'q'", (3, 4)),
+    ("4d6q", "'q' is not a modifier", (3, 4)),
     ("foo(1)", "unknown word 'foo'", (0, 3)),
     ("(1+2", "expected ')'", (4, 5)),
     ("{}", "an empty group", (0, 2)),
