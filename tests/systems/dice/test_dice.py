@@ -201,7 +201,7 @@ BAD = [
     ("3d6kh1dl1", "one keep or drop", (6, 9)),
     ("10d10cs>=8", "means different things in Roll20", (5, 7)),
     ("4d6q", "'q' is not a modifier", (3, 4)),
-    ("foo(1)", "unknown word 'foo'", (0, 3)),
+    ("foo(1)", "'foo' is not a function: did you mean 'floor'?", (0, 3)),
     ("(1+2", "expected ')'", (4, 5)),
     ("{}", "an empty group", (0, 2)),
     ("1 < 2 < 3", "compare once", (6, 7)),
