@@ -220,7 +220,9 @@ class Game:
                 value, said = dice.sample(Hand(tray, i, side or "dice"))
                 values.append(value)
                 head = f"{side}: " if side else ""
-                lines.append(f"{head}{dice}: {said} = {_word(value)}" if said != _word(value)
+                # a one-sided game that says which number its value comes to shows that number
+                shown = _word(self.measure(value) if self.measure and len(sides) == 1 else value)
+                lines.append(f"{head}{dice}: {said} = {shown}" if said != shown
                              else f"{head}{dice}: {said}")
             decision = self.decide(values, known)
             if isinstance(decision, Decision):
