@@ -303,3 +303,15 @@ def test_one_broken_game_file_leaves_the_others_and_is_named(tmp_path: Any) -> N
     out = cli("broken: 1")
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "broken.py could not be loaded (RuntimeError: half written)" in out.stderr
+
+
+def test_exact_fractions_past_what_floats_can_recover() -> None:
+    # 20d6 has 6**20 (3.7e15) equally likely rolls: beyond a float's reach, the counts are kept
+    g = Game("big", "Twenty dice", "{n:int}", dice=lambda n: n @ d6)
+    g.verdict("B1", "70 or more is high")(lambda total: "high" if total >= 70 else "low")
+    install(g)
+    o = astragal.odds("big: 20")
+    exact = dict(o.distribution.exact())
+    assert exact[20] == Fraction(1, 6 ** 20) and sum(exact.values()) == 1
+    high = sum(Fraction(w, 6 ** 20) for v, w in (20 @ d6).law().weights.items() if v >= 70)
+    assert dict(o.outcomes.exact())["high"] == high

@@ -287,9 +287,9 @@ def _by_mean(law: Law, measure: Callable[..., Any]) -> tuple[str, ...]:
 
 
 def _distribution(law: Law, order: Sequence[Any] | None = None) -> Distribution:
+    """The law as a Distribution, its whole-number counts kept (exact fractions at any size)."""
     fracs = law.fractions()
     den = math.lcm(*(f.denominator for f in fracs.values())) if fracs else 1
-    cut = float(law.cut)
-    return Distribution.from_mapping({k: float(f) for k, f in fracs.items()}, cut,
-                                     order=order or None,
-                                     denominator=None if cut else den)
+    return Distribution.from_counts({k: int(f * den) for k, f in fracs.items()} if not law.cut
+                                    else law.weights, den if not law.cut else law.total,
+                                    order=order or None)

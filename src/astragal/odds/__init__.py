@@ -23,20 +23,24 @@ class Distribution:
 
     # A plain class with slots, not a dataclass: importing ``dataclasses`` (and the ``inspect``
     # it needs) is a large part of the command line's start-up (see astragal/_records.py).
-    __slots__ = ("denominator", "items_", "truncated")
+    __slots__ = ("counts", "denominator", "items_", "truncated")
 
     items_: tuple[tuple[Any, float], ...]
     truncated: float
     denominator: int | None
     """A whole number that every probability is an exact multiple of 1/denominator of, when
     the system knows one (finite rational laws); it makes ``exact()`` possible. Not compared."""
+    counts: tuple[int, ...] | None
+    """Where the system computed the law in whole numbers: each outcome's count over
+    ``denominator``, so ``exact()`` needs no rounding, however large the denominator."""
 
     def __init__(self, items_: tuple[tuple[Any, float], ...], truncated: float = 0.0,
-                 denominator: int | None = None) -> None:
+                 denominator: int | None = None, counts: tuple[int, ...] | None = None) -> None:
         set_ = object.__setattr__
         set_(self, "items_", items_)
         set_(self, "truncated", truncated)
         set_(self, "denominator", denominator)
+        set_(self, "counts", counts if denominator is not None else None)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a Distribution is immutable: cannot set {name}")
@@ -62,13 +66,27 @@ class Distribution:
                      order: Iterable[Any] | None = None,
                      denominator: int | None = None) -> Distribution:
         """Build from a mapping; numeric outcomes are sorted, categories keep ``order``."""
-        if order is not None:
-            keys = list(order)
-        elif all(isinstance(k, (int, float)) for k in mapping):
-            keys = sorted(mapping)
-        else:
-            keys = list(mapping)
+        keys = cls._keys(mapping, order)
         return cls(tuple((k, float(mapping.get(k, 0.0))) for k in keys), truncated, denominator)
+
+    @staticmethod
+    def _keys(mapping: Mapping[Any, Any], order: Iterable[Any] | None) -> list[Any]:
+        if order is not None:
+            return list(order)
+        if all(isinstance(k, (int, float)) for k in mapping):
+            return sorted(mapping)
+        return list(mapping)
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[Any, int], denominator: int,
+                    order: Iterable[Any] | None = None) -> Distribution:
+        """A finite law given in whole numbers: each outcome's count over ``denominator``
+        (exact fractions at any size; the counts may sum to less where a tail was cut)."""
+        keys = cls._keys(counts, order)
+        whole = tuple(int(counts.get(k, 0)) for k in keys)
+        cut = 1.0 - sum(whole) / denominator if sum(whole) != denominator else 0.0
+        return cls(tuple((k, c / denominator) for k, c in zip(keys, whole)), cut,
+                   None if cut else denominator, None if cut else whole)
 
     def exact(self) -> tuple[tuple[Any, Fraction], ...]:
         """(outcome, exact probability as a ``Fraction``) pairs, in order.
@@ -82,6 +100,9 @@ class Distribution:
         >>> [str(p) for _, p in d.exact()]
         ['1/36', '1/18', '11/12']
         """
+        if self.counts is not None and self.denominator is not None:
+            den = self.denominator
+            return tuple((k, Fraction(c, den)) for (k, _), c in zip(self.items_, self.counts))
         if self.truncated:
             raise ValueError("no exact form: the law is infinite (a die may be rolled again "
                              f"without end; a tail of {self.truncated:.1g} was cut)")
