@@ -276,10 +276,10 @@ def _first_side(value: Any, *others: Any) -> Any:
 
 
 def _by_mean(law: Law, measure: Callable[..., Any]) -> tuple[str, ...]:
-    """The outcomes from the lowest mean measured value to the highest (else as they come)."""
+    """The outcomes from the lowest mean measured value to the highest."""
     sums: dict[str, list[float]] = {}
     for (values, decision), w in law.weights.items():
-        m = float(measure(*values)) if callable(measure) else 0.0
+        m = float(measure(*values))
         s = sums.setdefault(decision.outcome, [0.0, 0.0])
         s[0] += m * w
         s[1] += w
