@@ -75,6 +75,11 @@ async def run(servers: list[Server], rooms: int, cross: int, seconds: float, rat
             for member in members[len(members) - cross:]:  # watching on the next instance
                 member.live_to = bases[(i + 1) % len(bases)].replace("http://", "ws://")
             everyone += members
+        for p in everyone:  # each page reads its room on opening (the seed's commitment too:
+            # a room's epoch costs its instance one tree of secrets, ~55 ms, when first seen)
+            r = await client.get(f"{p.roll_to[0]}/api/rooms/{p.room}/me",
+                                 headers={"Authorization": f"Bearer {p.key}"})
+            r.raise_for_status()
         done = asyncio.Event()
         sockets = []
         for p in everyone:

@@ -29,6 +29,7 @@ from .caps import Caps
 from .exports import _Streams, add_exports  # noqa: F401 - _Streams: tests import it from here
 from .live import CATCH_UP_SECONDS, Hub, add_live
 from .oddspool import short_error
+from .quick import answer_roll, refusal
 from .room import RateLimit, Table, TableError
 from .routes import add_api
 from .schemas import ERRORS
@@ -63,7 +64,7 @@ ASGIApp = Callable[[Scope, Callable[[], Awaitable[Message]], Callable[[Message],
                    Awaitable[None]]
 
 
-def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
+def _guard(app: ASGIApp, max_body: int, table: Table | None = None) -> ASGIApp:
     async def guarded(scope: Scope, receive: Callable[[], Awaitable[Message]],
                       send: Callable[[Message], Awaitable[None]]) -> None:
         if scope["type"] != "http":
@@ -144,7 +145,9 @@ def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
             await send(message)
 
         try:
-            await app(scope, replay, send_with_headers)
+            # a plain roll is answered here, without FastAPI's routing and checks (quick.py)
+            if table is None or not await answer_roll(table, scope, body, send_with_headers):
+                await app(scope, replay, send_with_headers)
         except Exception as exc:  # noqa: BLE001 - a bug: one line in the log, a JSON 500
             # Caught here, inside Starlette's error middleware, so that it is not raised again
             # to the server (which would print the whole trace a second time and drop the
@@ -202,9 +205,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
 
     @app.exception_handler(TableError)
     async def table_error(request: Request, exc: TableError) -> JSONResponse:
-        headers = ({"Retry-After": str(max(1, round(exc.extra["retry_after"] + 0.5)))}
-                   if "retry_after" in exc.extra else None)
-        return JSONResponse(exc.to_json(), status_code=exc.status, headers=headers)
+        status, content, headers = refusal(exc)
+        return JSONResponse(content, status_code=status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -234,8 +236,8 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
 
     @app.exception_handler(StoreError)
     async def store_error(request: Request, exc: StoreError) -> JSONResponse:
-        return JSONResponse(exc.to_json(), status_code=exc.status,
-                            headers={"Retry-After": "2"} if exc.status == 503 else None)
+        status, content, headers = refusal(exc)
+        return JSONResponse(content, status_code=status, headers=headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -273,15 +275,15 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
 
     add_live(app, store, table, hub, origins)
 
-    app.add_middleware(_GuardMiddleware, max_body=max_body)
+    app.add_middleware(_GuardMiddleware, max_body=max_body, table=table)
     return app
 
 
 class _GuardMiddleware:
     """``_guard`` as a Starlette middleware class."""
 
-    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY) -> None:
-        self.app = _guard(app, max_body)
+    def __init__(self, app: ASGIApp, max_body: int = MAX_BODY, table: Table | None = None) -> None:
+        self.app = _guard(app, max_body, table)
 
     async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Message]],
                        send: Callable[[Message], Awaitable[None]]) -> None:

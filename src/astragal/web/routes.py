@@ -28,7 +28,7 @@ from .store import Store
 if TYPE_CHECKING:
     from .live import Hub
 
-__all__ = ["MAX_ID", "add_api"]
+__all__ = ["MAX_ID", "add_api", "roll_for"]
 
 MAX_ID = 2**62  # ids are 64-bit in both stores
 
@@ -44,6 +44,16 @@ def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
+def roll_for(table: Table, room_id: str, authorization: str | None, text: str, visibility: str,
+             client_seed: str, who: str) -> dict[str, Any]:
+    """A roll request's work (the route's and ``quick.answer_roll``'s): the entry as the roller
+    may see it (a blind roll comes back without its result)."""
+    member = table.member(room_id, _key(authorization))
+    # the live connections are woken by the entry itself (``Table.on_entry``)
+    entry = table.roll(member, text, visibility, who, client_seed)
+    seen = Table.visible(entry, member)
+    assert seen is not None  # the roller always sees at least a stub
+    return seen
 
 
 def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit) -> None:
@@ -125,11 +135,9 @@ def add_api(app: FastAPI, store: Store, table: Table, hub: Hub, doors: RateLimit
 
         Returns the stored entry as you may see it (a blind roll comes back without its result).
         """
-        member = table.member(room_id, _key(authorization))
-        # the live connections are woken by the entry itself (``Table.on_entry``)
-        entry = table.roll(member, body.text, body.visibility, _client(request), body.client_seed)
-        seen = Table.visible(entry, member)
-        assert seen is not None  # the roller always sees at least a stub
+        # (a plain body is answered before FastAPI, by ``quick.answer_roll``; here the rest)
+        seen = roll_for(table, room_id, authorization, body.text, body.visibility,
+                        body.client_seed, _client(request))
         # written here, in the request's thread: a returned dict would be checked and encoded
         # again by FastAPI in a second trip to the thread pool
         return JSONResponse(seen, status_code=201)
