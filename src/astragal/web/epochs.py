@@ -10,6 +10,7 @@ every stub). What it holds a log to, in log order (``docs/trust.md``):
   commitment (the same in all its rolls, before the reveal as after), with its own entry number
   as its nonce;
 - once the epoch's seed is revealed, the roll's faces are the ones the seed gives (``fair.py``);
+  a fight-tracker attack is a roll here too (``chain.rolls_dice``);
 - in an epoch whose seed commits to secrets (its seed entry has a ``root``), a hidden roll
   carries its own secret, whose path leads to that root, and its faces follow from both;
 - in a room whose faces come from its seed, every roll carries its ``fair`` record;
@@ -69,7 +70,9 @@ class Epochs:
 
     def _roll(self, eid: int, entry: Mapping[str, Any]) -> None:
         """A roll shown whole (or revealed): seeded, or one more roll without ``fair``."""
-        if entry.get("kind", "roll") != "roll":
+        from .chain import rolls_dice  # a roll, or a fight-tracker attack
+
+        if not rolls_dice(entry):
             return
         if isinstance(entry.get("fair"), Mapping):
             self.rolls.setdefault(eid, entry)
