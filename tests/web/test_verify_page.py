@@ -277,6 +277,8 @@ def test_the_page_warns_when_the_table_rolls_with_another_client_seed(browser: A
     gm, _ = open_room(browser, served, errors, system="dice")
     gm.roll("d20")
     gm.entry(1).wait_for()
+    # the entry may come live before the roll's own answer, which the warning is read from
+    gm.page.locator("#roll-error", has_text="with another client seed").wait_for(timeout=10_000)
     assert "with another client seed than this page sent" in gm.page.inner_text("#roll-error")
     gm.page.evaluate("document.getElementById('table-panel').open = true")
     with gm.context.expect_page() as opened:
