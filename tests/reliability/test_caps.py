@@ -452,6 +452,85 @@ def test_connections_are_capped_per_address(tmp_path: Path) -> None:
             s.close()
 
 
+def test_closed_live_connections_no_longer_count_against_their_address(tmp_path: Path) -> None:
+    """A page that reconnects (a phone waking up, a flaky network) opens and closes many
+    WebSockets from one address: each counts while it is open only."""
+    from websockets.sync.client import connect
+
+    with LiveServer(_app(tmp_path), connections_per_address=4) as server:
+        import httpx
+
+        made = httpx.post(f"{server.url}/api/rooms", json={"name": "R", "system": "dice"}).json()
+        rid, key = made["room"]["id"], made["key"]
+        for _ in range(10):  # more than the cap, one after another
+            with connect(f"{server.ws_url}/api/rooms/{rid}/live") as ws:
+                ws.send(json.dumps({"key": key, "after": 0}))
+                assert json.loads(ws.recv())["type"] == "hello"
+        deadline = time.monotonic() + 10
+        while True:  # the last close reaches the server a moment after the client's
+            kept = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            kept.request("GET", "/api/health")
+            status = kept.getresponse().status
+            kept.close()
+            if status == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert status == 200
+        held = [connect(f"{server.ws_url}/api/rooms/{rid}/live") for _ in range(4)]
+        extra = socket.create_connection(("127.0.0.1", server.port))  # open ones still count
+        extra.settimeout(10)
+        assert extra.recv(4096).startswith(b"HTTP/1.1 429")
+        for c in (*held, extra):
+            c.close()
+
+
+def test_a_request_answered_slowly_is_not_cut_by_the_header_deadline(tmp_path: Path) -> None:
+    """The deadline is for a request's line and headers: one whose answer takes longer than
+    it (a long computation) gets its answer, on a connection kept alive."""
+    app = _app(tmp_path)
+
+    @app.get("/slow")
+    def slow() -> dict[str, str]:
+        time.sleep(2.5)
+        return {"done": "yes"}
+
+    with LiveServer(app, header_seconds=1.0, keep_alive_seconds=5.0) as server:
+        kept = http.client.HTTPConnection("127.0.0.1", server.port, timeout=15)
+        kept.request("GET", "/slow")
+        assert json.loads(kept.getresponse().read()) == {"done": "yes"}
+        kept.request("GET", "/api/health")  # the same connection, kept alive
+        assert kept.getresponse().status == 200
+
+
+def test_request_headers_over_the_cap_are_refused_however_they_arrive(tmp_path: Path) -> None:
+    """A request's line and headers are capped at MAX_BODY bytes, sent at once or a piece at
+    a time (no memory held for a flood of them); under the cap they are served."""
+    from astragal.web.app import MAX_BODY
+
+    with LiveServer(_app(tmp_path)) as server:
+        ok = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        ok.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * (MAX_BODY // 2)
+                   + b"\r\nConnection: close\r\n\r\n")
+        assert ok.recv(4096).startswith(b"HTTP/1.1 200")
+        drip = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        drip.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\nX-Pad: ")
+        answer = b""
+        for _ in range(4 * MAX_BODY // 1024):
+            try:
+                drip.sendall(b"a" * 1024)
+            except (BrokenPipeError, ConnectionResetError):
+                break
+            time.sleep(0.002)
+        drip.settimeout(10)
+        try:
+            answer = drip.recv(4096)
+        except ConnectionResetError:
+            pass
+        assert answer.startswith(b"HTTP/1.1 431"), answer
+        for s in (ok, drip):
+            s.close()
+
+
 # ------------------------------------------------------------------------------------------------
 # 7. Names that look like another's
 

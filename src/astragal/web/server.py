@@ -141,16 +141,18 @@ def uvicorn_options(*, connections_per_address: int = CONNECTIONS_PER_ADDRESS,
                     trusted_proxies: tuple[str, ...] = ()) -> dict[str, Any]:
     """How ``astragal serve`` runs uvicorn (the load and fault tools run it the same way).
 
-    h11, not httptools: h11 refuses a request line and headers over ``MAX_BODY`` bytes, while
-    httptools reads headers of any size into memory (20 MB were accepted), a flood of which
-    would exhaust the server. WebSocket messages are capped at ``MAX_BODY`` too.
+    httptools (C) parses requests, with a cap of ``MAX_BODY`` bytes on a request's line and
+    headers (``guarded_protocol``): httptools alone reads headers of any size into memory (20 MB
+    were accepted), a flood of which would exhaust the server. (h11 caps them itself, but its
+    pure-Python parsing was a fifth of the server's CPU per roll.) WebSocket messages are capped
+    at ``MAX_BODY`` too.
 
     Slow and idle clients: uvicorn closes a kept-alive connection idle for ``keep_alive_seconds``
     but waits for ever for a new connection's first request or for headers sent a byte at a
-    time, so the protocol here (``guarded_protocol``) closes a connection whose request line and
-    headers have not all arrived ``header_seconds`` after it opened or after its request began,
-    and refuses more than ``connections_per_address`` open connections from one address; the
-    app answers a body that has not arrived within ``BODY_SECONDS`` with 408.
+    time, so the protocol here closes a connection whose request line and headers have not all
+    arrived ``header_seconds`` after it opened or after its request began, and refuses more than
+    ``connections_per_address`` open connections from one address (a WebSocket counted until
+    it closes); the app answers a body that has not arrived within ``BODY_SECONDS`` with 408.
 
     Proxies: a client's address is the connection's, unless the connection comes from one of
     ``trusted_proxies`` (addresses or networks, ``--trusted-proxy``): then it is the one that
@@ -161,24 +163,28 @@ def uvicorn_options(*, connections_per_address: int = CONNECTIONS_PER_ADDRESS,
     from .app import MAX_BODY
 
     return {"log_level": "warning", "ws_max_size": MAX_BODY,
-            "http": guarded_protocol(connections_per_address, header_seconds, trusted_proxies),
+            "http": guarded_protocol(connections_per_address, header_seconds, trusted_proxies,
+                                     MAX_BODY),
             "timeout_keep_alive": keep_alive_seconds,
-            "h11_max_incomplete_event_size": MAX_BODY, "proxy_headers": bool(trusted_proxies),
+            "proxy_headers": bool(trusted_proxies),
             "forwarded_allow_ips": ",".join(trusted_proxies)}
 
 
 _BUSY = (b"HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n"
          b"connection: close\r\nretry-after: 5\r\ncontent-length: %d\r\n\r\n%s")
+_HEAD_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: "
+                   b"application/json\r\nconnection: close\r\ncontent-length: %d\r\n\r\n%s")
 
 
 def guarded_protocol(per_address: int, header_seconds: float,
-                     trusted_proxies: tuple[str, ...] = ()) -> type[asyncio.Protocol]:
-    """uvicorn's h11 protocol with a deadline for headers and a cap on connections per address
-    but a trusted proxy's (each server gets its own count)."""
+                     trusted_proxies: tuple[str, ...] = (),
+                     max_head: int = 16 * 1024) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol with a cap of ``max_head`` bytes on a request's line and
+    headers, a deadline for them, and a cap on connections per address but a trusted proxy's
+    (each server gets its own count)."""
     import ipaddress
 
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     proxies = [ipaddress.ip_network(p, strict=False) for p in trusted_proxies]
 
@@ -192,10 +198,17 @@ def guarded_protocol(per_address: int, header_seconds: float,
     # open connections per address, counted as they open and close (no scan per connection:
     # a thousand open ones made each new one walk them all)
     open_by_address: dict[str, int] = {}
+    too_large = (b'{"error":"TooLarge","message":"the request line and headers are over the '
+                 b'limit of %d bytes"}' % max_head)
 
-    class GuardedH11Protocol(H11Protocol):
+    class GuardedProtocol(HttpToolsProtocol):
         _header_timer: asyncio.TimerHandle | None = None
         _counted: str | None = None  # the address this connection is counted for
+        # Reading a request's line and headers (or waiting for the next request's), and the
+        # bytes received since they began. Counted as the bytes arrive, before httptools
+        # buffers them: it keeps a header's fragments until the header ends, however long.
+        _in_head = True
+        _head_bytes = 0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -223,11 +236,29 @@ def guarded_protocol(per_address: int, header_seconds: float,
                 self._header_timer = None
 
         def data_received(self, data: bytes) -> None:
+            if self._in_head:
+                self._head_bytes += len(data)
             super().data_received(data)
-            if self.conn.their_state is h11.IDLE:
-                self._start_header_timer()  # a request has begun: its headers are timed
-            else:
+            if not self._in_head or not self._head_bytes:
+                return  # (a request read whole is being answered: no deadline for that)
+            if self._head_bytes > max_head:
+                self._in_head = False
                 self._stop_header_timer()
+                if not self.transport.is_closing():
+                    self.transport.write(_HEAD_TOO_LARGE % (len(too_large), too_large))
+                    self.transport.close()
+            else:  # a request has begun: its line and headers are timed
+                self._start_header_timer()
+
+        def on_headers_complete(self) -> None:
+            self._in_head = False
+            self._head_bytes = 0
+            self._stop_header_timer()
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self._in_head = True  # what follows is the next request's
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -235,11 +266,27 @@ def guarded_protocol(per_address: int, header_seconds: float,
 
         def _header_timeout(self) -> None:
             self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            if self._in_head and not self.transport.is_closing():
                 self.transport.close()
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._stop_header_timer()
+        def handle_websocket_upgrade(self) -> None:
+            super().handle_websocket_upgrade()
+            # The WebSocket's protocol has the connection now, and is told when it closes:
+            # it uncounts it (else every live connection ever opened counted against its
+            # address until the server restarted, and a page that reconnected 64 times from
+            # one address was refused from then on)
+            live = self.transport.get_protocol()
+            lost = live.connection_lost
+
+            def connection_lost(exc: Exception | None) -> None:
+                try:
+                    lost(exc)
+                finally:
+                    self._uncount()
+
+            live.connection_lost = connection_lost  # type: ignore[method-assign]
+
+        def _uncount(self) -> None:
             if (address := self._counted) is not None:
                 self._counted = None
                 left = open_by_address[address] - 1
@@ -247,6 +294,10 @@ def guarded_protocol(per_address: int, header_seconds: float,
                     open_by_address[address] = left
                 else:
                     del open_by_address[address]  # addresses with nothing open are forgotten
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._stop_header_timer()
+            self._uncount()
             super().connection_lost(exc)
 
-    return GuardedH11Protocol
+    return GuardedProtocol
