@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +53,7 @@ FORMATS = ("astragal-log/1", FORMAT)  # exports this reads
 HEADER = ("id", "prev", "visibility", "commit")
 STUB = frozenset(HEADER) | {"hash", "redacted", "sig"}
 _OUTSIDE = frozenset(("id", "prev", "commit", "hash", "sig"))  # not part of the content
+MAX_PROBLEMS = 1_000  # problems a check reports before it stops reading the log
 
 
 def canonical(data: Any) -> str:
@@ -115,6 +116,7 @@ class Report:
     key_from_export: bool = False
     head: str = GENESIS
     problems: list[str] = field(default_factory=list)
+    stopped: bool = False  # the check stopped reading at MAX_PROBLEMS problems
 
     @property
     def ok(self) -> bool:
@@ -453,17 +455,25 @@ def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True,
         last = entry
         stated = entry.get("hash")
         prev = stated if isinstance(stated, str) else ""
+        if len(report.problems) >= MAX_PROBLEMS:  # a log this broken: reading on tells no more
+            report.problems.append(f"{where}: the check stopped here, after {MAX_PROBLEMS:,} "
+                                   "problems; the rest of the log was not read")
+            report.stopped = True
+            break
     report.head = prev
-    if key is not None and last is not None and "commit" not in last:
+    if key is not None and last is not None and "commit" not in last and not report.stopped:
         eid = last.get("id")
         report.problems.append(f"entry {eid if isinstance(eid, int) else report.entries}: the log "
                                "ends in an entry nobody signed (the old format 1), though the "
                                "table signs every entry: a log rewritten without the key looks "
                                "like this")
     checker.epochs.check()
-    report.problems += checker.epochs.problems
+    report.problems += checker.epochs.problems[:MAX_PROBLEMS]
+    if len(checker.epochs.problems) > MAX_PROBLEMS:
+        report.problems.append(f"and {len(checker.epochs.problems) - MAX_PROBLEMS:,} more "
+                               "problems with the rolls' seeds and faces")
     report.derived, report.pending = checker.epochs.derived, checker.epochs.pending
-    for n, receipt in enumerate(receipts, 1):
+    for n, receipt in enumerate(() if report.stopped else receipts, 1):
         checker.receipt(receipt, n)
     checker.finish()
     return report
@@ -477,8 +487,8 @@ def verify_export(data: Any, *, replay: bool = True, key: str | None = None,
         report = Report()
         report.problems.append(f"not an astragal log export (expected \"format\": \"{FORMAT}\")")
         return report
-    entries = data.get("entries")
-    if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)):
+    entries = data.get("entries")  # a list, or read one at a time (``export_file.Entries``)
+    if not isinstance(entries, Iterable) or isinstance(entries, (str, bytes, Mapping)):
         report = Report()
         report.problems.append("the export has no list of entries")
         return report
@@ -491,7 +501,7 @@ def verify_export(data: Any, *, replay: bool = True, key: str | None = None,
     if key is not None and stated_key is not None and stated_key != key:
         report.problems.append("the export states another signing key than the one given")
     head = data.get("head")
-    if head is not None and head != report.head:
+    if head is not None and head != report.head and not report.stopped:
         report.problems.append("the export's stated head hash does not match its last entry "
                                "(entries were cut from the end)")
     return report
