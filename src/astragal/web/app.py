@@ -77,7 +77,7 @@ def _guard(app: ASGIApp, max_body: int, table: Table | None = None) -> ASGIApp:
                                  f"limit of {max_body} bytes"}, status_code=413)(scope, receive,
                                                                                  send)
         # Whatever server runs the app: a long URL is 414, long headers 431 (uvicorn's
-        # httptools reads headers of any size; `astragal serve` uses h11, which caps them too).
+        # httptools reads headers of any size; `astragal serve` caps them as they arrive too).
         url_bytes = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
         if url_bytes > MAX_URL:
             await JSONResponse({"error": "TooLarge", "message": f"the URL is over the limit of "

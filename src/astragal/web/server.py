@@ -144,8 +144,8 @@ def uvicorn_options(*, connections_per_address: int = CONNECTIONS_PER_ADDRESS,
     httptools (C) parses requests, with a cap of ``MAX_BODY`` bytes on a request's line and
     headers (``guarded_protocol``): httptools alone reads headers of any size into memory (20 MB
     were accepted), a flood of which would exhaust the server. (h11 caps them itself, but its
-    pure-Python parsing was a fifth of the server's CPU per roll.) WebSocket messages are capped
-    at ``MAX_BODY`` too.
+    pure-Python parsing and writing were over a tenth of the server's CPU per roll.) WebSocket
+    messages are capped at ``MAX_BODY`` too.
 
     Slow and idle clients: uvicorn closes a kept-alive connection idle for ``keep_alive_seconds``
     but waits for ever for a new connection's first request or for headers sent a byte at a
