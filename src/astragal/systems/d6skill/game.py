@@ -223,6 +223,8 @@ def _order(spec: Check, opposed_tie: str) -> tuple[str, ...]:
 
 
 def _value(spec: Check) -> str:
+    if spec.difficulty is None and spec.opposition is None:
+        return "result"
     return "DMG" if spec.is_attack else "margin" if spec.opposition is not None else "result"
 
 
