@@ -563,13 +563,15 @@ class Procedure(Dice):
         return self.f(roll), ", ".join(words)
 
     def law(self, limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:
+        what = f"the paths of {self}"
         if self._law is not None:
-            law, paths = self._law
-            limits.check_work(paths, f"the paths of {self}", text)
+            law, work = self._law
+            limits.check_work(work, what, text)
             return law
         out: dict[Any, Fraction] = {}
         path: list[int] = []  # the index of the face taken at each draw
-        for paths in range(1, limits.max_odds_work + 1):
+        work = 0  # steps: about thirty lines of Python run per draw of a path
+        while True:
             walk = _Walk(path)
             try:
                 value = self.f(walk.roll)
@@ -577,18 +579,23 @@ class Procedure(Dice):
             except _Pruned:
                 pass
             sizes = walk.sizes
+            work += _DRAW * (len(sizes) + 1)
+            if work > limits.max_odds_work:  # refused as soon as the walk is over the limit
+                limits.check_work(work, what, text)
             del path[len(sizes):]
             while path and path[-1] == sizes[len(path) - 1] - 1:
                 path.pop()
             if not path:
                 break
             path[-1] += 1
-        else:
-            limits.check_work(limits.max_odds_work + 1, f"the paths of {self}", text)
+        limits.check_work(work, what, text)
         total = math.lcm(*(p.denominator for p in out.values())) if out else 1
         law = Law({k: int(p * total) for k, p in out.items()}, total)
-        self._law = (law, paths)
+        self._law = (law, work)
         return law
+
+
+_DRAW = 30
 
 
 class _Walk:

@@ -18,7 +18,7 @@ from ..rulebook import rule as _register
 from ..switches import Switch
 from ._dice import Dice, Hand, _lift
 from ._form import Form, Spec
-from ._law import Law, joint
+from ._law import COMBINATION, Law, joint
 
 __all__ = ["AGAIN", "Decision", "Game", "Then", "then"]
 
@@ -396,8 +396,9 @@ class Game:
             if isinstance(d, Then) and id(d.dice) not in follow:
                 follow[id(d.dice)] = d.dice.law(limits, text)
         scale = math.lcm(*(f.total for f in follow.values()))
-        limits.check_work(sum(len(follow[id(d.dice)].weights) for d in law.weights
-                              if isinstance(d, Then)), "the dice a verdict asks for", text)
+        limits.check_work(COMBINATION * sum(len(follow[id(d.dice)].weights) for d in law.weights
+                                            if isinstance(d, Then)),
+                          "the dice a verdict asks for", text)
         out: dict[Any, int] = {}
         for d, w in law.weights.items():
             if not isinstance(d, Then):

@@ -30,8 +30,11 @@ def skill_die(explodes: bool, botches: bool, cap: int | None) -> Dice:
 
     def read(roll: Any) -> tuple[int, bool, bool]:
         first = roll(_FIRST if exploding else d6)
-        if R.botch_checked(first, botches):  # S7: the check decides, the die counts 1 (S8)
-            return first, R.botched(roll(_CHECK, added="check")), False
+        # S7: a first 1 calls the check die; S8: its 1 is a Botch, and the die counts 1
+        checked = roll(_CHECK, added="check") if R.botch_checked(first, botches) else None
+        botch = R.botched(checked)  # None: no check was rolled
+        if checked is not None:
+            return first, botch, False
         total = last = first
         n = 0
         while R.explodes(last, exploding) and (cap is None or n < cap):  # S9, S10
