@@ -255,8 +255,8 @@ class Game:
                                                              len(values))))
 
     def _settle(self, out: Any) -> Decision | Then | _Again:
-        if isinstance(out, Then) or out is AGAIN:
-            return out  # type: ignore[no-any-return]
+        if isinstance(out, (Then, _Again)):
+            return out
         if isinstance(out, Decision):  # one that names no rule was decided by the verdict
             return out if out.rule else Decision(out.outcome, self._verdict_rule, out.says,
                                                  out.found, out.value)
@@ -380,8 +380,12 @@ class Game:
                 return d
             return d.outcome, d.value if d.value is not None else measure(*values)
 
+        verdict, settle = self._verdict, self._settle
+        assert verdict is not None
+        given = _given(self._verdict_wants, known, len(laws))  # the same for every combination
+
         def both(*values: Any) -> Any:
-            return decided(self.decide(values, known), values)
+            return decided(settle(verdict(*values, **given)), values)
 
         law = joint(laws, both, limits, text).without(_again)
         while any(isinstance(k, Then) for k in law.weights):
@@ -408,8 +412,9 @@ class Game:
             k = scale // f.total
             for v, wv in f.weights.items():
                 then = self._settle(d.rule(v, *d.args))
-                key = then if isinstance(then, Then) or _again(then) else (
-                    then.outcome, then.value if then.value is not None else _first_side(v))
+                key: Any = then
+                if isinstance(then, Decision) and not _again(then):
+                    key = then.outcome, then.value if then.value is not None else _first_side(v)
                 out[key] = out.get(key, 0) + w * wv * k
         return Law(out, law.total * scale).without(_again)
 

@@ -228,8 +228,8 @@ def test_the_record_names_the_critical_chain_the_botch_check_and_the_deciding_ru
         "hit", "S3", 13, 16)
     assert r.transcript == (
         "  ATK: d6 shows 6, 6, 2: Critical (S9), 6 + 6 + 2 = 14 → 14 + 2 = 16",
-        "  DEF: d6 shows 1, botch check (S7) shows 4: no Botch, the die counts 1 (S8) → "
-        "1 + 2 = 3", "ATK 16 vs DEF 3: hit", "DMG roll: d6 shows 3 → 3 + 0 = 3",
+        ("  DEF: d6 shows 1, botch check (S7) shows 4: no Botch, the die counts 1 (S8) → "
+         "1 + 2 = 3"), "ATK 16 vs DEF 3: hit", "DMG roll: d6 shows 3 → 3 + 0 = 3",
         "DMG = DMG roll 3 + margin 13 = 16 (S5)")
     capped = astragal.roll("ds: d6+2 max_explosions=1", faces="6,6")
     assert "(the house cap on explosions ends the chain)" in capped.transcript[0]

@@ -90,7 +90,7 @@ def verdict(actor: Any = None, opposition: Any = None, *, spec: Check, explode_o
                          "critical": False, "result": None})
     a = _side(actor, spec.actor)
     res = a["result"]
-    if opposition is not None:
+    if opposition is not None and spec.opposition is not None:
         return _opposed(a, _side(opposition, spec.opposition), spec, explode_on, botch_on,
                         max_explosions, opposed_tie, botch_check_on_opposed)
     if spec.difficulty is None:  # no Difficulty: is it a Botch (S7, S8)
@@ -109,8 +109,8 @@ def verdict(actor: Any = None, opposition: Any = None, *, spec: Check, explode_o
             "failure": f"{res} vs # {d}: Failure (S2: not higher than #)"}[outcome]
     lines: tuple[str, ...] = (said,)
     if spec.may_skip_roll and spec.actor.bonus > d:
-        lines = (f"S6: the bonus {spec.actor.bonus:+d} alone beats # {d}, but the situation is "
-                 "stressful: roll", said)
+        lines = ((f"S6: the bonus {spec.actor.bonus:+d} alone beats # {d}, but the situation is "
+                  "stressful: roll"), said)
     return Decision(outcome, "S2", lines, {**a, "difficulty": d, "auto_success": False,
                                            "success": outcome == "success"}, res)
 
@@ -160,7 +160,8 @@ def _damage(outcome: str, rule: str, atk: int, dfn: int, margin: int, found: dic
     if hit and isinstance(weapon, Side):
         return then(_die("dmg", explode_on, botch_on, max_explosions), _rolled_dmg, outcome, rule,
                     margin, weapon, side="dmg", says=said, found=found)
-    dmg = R.damage((weapon or 0) + margin) if hit else 0
+    base = weapon if isinstance(weapon, int) else 0
+    dmg = R.damage(base + margin) if hit else 0
     lines = [said]
     if hit and weapon is None:
         lines.append(f"DMG = the margin, {dmg} (S5; no weapon DMG given)")
