@@ -16,7 +16,8 @@ from typing import Any
 
 from ._errors import InputError
 
-__all__ = ["MAX_TABLE_FILE", "check_replaceable", "read_bytes", "read_json", "read_text"]
+__all__ = ["MAX_TABLE_FILE", "check_replaceable", "open_regular", "read_bytes", "read_json",
+           "read_text"]
 
 MAX_TABLE_FILE = 1 << 20  # bytes: a GM's table file (an attack table is about 1 KiB)
 
@@ -33,11 +34,9 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_bytes(path: str, what: str, limit: int, error: type[InputError] = InputError) -> bytes:
-    """The bytes of the regular file ``path``, at most ``limit`` of them, else ``error``.
-
-    ``FileNotFoundError`` passes through (callers often have their own words for it).
-    """
+def open_regular(path: str, what: str, limit: int, error: type[InputError] = InputError) -> int:
+    """A descriptor of the regular file ``path`` of at most ``limit`` bytes, opened without
+    blocking; else ``error`` (``FileNotFoundError`` passes through). The caller closes it."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
@@ -51,6 +50,19 @@ def read_bytes(path: str, what: str, limit: int, error: type[InputError] = Input
                         "of a file")
         if info.st_size > limit:
             raise error(f"the {what} {path} is {info.st_size:,} bytes; the limit is {limit:,}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: str, what: str, limit: int, error: type[InputError] = InputError) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` of them, else ``error``.
+
+    ``FileNotFoundError`` passes through (callers often have their own words for it).
+    """
+    fd = open_regular(path, what, limit, error)
+    try:
         chunks: list[bytes] = []
         size = 0
         while size <= limit:  # the file may grow while it is read: never past the limit

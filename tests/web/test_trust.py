@@ -289,6 +289,26 @@ def test_a_hidden_rolls_secret_follows_the_documented_tree() -> None:
     assert _independent_faces(t["seed"], params, t["sizes"]) == t["faces"]
 
 
+def test_the_table_gives_each_hidden_roll_the_documented_secret_and_path() -> None:
+    """What the table puts in a hidden roll's record is the tree vector's secret and path, and
+    at every kind of place in the tree (the first and last entries, either side of where the
+    table's kept levels meet the ones it makes again) the path leads to the root the epoch's
+    end reveals."""
+    from astragal.web.fair import DEPTH, fair_roll, new_seed, proof_root, revealed
+
+    t = json.loads((Path(__file__).parent / "trust_vectors.json").read_text())["tree"]
+    _, fair = fair_roll(t["stored_seed"], t["room"], t["epoch"], t["member"], t["client"],
+                        t["nonce"], hidden=True)
+    assert (fair["secret"], fair["proof"], fair["commitment"]) == (
+        t["secret"], t["proof"], t["commitment"])
+    for seed in (t["stored_seed"], new_seed()):
+        root = revealed(seed)["root"]
+        for nonce in (0, 1, 62, 63, 64, 65, 127, 128, 4095, 4096, 20_000, 2**DEPTH - 1):
+            _, fair = fair_roll(seed, "r", 1, "m", "c", nonce, hidden=True)
+            assert proof_root(fair["secret"], nonce, fair["proof"]) == root, nonce
+        assert len(fair["proof"]) == DEPTH
+
+
 def test_seeded_faces_are_uniform() -> None:
     """Rejection sampling leaves no bias: a d6, a d10, a d20 and a d100 over many draws (chi-square,
     false alarm 1e-7 each)."""

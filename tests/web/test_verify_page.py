@@ -28,7 +28,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not 
 if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
     pytest.skip(f"Chromium is not at {CHROMIUM}", allow_module_level=True)
 REPLAY = ("do not follow from its faces", "cannot be replayed", "is not [side, size, face]",
-          "(draws) are missing")  # what only the Python check finds: it runs the games' rules
+          "(draws) are missing", "the fight it leaves")  # only the Python check runs the rules
 
 
 @pytest.fixture(scope="module")
@@ -322,5 +322,53 @@ def test_the_page_refuses_what_it_cannot_check_as_verify_log_does(page: Any, roo
     shown = check(page, tmp_path, export, receipts, room.key)
     expected = python(export, receipts, room.key)
     assert any(p.startswith(said) for p in expected), expected
+    assert shown["verdict"].startswith("TAMPERED") and sorted(shown["problems"]) == expected, (
+        shown, expected)
+
+
+# ------------------------------------------------------------------------------------------------
+# Fight-tracker attacks: their faces derived from their fair records, as rolls' are
+
+
+@pytest.fixture
+def fight_room(tmp_path: Path) -> Room:
+    from .test_trust_fight import FightRoom
+
+    return FightRoom(tmp_path)
+
+
+def test_a_room_with_attacks_checks_in_the_page_as_in_verify_log(page: Any, fight_room: Room,
+                                                                 tmp_path: Path) -> None:
+    from .test_trust_fight import attacks
+
+    export = fight_room.table.export(fight_room.gm)
+    shown = check(page, tmp_path, export, None, fight_room.key)
+    report = verify_export(export, key=fight_room.key)
+    assert report.ok and shown["verdict"] == "Intact", shown
+    assert f"{report.derived} roll(s) have exactly the faces" in shown["summary"]
+    assert f"{report.pending} roll(s) wait for their seed epoch" in shown["summary"]
+    first = export["entries"][attacks(export)[0]]
+    row = shown["rows"][first["id"] - 1]
+    assert f"fight: {first['text']}" in row and "faces derived from the seed" in row, row
+    assert " ".join(str(d[2]) for d in first["draws"]) in row
+
+
+def _attack_tampers() -> list[Any]:
+    from .test_trust_fight import ATTACK_TAMPERS
+
+    # the damage signed by the operator, with faces the seed gives: only the rules can tell,
+    # and only verify-log runs them (as for any roll's verdict)
+    return [pytest.param(t[1], t[2], id=t[0]) for t in ATTACK_TAMPERS if not t[3]]
+
+
+@pytest.mark.parametrize("make, said", _attack_tampers())
+def test_every_tamper_of_an_attack_is_caught_by_the_page_as_by_verify_log(
+        page: Any, fight_room: Room, tmp_path: Path, make: Any, said: str) -> None:
+    export = fight_room.table.export(fight_room.gm)
+    make(fight_room)(export)
+    export["head"] = export["entries"][-1]["hash"]
+    shown = check(page, tmp_path, export, None, fight_room.key)
+    expected = python(export, None, fight_room.key)
+    assert any(said in p for p in expected), expected
     assert shown["verdict"].startswith("TAMPERED") and sorted(shown["problems"]) == expected, (
         shown, expected)

@@ -20,7 +20,8 @@ Storage: ``store`` (the interface and ``open_store``), ``sqlite_store`` (default
 
 HTTP: ``app`` (the FastAPI application: ``create_app``, the page), ``routes`` (the API),
 ``schemas`` (its bodies), ``live`` (the WebSocket), ``exports``, ``verify_page``; ``server``
-(``astragal serve``) and ``verify`` (``astragal verify-log``).
+(``astragal serve``) and ``verify`` (``astragal verify-log``, reading exports one entry at a time
+with ``export_file``).
 
 Needs the ``web`` extra (FastAPI, uvicorn, psycopg); ``chain`` and ``sheet`` need only the standard
 library, so an exported log can be verified anywhere astragal is installed.

@@ -14,7 +14,9 @@ existed (format 1: the hash of the whole entry) are still read and checked as th
 
 Each roll entry also keeps its ``draws``: every face in the order the dice were drawn, with the die
 size and the side (stream) it was rolled for. Replaying the draws through the game's rules must give
-the stored roll, so a verdict edited together with a recomputed chain is caught as well.
+the stored roll, so a verdict edited together with a recomputed chain is caught as well. A fight
+tracker's command (kind ``fight``) is run again on the fight the entry before it left: its
+attack's roll and the fight it leaves (damage, stun, counters) must be the stored ones.
 
 Pure: no I/O. Used by the stores (to build entries), the API (to export) and ``verify-log``.
 """
@@ -23,9 +25,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from .._errors import InputError
 
 __all__ = [
     "FORMAT",
@@ -37,6 +41,7 @@ __all__ = [
     "entry_hash",
     "header_hash",
     "redact",
+    "rolls_dice",
     "seal",
     "verify_entries",
     "verify_export",
@@ -48,6 +53,7 @@ FORMATS = ("astragal-log/1", FORMAT)  # exports this reads
 HEADER = ("id", "prev", "visibility", "commit")
 STUB = frozenset(HEADER) | {"hash", "redacted", "sig"}
 _OUTSIDE = frozenset(("id", "prev", "commit", "hash", "sig"))  # not part of the content
+MAX_PROBLEMS = 1_000  # problems a check reports before it stops reading the log
 
 
 def canonical(data: Any) -> str:
@@ -105,10 +111,12 @@ class Report:
     receipts: int = 0
     derived: int = 0   # rolls whose faces were derived again from their revealed seed
     pending: int = 0   # rolls of an epoch whose seed is not revealed yet
+    fights: int = 0    # fight-tracker commands run again on the fight before them
     key: str | None = None
     key_from_export: bool = False
     head: str = GENESIS
     problems: list[str] = field(default_factory=list)
+    stopped: bool = False  # the check stopped reading at MAX_PROBLEMS problems
 
     @property
     def ok(self) -> bool:
@@ -122,6 +130,9 @@ class Report:
             if self.replayed:
                 out.append(f"ok: {self.replayed} roll(s) replayed from their faces give the "
                            "stored verdicts")
+            if self.fights:
+                out.append(f"ok: {self.fights} fight-tracker command(s) run again on the fight "
+                           "before them give the stored fight")
             if self.signed:
                 out.append(f"ok: {self.signed} entr{'y' if self.signed == 1 else 'ies'} signed by "
                            f"the table's key {self.key}"
@@ -148,11 +159,28 @@ class Report:
             f"{len(self.problems)} problem(s) in {self.entries} entries"]
 
 
-def _replay(entry: Mapping[str, Any]) -> str | None:
-    """Re-roll an entry from its recorded draws; None when it matches, else what differs."""
-    import astragal  # the rules themselves: a verdict must follow from the faces
+def rolls_dice(entry: Mapping[str, Any]) -> bool:
+    """Whether an entry rolled dice: a roll, or a fight-tracker attack (a fight entry holding a
+    roll, faces or a ``fair`` record, or whose command is ``attack``: one stripped of all three
+    is still one)."""
+    kind = entry.get("kind", "roll")
+    if kind == "roll":
+        return True
+    if kind != "fight":
+        return False
+    if any(k in entry for k in ("roll", "draws", "fair")):
+        return True
+    from .tabletools import parse_command  # the table's own reading of the command
 
-    draws = entry.get("draws")
+    try:
+        return parse_command("fight", str(entry.get("text", ""))).name == "attack"
+    except InputError:
+        return False
+
+
+def _streams(draws: object) -> list[list[int]] | str:
+    """The faces of each stream (side), in drawing order, from an entry's ``draws``; else what
+    is wrong with them."""
     if not isinstance(draws, list):
         return "its faces (draws) are missing"
     streams: list[list[int]] = []
@@ -164,21 +192,76 @@ def _replay(entry: Mapping[str, Any]) -> str | None:
         while len(streams) <= d[0]:
             streams.append([])
         streams[d[0]].append(d[2])
+    return streams
+
+
+def _replay(entry: Mapping[str, Any], fight: object = None) -> str | None:
+    """Re-roll an entry from its recorded draws; None when it matches, else what differs. A
+    fight-tracker command (``kind`` fight) is run again on ``fight``, the fight's state the
+    entry before it left (None: no fight yet), with the table's own fight commands: its attack's
+    roll, and the state it leaves (damage, stun, counters), must be the stored ones."""
+    import astragal  # the rules themselves: a verdict must follow from the faces
+
+    fighting = entry.get("kind") == "fight"
+    draws = entry.get("draws", [] if fighting and "roll" not in entry else None)
+    streams = _streams(draws)
+    if isinstance(streams, str):
+        return streams
+    source = astragal.ScriptedSource(streams)
+    what = "attack" if fighting else "roll"
+    state: object = None
     try:
-        again = astragal.roll(str(entry.get("notation", "")),
-                              source=astragal.ScriptedSource(streams),
-                              default_system=str(entry.get("system", "")) or None)
+        if fighting:
+            again_json, state = _fight_again(entry, fight, source)
+        else:
+            again_json = astragal.roll(str(entry.get("notation", "")), source=source,
+                                       default_system=str(entry.get("system", "")) or None
+                                       ).to_json()
     except astragal.InputError as exc:
-        return f"its roll cannot be replayed: {exc.message}"
+        return f"its {what} cannot be replayed: {exc.message}"
     except astragal.AstragalError as exc:  # a system that is not installed here, say
-        return f"its roll cannot be replayed: {exc}"
+        return f"its {what} cannot be replayed: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a crafted fight state the rules trip on
+        return f"its {what} cannot be replayed: {type(exc).__name__}: {exc}"
     stored = entry.get("roll")
-    if not isinstance(stored, Mapping):
-        return "its roll's record is missing"
-    again_json = _facts(again.to_json())
-    if again_json != _facts(stored) and _before_later_fields(again_json) != _facts(stored):
-        return "its dice and verdict do not follow from its faces under the game's rules"
+    if fighting and stored is None and again_json is None:
+        pass  # a fight command that rolls nothing: its state alone follows
+    elif not isinstance(stored, Mapping):
+        return f"its {what}'s record is missing"
+    elif again_json is None or (
+            (again_facts := _plain(_facts(again_json))) != _facts(stored)
+            and _before_later_fields(again_facts) != _facts(stored)):
+        return ("its dice and verdict do not follow from its faces under the game's rules"
+                if not fighting else "its attack's dice, verdict and damage do not follow from "
+                "its faces under the attack table's rules")
+    if fighting and _plain(state) != _plain(entry.get("state")):
+        return ("the fight it leaves (damage, stun, counters) does not follow from the fight "
+                "before it and its faces under the attack table's rules")
     return None
+
+
+def _fight_again(entry: Mapping[str, Any], fight: object,
+                 source: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """A fight entry's command run again as the table ran it (``tabletools.fight_command``):
+    the attack's roll (None for another command) and the state it leaves."""
+    import copy
+
+    from astragal.systems.attack.fight import check_fight
+
+    from .tabletools import fight_command, parse_command
+
+    if fight is not None:  # read as a fight file is, so a crafted state is named, not tripped on
+        check_fight(copy.deepcopy(fight), "the fight before it")
+    command = parse_command("fight", str(entry.get("text", "")))
+    _, state, again = fight_command(fight if isinstance(fight, Mapping) else None, command,
+                                    source)
+    source.finish()  # every face the table drew was used: none added
+    return again, state
+
+
+def _plain(data: Any) -> Any:
+    """``data`` as the log stores it (JSON: tuples are lists)."""
+    return json.loads(canonical(data))
 
 
 # Fields a roll's record gained after 0.1.0, which entries stored before then do not hold. None of
@@ -221,6 +304,7 @@ class _Checker:
         self.old_stubs: list[str] = []  # where each stub of format 1 stands
         self.unroomed: str | None = None  # the first signed entry checked without a room id
         self.hashes: dict[int, str] = {}
+        self.fight: object = None  # the fight tracker's state the last fight entry left
         from .epochs import Epochs  # (it reads fair.py, which uses canonical from here)
 
         self.epochs = Epochs(room)  # seeds, seeded rolls and reveals (``epochs.py``)
@@ -271,12 +355,16 @@ class _Checker:
         if self.replay and entry.get("kind") == "reveal" and isinstance(entry.get("of"), Mapping):
             entry = entry["of"]  # a hidden roll, revealed: its faces must give its verdict too
             where = f"{where} (revealing entry {entry.get('id')})"
-        if self.replay and entry.get("kind", "roll") == "roll":
-            why = _replay(entry)
-            if why is None:
-                self.report.replayed += 1
-            else:
+        kind = entry.get("kind", "roll")
+        if self.replay and kind in ("roll", "fight"):
+            why = _replay(entry, self.fight) if kind == "fight" else _replay(entry)
+            if kind == "fight":  # the next command runs on the state this one stored
+                self.fight = entry.get("state")
+                self.report.fights += 1
+            if why is not None:
                 self.report.problems.append(f"{where}: {why}")
+            elif rolls_dice(entry):
+                self.report.replayed += 1
 
     def _signature(self, entry: Mapping[str, Any], where: str) -> None:
         eid = entry.get("id")
@@ -367,17 +455,25 @@ def verify_entries(entries: Iterable[Mapping[str, Any]], *, replay: bool = True,
         last = entry
         stated = entry.get("hash")
         prev = stated if isinstance(stated, str) else ""
+        if len(report.problems) >= MAX_PROBLEMS:  # a log this broken: reading on tells no more
+            report.problems.append(f"{where}: the check stopped here, after {MAX_PROBLEMS:,} "
+                                   "problems; the rest of the log was not read")
+            report.stopped = True
+            break
     report.head = prev
-    if key is not None and last is not None and "commit" not in last:
+    if key is not None and last is not None and "commit" not in last and not report.stopped:
         eid = last.get("id")
         report.problems.append(f"entry {eid if isinstance(eid, int) else report.entries}: the log "
                                "ends in an entry nobody signed (the old format 1), though the "
                                "table signs every entry: a log rewritten without the key looks "
                                "like this")
     checker.epochs.check()
-    report.problems += checker.epochs.problems
+    report.problems += checker.epochs.problems[:MAX_PROBLEMS]
+    if len(checker.epochs.problems) > MAX_PROBLEMS:
+        report.problems.append(f"and {len(checker.epochs.problems) - MAX_PROBLEMS:,} more "
+                               "problems with the rolls' seeds and faces")
     report.derived, report.pending = checker.epochs.derived, checker.epochs.pending
-    for n, receipt in enumerate(receipts, 1):
+    for n, receipt in enumerate(() if report.stopped else receipts, 1):
         checker.receipt(receipt, n)
     checker.finish()
     return report
@@ -391,8 +487,8 @@ def verify_export(data: Any, *, replay: bool = True, key: str | None = None,
         report = Report()
         report.problems.append(f"not an astragal log export (expected \"format\": \"{FORMAT}\")")
         return report
-    entries = data.get("entries")
-    if not isinstance(entries, Sequence) or isinstance(entries, (str, bytes)):
+    entries = data.get("entries")  # a list, or read one at a time (``export_file.Entries``)
+    if not isinstance(entries, Iterable) or isinstance(entries, (str, bytes, Mapping)):
         report = Report()
         report.problems.append("the export has no list of entries")
         return report
@@ -405,7 +501,7 @@ def verify_export(data: Any, *, replay: bool = True, key: str | None = None,
     if key is not None and stated_key is not None and stated_key != key:
         report.problems.append("the export states another signing key than the one given")
     head = data.get("head")
-    if head is not None and head != report.head:
+    if head is not None and head != report.head and not report.stopped:
         report.problems.append("the export's stated head hash does not match its last entry "
                                "(entries were cut from the end)")
     return report

@@ -10,6 +10,7 @@ every stub). What it holds a log to, in log order (``docs/trust.md``):
   commitment (the same in all its rolls, before the reveal as after), with its own entry number
   as its nonce;
 - once the epoch's seed is revealed, the roll's faces are the ones the seed gives (``fair.py``);
+  a fight-tracker attack is a roll here too (``chain.rolls_dice``);
 - in an epoch whose seed commits to secrets (its seed entry has a ``root``), a hidden roll
   carries its own secret, whose path leads to that root, and its faces follow from both;
 - in a room whose faces come from its seed, every roll carries its ``fair`` record;
@@ -25,12 +26,17 @@ Pure: no I/O.
 from __future__ import annotations
 
 import bisect
+from array import array
 from collections.abc import Mapping
 from typing import Any
 
+from .._errors import InputError
 from .fair import DEPTH, derive, proof_root, seed_commitment
 
-__all__ = ["Epochs"]
+__all__ = ["MAX_FACES", "Epochs"]
+
+MAX_FACES = 4_000_000  # faces of seeded rolls a check holds until the log is read (16 bytes each)
+FAIR_FIELDS = ("epoch", "commitment", "client", "nonce", "secret", "proof")
 
 
 def _int(value: object) -> bool:
@@ -51,10 +57,14 @@ class Epochs:
         self.announced: dict[int, tuple[int, object]] = {1: (0, None)}  # epoch → (by, commitment)
         self.rolls: dict[int, Mapping[str, Any]] = {}         # entry id → the seeded roll
         self.unseeded: set[int] = set()                       # ids of rolls without ``fair``
+        self.faces = 0                                        # faces in the rolls kept
+        self._texts: dict[str, str] = {}
 
     def header(self, entry: Mapping[str, Any]) -> None:
-        """Any entry of format 2, whole or a stub: remember its commitment."""
-        if _int(entry.get("id")) and isinstance(entry.get("commit"), str):
+        """Any entry of format 2, whole or a stub: remember a hidden one's commitment (what
+        its reveal must show; a public entry has nothing to reveal)."""
+        if _int(entry.get("id")) and isinstance(entry.get("commit"), str) and \
+                entry.get("visibility") != "public":
             self.commits[entry["id"]] = entry["commit"]
 
     def whole(self, entry: Mapping[str, Any]) -> None:
@@ -69,12 +79,43 @@ class Epochs:
 
     def _roll(self, eid: int, entry: Mapping[str, Any]) -> None:
         """A roll shown whole (or revealed): seeded, or one more roll without ``fair``."""
-        if entry.get("kind", "roll") != "roll":
+        from .chain import rolls_dice  # a roll, or a fight-tracker attack
+
+        if not rolls_dice(entry):
             return
         if isinstance(entry.get("fair"), Mapping):
-            self.rolls.setdefault(eid, entry)
+            if eid not in self.rolls:
+                self.rolls[eid] = self._kept(entry)
         else:
             self.unseeded.add(eid)
+
+    def _kept(self, roll: Mapping[str, Any]) -> dict[str, Any]:
+        """What checking a seeded roll reads, and no more: its ``fair`` record's fields, who
+        rolled it where, and its draws as one array of whole numbers (sizes, faces; None when
+        they are not all whole numbers), 16 bytes a face, held until the log is read."""
+        draws = roll.get("draws")
+        fair = roll["fair"]
+        kept: dict[str, Any] = {k: self._same(roll[k]) for k in ("room", "member", "visibility")
+                                if k in roll}
+        kept["fair"] = {k: self._same(fair[k]) for k in FAIR_FIELDS if k in fair}
+        kept["draws"] = None
+        if isinstance(draws, list) and all(isinstance(d, list) and len(d) == 3 for d in draws):
+            sizes, faces = [d[1] for d in draws], [d[2] for d in draws]
+            if all(type(x) is int and -1 << 63 <= x < 1 << 63 for x in sizes + faces):
+                kept["draws"] = array("q", sizes + faces)  # the sizes, then the faces
+        self.faces += len(draws) if isinstance(draws, list) else 0
+        if self.faces > MAX_FACES:
+            raise InputError(f"the log's seeded rolls hold more than {MAX_FACES:,} faces, more "
+                             "than this checks (a room's whole log, at its 64 MiB cap, holds "
+                             "under 2.5 million)")
+        return kept
+
+    def _same(self, value: object) -> object:
+        """One copy of a short text many rolls repeat (a member, a commitment, a client seed):
+        each entry read brings its own."""
+        if not isinstance(value, str) or len(value) > 128 or len(self._texts) > 10_000:
+            return value
+        return self._texts.setdefault(value, value)
 
     def _seed(self, eid: int, entry: Mapping[str, Any]) -> None:
         epoch, seed = entry.get("epoch"), entry.get("seed")
@@ -167,8 +208,8 @@ class Epochs:
             return
         fair, where = roll["fair"], f"entry {eid}"
         _, seed, root = revealed
-        draws = roll.get("draws")
-        draws = draws if isinstance(draws, list) else [[0, 0, 0]]  # no faces: size 0, refused
+        draws = roll["draws"] if roll["draws"] is not None else [0, 0]  # none: size 0, refused
+        half = len(draws) // 2
         try:
             published = seed_commitment(seed, root) == fair.get("commitment")
         except ValueError:
@@ -178,13 +219,13 @@ class Epochs:
             self.problems.append(f"{where}: {why}")
             return
         try:
-            sizes = [d[1] for d in draws]
-            if not all(_int(s) and 1 <= s <= 1 << 32 for s in sizes):
+            sizes = list(draws[:half])
+            if not all(1 <= s <= 1 << 32 for s in sizes):
                 raise ValueError("a die size out of range")
             faces = derive(seed, str(roll.get("room", self.room)), epoch,
                            str(roll.get("member")), str(fair.get("client", "")), eid, sizes,
                            secret if isinstance(secret, str) else None)
-            stated = [d[2] for d in draws]
+            stated = list(draws[half:])
         except (ValueError, TypeError, IndexError, KeyError):
             faces, stated = [], [None]
         if not published:

@@ -58,21 +58,72 @@ def _secret(hidden_key: bytes, n: int) -> bytes:
     return hmac.digest(hidden_key, str(n).encode("ascii"), "sha256")
 
 
-@functools.lru_cache(maxsize=16)
-def _tree(hidden_half: str) -> tuple[bytes, ...]:
-    """The Merkle tree's levels, leaves first, each level its 32-byte nodes joined."""
-    key = bytes.fromhex(hidden_half)
-    level = b"".join(_sha(_secret(key, n)) for n in range(1 << DEPTH))
+def _secrets(hidden_key: bytes, start: int, stop: int) -> list[bytes]:
+    """``_secret(hidden_key, n)`` for ``n`` in ``range(start, stop)``: the same HMAC-SHA256
+    (RFC 2104), with the key's two padded blocks hashed once for all of them (half the time of
+    one ``hmac.digest`` each: a tree is 32,768 of them)."""
+    key = (hidden_key if len(hidden_key) <= 64 else _sha(hidden_key)).ljust(64, b"\0")
+    inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
+    outer = hashlib.sha256(bytes(b ^ 0x5C for b in key))
+    out = []
+    for n in range(start, stop):
+        i = inner.copy()
+        i.update(b"%d" % n)
+        o = outer.copy()
+        o.update(i.digest())
+        out.append(o.digest())
+    return out
+
+
+def _levels(level: bytes, top: int) -> list[bytes]:
+    """``level`` (32-byte nodes joined) and the levels above it, up to ``top`` nodes or one."""
     levels = [level]
-    while len(level) > 32:
-        level = b"".join(_sha(level[i:i + 64]) for i in range(0, len(level), 64))
+    while len(level) > 32 * top:
+        level = b"".join([_sha(level[i:i + 64]) for i in range(0, len(level), 64)])
         levels.append(level)
-    return tuple(levels)
+    return levels
+
+
+# A tree's levels from _LOW up are kept per seed (16 KiB of nodes at that level, 32 KiB in all);
+# the levels below, for the 2**_LOW leaves under one of its nodes, are made again when a proof
+# needs them (64 secrets and 127 hashes), and the last few such blocks are kept: a room's hidden
+# rolls take nearby entry numbers. Keeping whole trees (2 MiB each) for 16 seeds made every
+# hidden roll in a table of more rooms than that make its room's tree again (~0.1 s each).
+_LOW = 6
+
+
+def _block_levels(hidden_key: bytes, block: int) -> list[bytes]:
+    """The levels 0 … ``_LOW`` of the subtree over the leaves of block ``block``."""
+    per = 1 << _LOW
+    leaves = b"".join([_sha(s) for s in _secrets(hidden_key, block * per, (block + 1) * per)])
+    return _levels(leaves, 1)
+
+
+@functools.lru_cache(maxsize=256)
+def _block(hidden_half: str, block: int) -> tuple[bytes, ...]:
+    return tuple(_block_levels(bytes.fromhex(hidden_half), block))
+
+
+@functools.lru_cache(maxsize=1024)
+def _upper(hidden_half: str) -> tuple[bytes, ...]:
+    """The tree's levels ``_LOW`` … ``DEPTH`` (the root), each level its 32-byte nodes joined."""
+    key = bytes.fromhex(hidden_half)
+    low = b"".join([_block_levels(key, b)[-1] for b in range(1 << (DEPTH - _LOW))])
+    return tuple(_levels(low, 1))
+
+
+def _proof(hidden_half: str, nonce: int) -> list[str]:
+    """The siblings on the path from leaf ``nonce`` to the root, lowest first (hex)."""
+    below = _block(hidden_half, nonce >> _LOW)
+    above = _upper(hidden_half)
+    local = nonce & ((1 << _LOW) - 1)
+    return ([below[d][32 * ((local >> d) ^ 1):][:32].hex() for d in range(_LOW)]
+            + [above[d - _LOW][32 * ((nonce >> d) ^ 1):][:32].hex() for d in range(_LOW, DEPTH)])
 
 
 @functools.lru_cache(maxsize=4096)
 def _root(hidden_half: str) -> bytes:
-    return _tree(hidden_half)[-1]
+    return _upper(hidden_half)[-1]
 
 
 def seed_commitment(seed: str, root: str | None = None) -> str:
@@ -115,9 +166,8 @@ def fair_roll(seed: str, room: str, epoch: int, member: str, client: str, nonce:
         if not 0 <= nonce < 1 << DEPTH:
             raise ValueError(f"entry {nonce} is past the {1 << DEPTH:,} entries whose hidden "
                              "rolls have a secret of their own")
-        levels = _tree(seed[_HALF:])
         fair["secret"] = _secret(bytes.fromhex(seed[_HALF:]), nonce).hex()
-        fair["proof"] = [levels[d][32 * ((nonce >> d) ^ 1):][:32].hex() for d in range(DEPTH)]
+        fair["proof"] = _proof(seed[_HALF:], nonce)
     return FairSource(seed[:_HALF], room, epoch, member, client, nonce, fair.get("secret")), fair
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from .._errors import InputError
 from .chain import FORMAT, Report, verify_entries, verify_export
+from .export_file import MAX_EXPORT, Entries, ExportFile
 
 __all__ = ["main", "verify_source"]
 
@@ -142,11 +143,37 @@ def _from_db(room_id: str, db: str | None, key: str | None = None,
     return report
 
 
-MAX_EXPORT = 256 << 20  # bytes: a room at the web table's log cap (64 MiB) exports under this
-
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+_HEADER = ("format", "room", "key", "head")  # what checking the entries needs first
+
+
+def _from_file(source: str, key: str | None, receipts: list[Any]) -> Report:
+    """Check an export file read one entry at a time (``export_file``): its members before
+    ``entries`` as the table writes them; when some come after, the entries are read again."""
+    header: dict[str, Any] = {}
+    report: Report | None = None
+    listed = False
+    for again in (False, True):
+        with ExportFile(source) as f:
+            for name, value in f.members():
+                if not isinstance(value, Entries):
+                    header[name] = value
+                elif again or all(k in header for k in _HEADER):
+                    report = verify_export({**header, "entries": value}, key=key,
+                                           receipts=receipts)
+                else:  # read through unchecked: the members after it come first
+                    listed = all(True for _ in value)
+        if report is not None or not listed:
+            break
+    if not ("format" in header or "entries" in header or listed):
+        # some other JSON, not an export that was altered: an input error, not TAMPERED
+        raise InputError(f"{source} is not an astragal log export (a JSON object with "
+                         f"\"format\": \"{FORMAT}\" and its \"entries\"; a room's "
+                         "export is /api/rooms/ROOM/export.json)")
+    return report if report is not None else verify_export(header, key=key, receipts=receipts)
 
 
 def verify_source(source: str, db: str | None = None, key: str | None = None,
@@ -161,18 +188,7 @@ def verify_source(source: str, db: str | None = None, key: str | None = None,
     if path.exists() and not path.is_file() or source == "-":
         read_text(source, "log export", MAX_EXPORT)  # names what it is: a device, a FIFO…
     if path.is_file():
-        try:
-            data = json.loads(read_text(source, "log export", MAX_EXPORT),
-                              parse_constant=_no_constant)
-        except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
-            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-            raise InputError(f"cannot read {source} as a JSON log export: {why}") from None
-        if not isinstance(data, dict) or not ("format" in data or "entries" in data):
-            # some other JSON, not an export that was altered: an input error, not TAMPERED
-            raise InputError(f"{source} is not an astragal log export (a JSON object with "
-                             f"\"format\": \"{FORMAT}\" and its \"entries\"; a room's "
-                             "export is /api/rooms/ROOM/export.json)")
-        return verify_export(data, key=key, receipts=given)
+        return _from_file(source, key, given)
     return _from_db(source, db, key, given)
 
 

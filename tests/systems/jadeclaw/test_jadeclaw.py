@@ -338,3 +338,49 @@ def test_slaying_and_enervated_per_pair() -> None:
             else:
                 assert (normal, J.pair_hits(d, s, J.SLAYING), J.pair_hits(d, s, J.ENERVATED)) == (
                     1, 2, 0)
+
+
+# J-A18: the text's own words for Bonuses, Penalties and the top Difficulties, checked on the
+# worked examples they name (the vector's expectation, typed the way the text says it)
+IN_WORDS = [
+    ("mai_li_one_bonus", "jc: d10 & d6 +1 bonus vs 2d10"),
+    ("shi_xintan_one_bonus", "jc: d12 & d6 +1 Bonus"),
+    ("shi_xintan_two_bonuses", "jc: d12 & d6 +2 bonuses"),
+    ("magnificent_weasel_strike_hard", "jc: dmg d12 & d8 +1 bonus vs soak d6"),
+    ("biaochi_damage_penalty", "jc: dmg 2d8 & d4 -1 penalty"),
+    ("du_cheng_fa_penalty", "jc: d12 & d10 -1 penalty"),
+    ("bonus_penalty_cancel_2_1", "jc: d8 2 bonuses -1 penalty"),
+    ("difficulty_for_experts_only", "jc: d12 vs experts only"),
+    ("difficulty_for_heroes_only", "jc: d12 vs heroes only"),
+    ("difficulty_for_heroes_only", "jc: d12 vs Heroes-Only"),
+    ("difficulty_for_heroes_only", "jc: d12 vs 'heroes only'"),
+    ("difficulty_for_legends_only", "jc: d12 vs legends only"),
+]
+
+
+@pytest.mark.parametrize("name, text", IN_WORDS, ids=[t for _, t in IN_WORDS])
+def test_the_texts_words_are_read_as_its_short_forms(name: str, text: str) -> None:
+    v = next(v for v in VECTORS if v["name"] == name)
+    short, f, _ = case(v)
+    roll = astragal.roll(text, faces=f) if f else astragal.roll(text, seed=7)
+    check(v, roll)
+    assert read_as(text) == read_as(short)
+
+
+def read_as(text: str) -> tuple[int, int, str | None]:
+    """The first pool's Bonuses and Penalties, and the Difficulty named on the vs side."""
+    spec = astragal.parse(text).spec
+    first = spec.damage if isinstance(spec, J.Damage) else spec.actor
+    other = spec.opposition if isinstance(spec, J.Simple) else None
+    return first.bonuses, first.penalties, other.difficulty if other else None
+
+def test_a_worded_count_with_the_wrong_sign_is_refused_as_its_short_form() -> None:
+    for text, word, says in [("jc: d12 +1 penalty", "+1 penalty", "a Penalty is written -1p"),
+                             ("jc: d12 -2 bonuses", "-2 bonuses", "a Bonus is written +2b"),
+                             ("jc: d12 vs heroes only +1 bonus", "+1",
+                              "after the Difficulty 'for heroes only'")]:
+        with pytest.raises(astragal.NotationError) as caught:
+            astragal.roll(text, seed=1)
+        assert says in caught.value.message
+        span = caught.value.span
+        assert span is not None and text[span[0]:span[1]] == word

@@ -118,7 +118,7 @@ def test_notation_round_trip_and_odds_sum_to_one(actor: J.Pool, opp: J.Pool | No
     ("jc: d12 double_botch=tie vs d8", "vs", "options (name=value) go at the end"),
     ("jc: dmg d12 favored_auto=false vs d8", "vs", "options (name=value) go at the end"),
     ("jc: d12 vs routine q=expert:basic", "q=expert:basic", "Difficulty Dice have no Quality"),
-    ("jc: d12 -2b", "-2b", "Penalty is -Np"),
+    ("jc: d12 -2b", "-2b", "a Bonus is written +2b (a Penalty is -2p)"),
     ("jc: d12 remove everything", "everything", "remove what"),
     ("jc: d12 limit d9", "d9", "not a Jadeclaw die"),
     ("jc: d12 double_botch=maybe", "double_botch=maybe", "takes one of"),

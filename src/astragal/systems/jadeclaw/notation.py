@@ -15,15 +15,16 @@ from ..._digits import digits
 from ..._errors import LimitError, NotationError, OptionError, cut
 from ..._limits import Limits
 from ..._records import Record
-from ...notation import Token, Tokens, tokenize
+from ...notation import Token, Tokens, did_you_mean, tokenize
 from . import rules as R
 from .rules import DIFFICULTIES, QUALITIES, SIZES, SWITCHES, quality_in_force
 
 __all__ = ["Damage", "Pool", "Simple", "Spec", "parse", "quality_in_force"]
 
 _SWITCH = {s.name: s for s in SWITCHES}
-_DIFFICULTY_ALIASES = {"experts": "for experts only", "heroes": "for heroes only",
-                       "legends": "for legends only"}
+# J47's "For Heroes Only" is often said without its "for", or its "only" (J-A18)
+_DIFFICULTY_ALIASES = {alias: f"for {who} only" for who in ("experts", "heroes", "legends")
+                       for alias in (who, f"{who} only")}
 
 
 class Pool(Record):
@@ -121,6 +122,8 @@ _DIE = re.compile(r"(\d*)d(\d+)$", re.ASCII)
 _LEVEL = re.compile(r"l(\d+)$", re.ASCII)
 _BONUS = re.compile(r"([+-]?)(\d*)(b|bonus|bonuses|p|penalty|penalties)$", re.ASCII)
 _INCLUDE = re.compile(r"\+(\d*)d(\d+)$", re.ASCII)
+_SPACED_COUNT = re.compile(r"[+-]?\d+", re.ASCII)
+_BONUS_WORD = re.compile(r"bonus|bonuses|penalty|penalties", re.ASCII)
 _LIMIT = re.compile(r"limit[=:]?d?(\d+)$", re.ASCII)
 
 _STOP = {"vs", "soak", "resolve", "calm", "slaying", "enervated"}
@@ -148,37 +151,28 @@ def _count(tok: Token, text: str, toks: Tokens, limits: Limits) -> int:
 
 
 def _read_difficulty(toks: Tokens) -> str | None:
-    """A Difficulty by name (J47): one word, a hyphenated or quoted phrase, or ``for X only``."""
-    tok = toks.peek()
-    if tok is None:
-        return None
-    word = tok.lower.strip("'\"").replace("-", " ").replace("_", " ")
-    if word in DIFFICULTIES:
-        toks.next()
-        return word
-    if word in _DIFFICULTY_ALIASES:
-        toks.next()
-        return _DIFFICULTY_ALIASES[word]
-    if word.startswith("'") or tok.text[0] in "'\"":
-        # a quoted multi-word name: 'for experts only'
-        words = [tok.lower.strip("'\"")]
-        j = 1
-        while (t := toks.peek(j)) is not None and j < 4:
-            words.append(t.lower.strip("'\""))
-            j += 1
-            if t.text[-1] in "'\"":
-                break
-        name = " ".join(words)
+    """A Difficulty by name (J47): the longest name that up to three words spell, spaced,
+    hyphenated or quoted (``for heroes only``, ``'for heroes only'``, ``for-heroes-only``), with
+    or without its ``for`` (``heroes only``) and its ``only`` (``heroes``)."""
+    words: list[str] = []
+    reads: list[tuple[int, int]] = []  # (words read so far, tokens they took)
+    for j in range(3):
+        tok = toks.peek(j)
+        if tok is None or (j and tok.lower in _STOP):
+            break
+        parts = tok.lower.strip("'\"").replace("-", " ").replace("_", " ").split()
+        if not parts:
+            break
+        words += parts
+        reads.append((len(words), j + 1))
+        if len(words) >= 3:
+            break
+    for count, used in reversed(reads):
+        name = " ".join(words[:count])
+        name = _DIFFICULTY_ALIASES.get(name, name)
         if name in DIFFICULTIES:
-            toks.i += j
+            toks.i += used
             return name
-    if word == "for":
-        t1, t2 = toks.peek(1), toks.peek(2)
-        if t1 is not None and t2 is not None:
-            name = f"for {t1.lower} {t2.lower}"
-            if name in DIFFICULTIES:
-                toks.i += 3
-                return name
     return None
 
 
@@ -205,10 +199,10 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                     "=" not in after.lower or after.lower.startswith("q=")):
                 if after.lower.startswith("q="):
                     raise toks.error("Difficulty Dice have no Quality (J-A6)", after)
-                if after.lower == "only" and name.startswith("for "):  # vs heroes only
-                    raise NotationError(f"'{toks.text[tok.start:after.end]}' is not a "
-                                        f"Difficulty: did you mean '{name}'?", toks.text,
-                                        (tok.start, after.end))
+                if name.startswith("for ") and did_you_mean(after.lower, ("only",)):
+                    typed = toks.text[tok.start:after.end]  # vs heroes olny
+                    raise NotationError(f"'{typed}' is not a Difficulty: did you mean "
+                                        f"'{name}'?", toks.text, (tok.start, after.end))
                 dice = " ".join(f"d{s}" for s in DIFFICULTIES[name])
                 raise toks.error(f"'{after.text}' after the Difficulty '{name}' would change the "
                                  "GM's Difficulty Dice (J47): write your pool's modifiers before "
@@ -216,6 +210,12 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                                  after)
             continue
         toks.next()
+        if (nxt := toks.peek()) is not None and _SPACED_COUNT.fullmatch(w) and \
+                _BONUS_WORD.fullmatch(nxt.lower):
+            # the text's own words: "one Bonus", "two Bonuses" (+1 bonus is +1b, J-A18)
+            toks.next()
+            w = w + nxt.lower
+            tok = Token(toks.text[tok.start:nxt.end], tok.start, nxt.end)
         if m := _DIE.match(w):
             n = _count(tok, m.group(1), toks, limits)
             terms.append(f"{n if n > 1 else ''}d{_die_size(tok, m.group(2), toks)}")
@@ -266,7 +266,7 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                                  toks.text, (tok.start, tok.end))
             if m.group(3).startswith("b"):
                 if m.group(1) == "-":
-                    raise toks.error("a Bonus is written +Nb; a Penalty is -Np", tok)
+                    raise toks.error(f"a Bonus is written +{n}b (a Penalty is -{n}p)", tok)
                 bonuses += n
             else:
                 if m.group(1) == "+":
@@ -282,12 +282,6 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                 raise toks.error(f"the {side} pool's Quality is given twice", tok)
             quality = _quality(w[2:], tok, toks)
         else:
-            nxt = toks.peek()
-            if nxt is not None and _BONUS.match(w + nxt.lower) and re.fullmatch(r"[+-]\d*", w):
-                spaced = f"{tok.text} {nxt.text}"  # +1 bonus: the short form is meant
-                raise NotationError(f"'{spaced}' is not part of a Jadeclaw {side} pool: did you "
-                                    f"mean '{tok.text}{nxt.lower[0]}'?", toks.text,
-                                    (tok.start, nxt.end))
             names = [*DIFFICULTIES, *_DIFFICULTY_ALIASES] if allow_difficulty else []
             raise toks.unknown(tok, f"part of a Jadeclaw {side} pool", [*_WORDS, *names],
                                _expected(allow_difficulty))

@@ -365,10 +365,13 @@ function connect() {
       clearTimeout(hello); setLive("on", "live"); state.retry = 500; state.everLive = true;
     }
     else if (msg.type === "pong") { clearTimeout(pongDue); pongDue = null; }
-    else if (msg.type === "entry") addEntry(msg.entry);
+    // the live line resumes after what the live line itself brought, in order (never after an
+    // entry the page has from elsewhere: a roll's own answer may be newer than one rolled
+    // meanwhile at the table, which a new line starting after it would never send)
+    else if (msg.type === "entry") { state.last = Math.max(state.last, msg.entry.id); addEntry(msg.entry); }
     else if (msg.type === "members") renderMembers(msg.members);
     else if (msg.type === "member") renderMembers([...state.members.filter((m) => m.id !== msg.member.id), msg.member]);
-    else if (msg.type === "head") showHead(msg.hash);
+    else if (msg.type === "head") { state.last = Math.max(state.last, msg.id); showHead(msg.hash); }
     else if (msg.type === "error") { state.lastError = msg; }
   });
   ws.addEventListener("close", (ev) => {
@@ -434,7 +437,6 @@ function addEntry(entry) {
   keepReceipt(entry);
   if (entry.kind === "seed") showFairness({ epoch: entry.next, commitment: entry.next_commitment });
   if (state.seen.has(entry.id)) return;
-  state.last = Math.max(state.last, entry.id);
   if (entry.kind === "fight") { state.fight = entry.state; renderFight(); }
   if (entry.kind === "turns") { state.turns = entry.state; renderTurns(); }
   if (entry.kind === "roll" || entry.kind === "reveal") queueLuck();
