@@ -55,3 +55,29 @@ def test_the_wheel_carries_the_mit_licence(built: tuple[Path, Path]) -> None:
     assert text.startswith("MIT License") and "the astragal authors" in text
     assert "License-Expression: MIT" in meta
 
+
+
+def test_the_project_urls_point_into_the_tree_and_no_placeholder_ships(
+        built: tuple[Path, Path]) -> None:
+    """Issue 40, item 7: the URLs' table is kept in pyproject.toml until the project's home is
+    named (CONTRIBUTING.md, "Releasing"); the paths it names exist, and whatever URLs the
+    metadata does carry are real https links, never the placeholder."""
+    import re
+    from urllib.parse import urlsplit
+
+    with tarfile.open(built[0]) as sdist:
+        names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    template = re.findall(r'^# (\w+) = "HOME(?:/blob/main/([^"]+))?', (ROOT / "pyproject.toml")
+                          .read_text(encoding="utf-8"), re.MULTILINE)
+    assert {label for label, _ in template} >= {"Homepage", "Documentation", "Source", "Issues"}
+    for label, path in template:
+        assert not path or path in names, (label, path)
+    with zipfile.ZipFile(built[1]) as wheel:
+        meta = wheel.read(next(n for n in wheel.namelist() if n.endswith("/METADATA"))).decode()
+    for line in meta.splitlines():
+        if line.startswith("Project-URL:"):
+            url = urlsplit(line.split(",", 1)[1].strip())
+            host = url.hostname or ""
+            assert url.scheme == "https" and "." in host, line
+            assert not host.startswith("example.") and not host.endswith(".invalid"), line
+            assert "HOME" not in line, line

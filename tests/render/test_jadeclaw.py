@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import astragal
 from astragal.dice import steps as S
 from astragal.render import jadeclaw as render
@@ -127,6 +129,45 @@ def test_the_calm_task_check_and_the_contests_deciding_rule() -> None:
     assert quality.steps[-1] == S.Verdict("", "success", (5, 5), "J7")
     for roll in (calm, rushed, quality):
         assert render.transcript(roll.steps) == roll.transcript
+
+
+QUALITY_SAID = [
+    # Wu Shousu's Fast-Talk (Basic) against her father's Psychology (Expert), the seed's example
+    ("jc: d10 d12 q=basic vs d8 d12 d4 q=expert", "9,4 / 3,9,2", "J7",
+     "9 vs 9: margin +0 → Failure (equal Scores: Quality Expert beats Basic, J7)"),
+    # the same Qualities when the father's Score is 8: the Scores decide, Quality is idle
+    ("jc: d10 d12 q=basic vs d8 d12 d4 q=expert", "9,4 / 3,8,2", "J5",
+     ("9 vs 8: margin +1 → Success (Quality Basic vs Expert breaks ties only: the Scores "
+      "differ, J7)")),
+    ("jc: d12 vs d12 q=7", "5 / 9", "J5",
+     ("5 vs 9: margin -4 → Failure (the opposition's Quality, Expert, breaks ties only: the "
+      "Scores differ, J7)")),
+    ("jc: d12 q=expert vs d8 q=basic", "1 / 8", "J-A7",
+     ("1 vs 8: margin -7 → Botch (Quality Expert vs Basic breaks ties only: the Scores differ, "
+      "J7)")),
+    ("jc: d12 q=heroic vs d12 q=heroic", "5 / 5", "J7",
+     "5 vs 5: margin +0 → Tie (equal Scores and equal Quality, Heroic: the Tie stands, J7)"),
+    ("jc: d12 q=expert vs d12", "5 / 5", "J-A6",
+     ("5 vs 5: margin +0 → Tie (equal Scores, and only the actor has a Quality, Expert: it "
+      "breaks no tie, quality_vs_no_quality=no_tie_break, J-A6)")),
+    ("jc: d12 q=mythic vs d12 q=basic", "1 / 1", "J10",
+     "1 vs 1: margin +0 → Tie (double Botch; Quality breaks no double Botch, J-A8)"),
+    ("jc: dmg d8 vs soak d4 resolve d8 q=expert", "6 / 2 / 4", "J5",
+     ("4 vs 6: margin -2 → Failure (the Resolve roll's Quality, Expert, breaks ties only: the "
+      "Scores differ, J7)")),
+    ("jc: d12 vs d12", "5 / 9", "J5", "5 vs 9: margin -4 → Failure"),  # no Quality: no words
+]
+
+
+@pytest.mark.parametrize("text, faces, rule, said", QUALITY_SAID,
+                         ids=[f"{t} | {f}" for t, f, _, _ in QUALITY_SAID])
+def test_what_a_named_quality_did_is_said(text: str, faces: str, rule: str, said: str) -> None:
+    """J7: a Quality only breaks a tie; when one is named the verdict's line says what it did,
+    by the rule that decided the contest (the verdict step's record)."""
+    roll = astragal.roll(text, faces=faces)
+    assert roll.steps[-1].rule == rule
+    assert roll.transcript[-1] == said
+    assert render.transcript(roll.steps) == roll.transcript
 
 
 def test_a_resolve_test_follows_a_wound_only() -> None:

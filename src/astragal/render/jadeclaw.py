@@ -50,15 +50,37 @@ def n(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
-def verdict_line(a: int, b: int, qa: str | None, qb: str | None, outcome: str) -> str:
-    """``7 vs 4: margin +3 → Success``, with why a tie was broken."""
+def verdict_line(a: int, b: int, qa: str | None, qb: str | None, outcome: str, rule: str = "J5",
+                 setting: str = "", sides: tuple[str, str] = ("actor", "opposition")) -> str:
+    """``7 vs 4: margin +3 → Success``, and what Quality did when a side names one: the rule that
+    decided the contest (its ``rule`` and switch ``setting``) says whether it broke a tie."""
     line = f"{a} vs {b}: margin {a - b:+d} → {OUTCOME_WORDS[outcome]}"
-    if a == b == 1:
-        line += " (double Botch)"
-    elif a == b and outcome != "tie":
-        line += f" (Quality {qa} beats {qb})" if outcome == "success" else \
-            f" (Quality {qb} beats {qa})"
-    return line
+    return line + _quality_words(rule, setting, qa, qb, outcome, sides)
+
+
+def _quality_words(rule: str, setting: str, qa: str | None, qb: str | None, outcome: str,
+                   sides: tuple[str, str]) -> str:
+    """J7, J-A6, J-A8 in words, by the deciding rule: Quality broke the tie, left it standing,
+    or (any other rule: the Scores decided) had no tie to break."""
+    if rule == "J10":
+        return " (double Botch; Quality breaks no double Botch, J-A8)" if qa or qb else \
+            " (double Botch)"
+    if rule == "J7" and qa and qb:
+        if outcome == "tie":
+            return f" (equal Scores and equal Quality, {qa.title()}: the Tie stands, J7)"
+        win, lose = (qa, qb) if outcome == "success" else (qb, qa)
+        return f" (equal Scores: Quality {win.title()} beats {lose.title()}, J7)"
+    if rule == "J-A6":
+        side, q = (sides[0], qa) if qa else (sides[1], qb)
+        did = "it breaks no tie" if outcome == "tie" else "the skilled side wins"
+        return f" (equal Scores, and only the {side} has a Quality, {(q or '').title()}: {did}, " \
+               f"{setting}, J-A6)"
+    if qa or qb:
+        named = f"Quality {qa.title()} vs {qb.title()}" if qa and qb else \
+            f"the {sides[0]}'s Quality, {qa.title()}," if qa else \
+            f"the {sides[1]}'s Quality, {(qb or '').title()},"
+        return f" ({named} breaks ties only: the Scores differ, J7)"
+    return ""
 
 
 def adjust_text(step: Adjust) -> str:
@@ -177,8 +199,10 @@ def _verdict_line(step: Verdict, sides: _Sides, damage: bool) -> str | None:
     if len(step.values) == 2:  # a contest, or a Resolve test against the damage faces
         first = "resolve" if "resolve" in sides.facts else "actor"
         other = sides.facts.get("opposition", {}) if first == "actor" else {}
+        names = ("actor", sides.name("opposition")) if first == "actor" else (
+            "Resolve roll", "damage faces")
         return verdict_line(*step.values, sides.facts[first]["quality"], other.get("quality"),
-                            step.outcome)
+                            step.outcome, step.rule, step.setting, names)
     value = step.values[0]
     if damage:
         return f"{value} hit{'s' if value != 1 else ''}" if value else "No hits: nothing"
