@@ -367,6 +367,31 @@ def test_the_page_is_served_with_a_strict_content_security_policy(client: Any, r
     assert not re.search(r"\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write|eval\(", js)
 
 
+def test_the_pages_files_are_compressed_and_asked_again_not_sent_again(client: Any,
+                                                                       room: Room) -> None:
+    """A reload sent every file of the page again, uncompressed (no-store): now they go
+    compressed, and a reload that has them gets 304 with no body. Answers with keys or rolls
+    in them stay uncompressed and no-store."""
+    sizes = {"raw": 0, "sent": 0}
+    for name in ("app.js", "style.css", "trust.js"):
+        r = client.get(f"/static/{name}", headers={"Accept-Encoding": "gzip"})
+        assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
+        assert r.headers["cache-control"] == "no-cache" and r.headers["etag"]
+        assert "script-src 'self'" in r.headers["content-security-policy"]
+        sizes["raw"] += len(r.content)
+        sizes["sent"] += int(r.headers["content-length"])
+        again = client.get(f"/static/{name}", headers={"If-None-Match": r.headers["etag"],
+                                                      "Accept-Encoding": "gzip"})
+        assert again.status_code == 304 and again.content == b""
+    assert sizes["sent"] * 3 < sizes["raw"], sizes
+    for r in (client.get(f"/api/rooms/{room.id}/me", headers={**auth(room.gm),
+                                                              "Accept-Encoding": "gzip"}),
+              client.get(f"/api/rooms/{room.id}/log", headers={**auth(room.gm),
+                                                               "Accept-Encoding": "gzip"})):
+        assert r.status_code == 200 and "content-encoding" not in r.headers
+        assert r.headers["cache-control"] == "no-store"
+
+
 @pytest.mark.parametrize("payload", ["<img src=x onerror=alert(1)>", "d6 <script>x</script>"])
 def test_user_text_is_stored_as_text(room: Room, payload: str) -> None:
     wu = room.join("Wu")
