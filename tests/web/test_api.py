@@ -285,6 +285,26 @@ def next_entry(ws: Any) -> dict[str, Any]:
     return next_of(ws, "entry")["entry"]  # type: ignore[no-any-return]
 
 
+def test_a_client_that_pinged_and_fell_silent_is_let_go(room: Room, client: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A phone that vanished without a close held its live connection (one of its member's
+    few) until TCP gave up: once a client has pinged, silence past SILENT_SECONDS ends it."""
+    from starlette.websockets import WebSocketDisconnect
+
+    from astragal.web import live
+
+    monkeypatch.setattr(live, "SILENT_SECONDS", 0.2)
+    with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+        ws.send_text(json.dumps({"key": room.gm, "after": 0}))
+        assert ws.receive_json()["type"] == "hello"
+        ws.send_text("ping")
+        while (msg := ws.receive_json())["type"] != "pong":
+            assert msg["type"] in ("members", "member", "head"), msg
+        with pytest.raises(WebSocketDisconnect):  # nothing more said: the table lets it go
+            while True:
+                ws.receive_json()
+
+
 def test_websocket_sends_backlog_then_live_entries_filtered_per_reader(room: Room,
                                                                       client: Any) -> None:
     wu, li = room.join("Wu"), room.join("Li")
