@@ -1302,6 +1302,73 @@ def test_a_roll_the_busy_log_turned_away_is_sent_again(browser: Any, tmp_path: P
 # Fight tracker (attack table) and turn order (any game)
 
 
+def fight_room(browser: Any, server: ServerThread, errors: list[str],
+               fighters: tuple[str, ...]) -> tuple[Player, str]:
+    """An attack room whose GM (on a desktop) added ``fighters`` (fight commands)."""
+    gm, link = open_room(browser, server, errors, room_name="Arena", system="attack")
+    for cmd in fighters:
+        gm.page.fill("#fight-text", cmd)
+        gm.page.click("#fight-form button[type=submit]")
+        gm.page.wait_for_function("() => document.getElementById('fight-text').value === ''")
+    return gm, link
+
+
+def in_view(page: Any, selector: str) -> bool:
+    """Whether the element is wholly on the screen, above the phone's fixed roll bar."""
+    return bool(page.evaluate(
+        "s => { const r = document.querySelector(s).getBoundingClientRect(); "
+        "const bar = document.getElementById('roll-form'); const fixed = "
+        "getComputedStyle(bar).position === 'fixed'; const bottom = fixed ? "
+        "bar.getBoundingClientRect().top : innerHeight; "
+        "return r.height > 0 && r.top >= 0 && r.bottom <= bottom; }", selector))
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [({"width": 1280, "height": 800}, "light"),
+                                                  (PHONE, "dark")])
+def test_the_fight_tracker_beside_the_log_or_one_tap_away(browser: Any, server: ServerThread,
+                                                          shots: Path, viewport: dict[str, int],
+                                                          scheme: str) -> None:
+    """A fight under way, the log long: on a desktop the tracker sits beside the log, its
+    first fighter's attack on the screen with the log and the roll bar (it started 1,487 px
+    down the side column); on a phone, from the end of the log, one tap brings it on screen."""
+    errors: list[str] = []
+    gm, link = fight_room(browser, server, errors, (
+        "add Wu atk=4 wpn=3 armor=1 hp=8", "add Li atk=3 wpn=2 armor=1 hp=7",
+        "add Orc atk=3 wpn=2 armor=2 hp=6"))
+    for n in range(4, 12):
+        gm.roll("at: 3d6 vs 2d6")
+        gm.entry(n).wait_for()
+    wu = join(browser, link, "Wu", errors, viewport=viewport, scheme=scheme)
+    wu.entry(11).wait_for()
+    page = wu.page
+    attack = "#fighters tr[data-name=Wu] .fighter-actions button"
+    if viewport["width"] > 900:
+        page.evaluate("window.scrollTo(0, 0)")
+        assert in_view(page, "#fight-panel summary") and in_view(page, attack)
+        assert in_view(page, "#roll-form") and in_view(page, "#log")
+        log = page.locator("#log").bounding_box()
+        assert page.locator("#fight-panel").bounding_box()["x"] >= log["x"] + log["width"]
+        assert page.is_hidden("#to-fight")  # nothing to go to: it is in sight
+    else:
+        page.locator("#log li").last.evaluate("n => n.scrollIntoView({block: 'end'})")
+        assert not in_view(page, attack)
+        page.click("#to-fight")  # the roll bar's button, on screen wherever the log is read
+        page.wait_for_function("() => document.getElementById('fight-panel').open")
+        page.wait_for_function(f"() => {{ const r = document.querySelector({attack!r})"
+                               ".getBoundingClientRect(); return r.top >= 0 && r.bottom <= "
+                               "document.getElementById('roll-form').getBoundingClientRect()"
+                               ".top; }")
+        assert page.evaluate("document.activeElement.closest('#fight-panel') !== null")
+    check_layout(wu, viewport["width"])
+    name = f"web-fight-{'phone' if viewport is PHONE else 'desktop'}-{scheme}.png"
+    page.screenshot(path=str(shots / name))
+    if os.environ.get("ASTRAGAL_UPDATE_SCREENSHOT"):
+        shutil.copyfile(shots / name, DOCS / name)
+    gm.close()
+    wu.close()
+    assert not unexpected(errors), errors
+
+
 def test_fight_tracker_and_turn_order(browser: Any, server: ServerThread) -> None:
     errors: list[str] = []
     gm, link = open_room(browser, server, errors, room_name="Arena", system="attack",

@@ -1064,6 +1064,21 @@ function buildTurns() {
 
 function renderFight() {
   keepingFocus($("fighters"), buildFight);
+  placeFight();
+}
+
+// A fight in play (an attack room, or fighters added) brings its tracker to the top of the side
+// column, beside the log on a desktop (as Roll20 and Foundry keep theirs beside the chat);
+// narrower, where the side column is below the log, the roll bar's Fight button goes to it
+function placeFight() {
+  const panel = $("fight-panel"), top = $("odds-panel").nextElementSibling;
+  const inPlay = (state.room && state.room.system === "attack") || !!(state.fight && state.fight.combatants.length);
+  $("to-fight").hidden = !inPlay;
+  if (!inPlay || top === panel) return;
+  const focused = panel.contains(document.activeElement) ? document.activeElement : null;
+  panel.parentNode.insertBefore(panel, top);
+  if (focused) focused.focus();  // a moved node loses the focus
+  if (wide.matches) panel.open = true;
 }
 
 function buildFight() {
@@ -1112,6 +1127,12 @@ function wire() {
   applyTheme();
   matchMedia("(prefers-color-scheme: dark)").addEventListener("change", applyTheme);
   $("theme-toggle").addEventListener("click", toggleTheme);
+  $("to-fight").addEventListener("click", () => {
+    const panel = $("fight-panel");
+    panel.open = true;
+    panel.scrollIntoView({ block: "start" });
+    panel.querySelector("summary").focus({ preventScroll: true });
+  });
   $("roll-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const text = $("roll-text").value;
