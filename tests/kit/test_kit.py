@@ -21,7 +21,7 @@ def test_the_kits_public_names_are_pinned() -> None:
     assert sorted(kit.__all__) == sorted([
         "AGAIN", "Decision", "Dice", "Die", "Game", "Pool", "Switch", "apply", "d", "d4", "d6",
         "d8", "d10", "d12", "d20", "d100", "dF", "highest", "install", "lowest", "pool",
-        "procedure"])
+        "procedure", "then"])
     for name in kit.__all__:
         assert getattr(kit, name) is not None
 

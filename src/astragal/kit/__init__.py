@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from ..switches import Switch
 from ._dice import Dice, Die, Pool, apply, d, dF, highest, lowest, pool, procedure
-from ._game import AGAIN, Decision, Game
+from ._game import AGAIN, Decision, Game, then
 from ._load import install
 
 __all__ = ["AGAIN", "Decision", "Dice", "Die", "Game", "Pool", "Switch", "apply", "d", "d4",
-           "d6", "d8", "d10", "d12", "d20", "d100", "dF", "highest", "install", "lowest", "pool", "procedure"]
+           "d6", "d8", "d10", "d12", "d20", "d100", "dF", "highest", "install", "lowest", "pool",
+           "procedure", "then"]
 
 d4, d6, d8, d10, d12, d20, d100 = (d(n) for n in (4, 6, 8, 10, 12, 20, 100))

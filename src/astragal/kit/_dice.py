@@ -15,6 +15,7 @@ from fractions import Fraction
 from functools import reduce
 from typing import Any
 
+from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 from ..dice import TONES, Tray
 from ._law import CUT, Law, add_laws, binomial_law, fold_law, joint, plus, power_law
@@ -518,15 +519,19 @@ class _Pruned(Exception):
 
 class Procedure(Dice):
     """Dice rolled by a procedure: ``f(roll)`` calls ``roll(die)`` for each die it rolls (and
-    ``roll(die, added="check")`` for one that another die called for) and returns the value. The
+    ``roll(die, added="exploded")`` for one that another die added, ``roll(die, added="check")``
+    for one that another die called for and that counts nothing) and returns the value. The
     roll runs it on the tray; the odds run it on every path of faces, each weighed by its chance,
     so anything a procedure can say (a check die, a push of chosen dice, a re-roll that depends on
-    the faces) has its exact law. A path less likely than 10⁻¹⁸ is cut and counted as cut."""
+    the faces) has its exact law. A path less likely than 10⁻¹⁸ is cut and counted as cut. The
+    law is worked out once per procedure (and the paths it took are counted against each later
+    request's limit)."""
 
-    __slots__ = ("f", "name")
+    __slots__ = ("_law", "f", "name")
 
     def __init__(self, f: Callable[[Callable[..., Any]], Any], name: str = "") -> None:
         self.f, self.name = f, name or getattr(f, "__name__", "procedure")
+        self._law: tuple[Law, int] | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -539,18 +544,34 @@ class Procedure(Dice):
 
     def sample(self, hand: Hand) -> tuple[Any, str]:
         words: list[str] = []
+        most = hand.tray.limits.max_explosions
+        added_dice = [0]
 
         def roll(die: Die, added: str = "") -> Any:
+            if added == "exploded":
+                added_dice[0] += 1
+                if added_dice[0] > most:
+                    raise LimitError(f"{self} exploded more than {most} times: the limit of "
+                                     f"explosions is {most}")
             i, x = die.roll_one(hand, added)
+            if added == "check":  # a die another called for: it decides, it adds nothing
+                hand.tray.facts(i, scored=0)
+                hand.tray.drop(i, die.name or "check")
             words.append(die.word(x, hand.tray.face(i)))
             return x
 
         return self.f(roll), ", ".join(words)
 
     def law(self, limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:
+        what = f"the paths of {self}"
+        if self._law is not None:
+            law, work = self._law
+            limits.check_work(work, what, text)
+            return law
         out: dict[Any, Fraction] = {}
         path: list[int] = []  # the index of the face taken at each draw
-        for _ in range(limits.max_odds_work):
+        work = 0  # steps: about thirty lines of Python run per draw of a path
+        while True:
             walk = _Walk(path)
             try:
                 value = self.f(walk.roll)
@@ -558,16 +579,23 @@ class Procedure(Dice):
             except _Pruned:
                 pass
             sizes = walk.sizes
+            work += _DRAW * (len(sizes) + 1)
+            if work > limits.max_odds_work:  # refused as soon as the walk is over the limit
+                limits.check_work(work, what, text)
             del path[len(sizes):]
             while path and path[-1] == sizes[len(path) - 1] - 1:
                 path.pop()
             if not path:
                 break
             path[-1] += 1
-        else:
-            limits.check_work(limits.max_odds_work + 1, f"the paths of {self}", text)
+        limits.check_work(work, what, text)
         total = math.lcm(*(p.denominator for p in out.values())) if out else 1
-        return Law({k: int(p * total) for k, p in out.items()}, total)
+        law = Law({k: int(p * total) for k, p in out.items()}, total)
+        self._law = (law, work)
+        return law
+
+
+_DRAW = 30
 
 
 class _Walk:
@@ -590,6 +618,6 @@ class _Walk:
         return die.faces[self.path[i]]
 
 
-def procedure(f: Callable[[Callable[..., Any]], Any]) -> Dice:
+def procedure(f: Callable[[Callable[..., Any]], Any], name: str = "") -> Dice:
     """Decorate ``f(roll)``, a die's procedure, as dice (see ``Procedure``)."""
-    return Procedure(f)
+    return Procedure(f, name)

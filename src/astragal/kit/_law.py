@@ -19,7 +19,9 @@ from ..odds.maths import int_multiply, int_power
 
 __all__ = ["CUT", "Law", "add_laws", "binomial_law", "fold_law", "joint", "plus", "power_law"]
 
-CUT = Fraction(1, 10**18)  # an explosion's tail is cut once what is left is below this
+CUT = Fraction(1, 10**18)
+COMBINATION = 60  # the steps (lines of Python run) of one combination of a joint law
+_MEMORY, _ENTRY = 64 << 10, 400  # a joint law's bytes: its own, and per entry of its parts  # an explosion's tail is cut once what is left is below this
 
 
 class Law:
@@ -90,8 +92,11 @@ def _is_dense(law: Law) -> bool:
 def joint(laws: Sequence[Law], f: Callable[..., Any], limits: Limits = DEFAULT_LIMITS,
           text: str = "") -> Law:
     """The law of ``f`` of independent draws from ``laws`` (every combination weighed)."""
-    work = prod(len(law.weights) for law in laws)
-    limits.check_work(work, "the combinations of the roll's parts", text)
+    combos = prod(len(law.weights) for law in laws)
+    # steps: the function's own lines for each combination (a verdict runs a few dozen)
+    limits.check_work(COMBINATION * combos, "the combinations of the roll's parts", text)
+    limits.check_memory(_MEMORY + _ENTRY * sum(len(law.weights) for law in laws),
+                        "the combinations of the roll's parts", text)
     out: dict[Any, int] = {}
     items = [tuple(law.weights.items()) for law in laws]
     for combo in product(*items):

@@ -84,7 +84,7 @@ class Distribution:
         (exact fractions at any size; the counts may sum to less where a tail was cut)."""
         keys = cls._keys(counts, order)
         whole = tuple(int(counts.get(k, 0)) for k in keys)
-        cut = 1.0 - sum(whole) / denominator if sum(whole) != denominator else 0.0
+        cut = (denominator - sum(whole)) / denominator  # exact before it is rounded: 1e-18 stays
         return cls(tuple((k, c / denominator) for k, c in zip(keys, whole)), cut,
                    None if cut else denominator, None if cut else whole)
 

@@ -7,14 +7,12 @@ A roll is ``[kind] d6[+N...]``, then ``vs #`` or ``vs`` an opposed roll, ``dmg N
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from ..._errors import OptionError
-from ..._limits import Limits
 from ..._records import Record
 from ...notation import Token, Tokens, tokenize
-from .rules import KIND_TITLES, KIND_WORDS, SWITCHES, make_rules
+from .rules import KIND_TITLES, KIND_WORDS, SWITCHES
 
 __all__ = ["Check", "Side", "Spec", "parse"]
 
@@ -47,6 +45,12 @@ class Check(Record):
     dmg: int | Side | None = None
     situation: str | None = None  # "calm" | "stressful" (S6); None = the switch's default
     options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The roll's fields by name, as the game's functions take them; switches given in the
+        notation stand over the table's."""
+        return {**dict(self.options), "spec": self}
 
     @property
     def is_attack(self) -> bool:
@@ -127,10 +131,10 @@ def _read_side(toks: Tokens, where: str, kind: str | None, default_kind: str) ->
     return Side(kind or default_kind, tuple(mods))
 
 
-def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> Check:
+def parse(text: str, start: int) -> Check:
     """Read d6 + skill notation (after the ``ds:`` prefix).
 
-    >>> print(parse("ds: atk d6+6 vs d6+3 dmg 4", 3, {}, Limits()))
+    >>> print(parse("ds: atk d6+6 vs d6+3 dmg 4", 3))
     ds: atk d6+6 vs def d6+3 dmg 4
     """
     toks = tokenize(text, start)
@@ -191,7 +195,6 @@ def parse(text: str, start: int, options: Mapping[str, Any], limits: Limits) -> 
                                "expected vs, dmg N, calm, stressful or key=value")
     spec = Check(actor, difficulty, opposition, dmg, situation, tuple(sorted(opts.items())))
     _check_spec(spec, toks, vs_tok, dmg_tok, sit_tok)
-    make_rules({**options, **opts})
     return spec
 
 

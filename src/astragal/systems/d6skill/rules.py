@@ -1,26 +1,21 @@
 """d6 + skill: the data, the switches and every rule, once (RULES.md §5, S1–S14, S-A1–S-A6).
 
 Each rule is a plain function of faces or values, registered under its ID. The die's rules (S7,
-S8, S9) are read by the program (``program.py``) at every face, by the roller and the odds alike;
-the verdicts (S1, S2, S3, S5, S6) are mapped over one roll's values by the roller and over the
-exact law by the odds.
+S8, S9) are read by the die's procedure (``game.py``) at every face, by the roll and the odds
+alike; the verdicts (S1, S2, S3, S5, S6) are read over one roll's values and over the exact law.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
-from ..._records import Record
 from ...rulebook import rule
-from ...switches import Switch, resolve
+from ...switches import Switch
 
 __all__ = [
     "BOTCH_FACE", "BOTCH_KINDS", "BOTCH_ORDERS", "CRITICAL_FACE", "DEFAULTS", "KINDS",
-    "KIND_TITLES", "SIDES", "SWITCHES", "TIE_RULES", "DieRules", "Rules", "automatic_success",
-    "botch_checked", "botched", "check_outcome", "damage", "explodes", "make_rules",
-    "opposed_verdict", "result",
+    "KIND_TITLES", "SIDES", "SWITCHES", "TIE_RULES", "automatic_success", "botch_checked",
+    "botched", "check_outcome", "damage", "explodes", "kinds", "opposed_verdict", "result",
 ]
 
 GAME = "d6skill"
@@ -67,52 +62,9 @@ SWITCHES = (
 DEFAULTS: dict[str, Any] = {s.name: s.default for s in SWITCHES}
 
 
-class DieRules(Record):
-    """How one d6 of a given kind is read: does a 6 explode (S9), is a 1 checked (S7), the cap."""
-
-    explodes: bool = True
-    botches: bool = True
-    max_explosions: int | None = None
-
-
-class Rules(Record):
-    """The switches of §6 in checked, normalised form."""
-
-    explode_on: frozenset[str]
-    botch_on: frozenset[str]
-    max_explosions: int | None
-    opposed_tie: str
-    botch_check_on_opposed: str
-    stressful: bool
-
-    def die(self, kind: str) -> DieRules:
-        """The DieRules of a roll of this kind."""
-        return DieRules(kind in self.explode_on, kind in self.botch_on, self.max_explosions)
-
-
-def make_rules(options: Mapping[str, Any]) -> Rules:
-    """The switches (defaults overlaid with ``options``), checked and normalised."""
-    try:
-        return _rules_cached(tuple(sorted((k, type(v).__name__, v) for k, v in options.items())))
-    except TypeError:  # an unhashable value (a list of kinds from the API): the long way
-        return _rules(options)
-
-
-@lru_cache(maxsize=256)
-def _rules_cached(key: tuple[tuple[str, str, Any], ...]) -> Rules:
-    return _rules({k: v for k, _, v in key})
-
-
-def _kinds(value: str) -> frozenset[str]:
+def kinds(value: str) -> frozenset[str]:
+    """The roll kinds an ``explode_on`` or ``botch_on`` switch names."""
     return frozenset() if value == "none" else frozenset(value.split("+"))
-
-
-def _rules(options: Mapping[str, Any]) -> Rules:
-    v = resolve(SWITCHES, options, "d6 + skill")
-    cap = v["max_explosions"]
-    return Rules(_kinds(v["explode_on"]), _kinds(v["botch_on"]),
-                 None if cap == "none" else int(cap), v["opposed_tie"],
-                 v["botch_check_on_opposed"], v["stressful"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -134,24 +86,24 @@ def check_outcome(result: int, botch: bool, difficulty: int) -> str:
 
 
 @rule(GAME, "S3", "opposed rolls: the higher result wins; a tie is rolled again (opposed_tie)")
-def opposed_verdict(margin: int, actor_botch: bool, opposition_botch: bool,
-                    rules: Rules) -> tuple[str, int]:
+def opposed_verdict(margin: int, actor_botch: bool, opposition_botch: bool, opposed_tie: str,
+                    botch_check_on_opposed: str) -> tuple[str, int]:
     """One round of an opposed roll: the actor's outcome and the margin that counts.
 
     ``margin`` is actor result − opposition result, a botched die counting 1 (S8). Outcomes:
     ``botch``, ``failure``, ``success``, ``reroll`` (S3: a tie is rolled again) or ``tie`` (the
     house rule opposed_tie=stand). S-A4: by default a Botch decides before ties are looked at.
     """
-    if rules.botch_check_on_opposed == "before_ties":
+    if botch_check_on_opposed == "before_ties":
         decided = _botch_decides(margin, actor_botch, opposition_botch)
         if decided is not None:
             return decided
     if margin == 0:
-        if rules.opposed_tie == "reroll":
+        if opposed_tie == "reroll":
             return "reroll", 0
-        if rules.opposed_tie == "actor":
+        if opposed_tie == "actor":
             return "success", 0
-        if rules.opposed_tie == "opposition":
+        if opposed_tie == "opposition":
             return "failure", 0
         return "tie", 0
     decided = _botch_decides(margin, actor_botch, opposition_botch)
@@ -172,8 +124,8 @@ def _botch_decides(margin: int, actor_botch: bool,
 
 @rule(GAME, "S5", "on a hit, DMG is the weapon's base DMG plus the ATK's margin")
 def damage(points: int) -> int:
-    """S4, S5: DMG from the weapon's base DMG (rated or rolled) plus the ATK's margin, which the
-    roller adds and the odds convolve (a sum of independent values); never below 0."""
+    """S4, S5: DMG from the weapon's base DMG (rated or rolled) plus the ATK's margin; never
+    below 0."""
     return max(0, points)
 
 

@@ -1,4 +1,5 @@
-"""GM tables for d6 + skill: P(Success) by bonus and #, opposed rolls by the bonuses' difference."""
+"""GM tables for d6 + skill: P(Success) by bonus and #, opposed rolls by the bonuses' difference,
+each cell the game's own exact odds."""
 
 from __future__ import annotations
 
@@ -6,40 +7,37 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..._cells import percent
-from . import rules as R
-from .odds import d6_law, opposed_law
+from ..._limits import DEFAULT_LIMITS
+from .game import GAME
+from .notation import parse
 from .rules import DEFAULTS
+
+
+def _odds(text: str, options: Mapping[str, Any]) -> Any:
+    return GAME.odds(parse(text, 3), {**DEFAULTS, **options}, DEFAULT_LIMITS, text).outcomes
 
 
 def success_table(options: Mapping[str, Any] = DEFAULTS, bonuses: Sequence[int] = range(11),
                   difficulties: Sequence[int] = range(3, 16)) -> list[list[str]]:
     """P(Success) of d6 + bonus (rows) against each # (columns), stressful (S2, S7, S9)."""
-    rules = R.make_rules(options)
-    law = d6_law(rules.die("skill"))
     rows = [["bonus"] + [f"#{d}" for d in difficulties]]
     for b in bonuses:
-        row = [f"{b:+d}"]
-        for d in difficulties:
-            # a Botch (P(botch)) is never a Success, whatever the result it counts
-            p = sum(q for t, botch, q in law.joint()
-                    if R.check_outcome(R.result(t, b), botch, d) == "success")
-            row.append(percent(p))
-        rows.append(row)
+        rows.append([f"{b:+d}"] + [percent(_odds(f"ds: d6{b:+d} vs {d} stressful", options)[
+            "success"]) for d in difficulties])
     return rows
 
 
 def opposed_table(options: Mapping[str, Any] = DEFAULTS,
                   differences: Sequence[int] = range(-6, 7)) -> list[list[str]]:
-    """Opposed Skill rolls by the difference of bonuses: Success, Failure, Botch, tie per round."""
-    rules = R.make_rules(options)
-    skill = rules.die("skill")
+    """Opposed Skill rolls by the difference of bonuses: Success, Failure, Botch, tie per round
+    (the chance that a round ties: the odds of a tie that stands, opposed_tie=stand)."""
     rows = [["actor − opposition", "Success", "Failure", "Botch", "tie per round"]]
     for diff in differences:
-        rl = opposed_law(skill, diff, skill, 0, rules)
-        rows.append([f"{diff:+d}", percent(rl.outcomes.get('success', 0.0), 2),
-                     percent(rl.outcomes.get('failure', 0.0), 2),
-                     percent(rl.outcomes.get('botch', 0.0), 2),
-                     percent(rl.tie_per_round, 2)])
+        text = f"ds: d6{diff:+d} vs d6"
+        out = _odds(text, options)
+        tie = _odds(text, {**options, "opposed_tie": "stand"})["tie"]
+        rows.append([f"{diff:+d}", percent(out["success"], 2), percent(out["failure"], 2),
+                     percent(out["botch"], 2), percent(tie, 2)])
     return rows
 
 
