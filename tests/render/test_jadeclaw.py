@@ -201,7 +201,8 @@ def test_a_pools_working_counts_in_the_games_words() -> None:
     """J13, J30, J47: one Bonus, two Bonuses; one size increase; the Difficulty by its name."""
     one = astragal.roll("jc: d12 +1 bonus vs heroes only", faces="4,2 / 10,9,3")
     assert "  +1 Bonus: 1 × 1 die = 1 size increase → d12 & d4" in one.transcript
-    assert "The GM rolls the For Heroes Only Difficulty Dice (J47, J52)" in one.transcript
+    assert "Difficulty: For Heroes Only; the GM rolls its Difficulty Dice (J47, J52)" in \
+        one.transcript
     two = astragal.roll("jc: d12 d6 +2b vs routine", faces="4,10,2 / 3,3")
     assert "  +2 Bonuses: 2 × 2 dice = 4 size increases → 2d12 & d4" in two.transcript
     cut = astragal.roll("jc: dmg d12 d8 d4 -2p", faces="4")

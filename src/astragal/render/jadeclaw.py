@@ -246,8 +246,8 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
             sides.side, sides.round = step.side, 0
             sides.scores[step.side] = []
             if facts.get("difficulty"):
-                lines.append(f"The GM rolls the {facts['difficulty'].title()} Difficulty Dice "
-                             "(J47, J52)")
+                lines.append(f"Difficulty: {facts['difficulty'].title()}; the GM rolls its "
+                             "Difficulty Dice (J47, J52)")
             if damage and step.side != "resolve":
                 lines.append(f"{step.side.capitalize()} dice: {dice_text(facts['base'])}")
             else:
