@@ -99,6 +99,13 @@ def joint(laws: Sequence[Law], f: Callable[..., Any], limits: Limits = DEFAULT_L
                         "the combinations of the roll's parts", text)
     out: dict[Any, int] = {}
     items = [tuple(law.weights.items()) for law in laws]
+    if len(items) == 2:  # a contest: the common case, without a tuple per combination
+        get = out.get
+        for x, wx in items[0]:
+            for y, wy in items[1]:
+                z = f(x, y)
+                out[z] = get(z, 0) + wx * wy
+        return Law(out, laws[0].total * laws[1].total)
     for combo in product(*items):
         y = f(*(k for k, _ in combo))
         w = 1
