@@ -18,7 +18,7 @@ from ..rulebook import rule as _register
 from ..switches import Switch
 from ._dice import Dice, Hand, _lift
 from ._form import Form, Spec
-from ._law import COMBINATION, Law, joint
+from ._law import COMBINATION, Law, by_margin, joint
 
 __all__ = ["AGAIN", "Decision", "Game", "Then", "then"]
 
@@ -184,7 +184,7 @@ class Game:
                  examples: Sequence[str] = (), sides: Sequence[str] = ("you", "rival"),
                  measure: Callable[..., Any] | None = None,
                  tones: Mapping[str, str] | None = None,
-                 line: Callable[..., str] | None = None) -> None:
+                 line: Callable[..., str] | None = None, margin: bool = False) -> None:
         self.name, self.title = name, title
         self.aliases = tuple(aliases)
         self.switches = tuple(switches)
@@ -198,6 +198,9 @@ class Game:
         self.sides = tuple(sides)
         self.measure = measure
         self.line = line
+        # a contest whose verdict reads the two sides only through the difference of their
+        # numbers and the rest of each value: its odds convolve instead of pairing every value
+        self.margin = margin
         self.outcome_tones = dict(tones or {})
         if set(self.outcome_tones.values()) - {"good", "bad", "critical", "neutral"}:
             raise ValueError("an outcome's tone is good, bad, critical or neutral")
@@ -415,7 +418,9 @@ class Game:
         def both(*values: Any) -> Any:
             return decided(settle(verdict(*values, **given)), values)
 
-        law = joint(laws, both, limits, text).without(_again)
+        fast = (by_margin(laws[0], laws[1], both, limits, text) if self.margin and len(laws) == 2
+                else None)
+        law = (fast if fast is not None else joint(laws, both, limits, text)).without(_again)
         while any(isinstance(k, Then) for k in law.weights):
             law = self._then(law, limits, text)
         return law, name

@@ -271,7 +271,7 @@ def _value(spec: Check) -> str:
 
 
 GAME = Game("d6skill", "d6 + skill", parse, dice, aliases=("ds",), switches=SWITCHES,
-            order=_order, value=_value, line=line, examples=("d6+3", "d6+2 vs 5"),
+            order=_order, value=_value, line=line, margin=True, examples=("d6+3", "d6+2 vs 5"),
             tones={"botch": "bad", "failure": "bad", "miss": "bad", "success": "good",
                    "hit": "good", "no_botch": "neutral", "tie": "neutral"})
 GAME.verdict()(verdict)
