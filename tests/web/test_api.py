@@ -285,6 +285,26 @@ def next_entry(ws: Any) -> dict[str, Any]:
     return next_of(ws, "entry")["entry"]  # type: ignore[no-any-return]
 
 
+def test_a_client_that_pinged_and_fell_silent_is_let_go(room: Room, client: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A phone that vanished without a close held its live connection (one of its member's
+    few) until TCP gave up: once a client has pinged, silence past SILENT_SECONDS ends it."""
+    from starlette.websockets import WebSocketDisconnect
+
+    from astragal.web import live
+
+    monkeypatch.setattr(live, "SILENT_SECONDS", 0.2)
+    with client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+        ws.send_text(json.dumps({"key": room.gm, "after": 0}))
+        assert ws.receive_json()["type"] == "hello"
+        ws.send_text("ping")
+        while (msg := ws.receive_json())["type"] != "pong":
+            assert msg["type"] in ("members", "member", "head"), msg
+        with pytest.raises(WebSocketDisconnect):  # nothing more said: the table lets it go
+            while True:
+                ws.receive_json()
+
+
 def test_websocket_sends_backlog_then_live_entries_filtered_per_reader(room: Room,
                                                                       client: Any) -> None:
     wu, li = room.join("Wu"), room.join("Li")
@@ -365,6 +385,31 @@ def test_the_page_is_served_with_a_strict_content_security_policy(client: Any, r
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     js = client.get("/static/app.js").text
     assert not re.search(r"\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write|eval\(", js)
+
+
+def test_the_pages_files_are_compressed_and_asked_again_not_sent_again(client: Any,
+                                                                       room: Room) -> None:
+    """A reload sent every file of the page again, uncompressed (no-store): now they go
+    compressed, and a reload that has them gets 304 with no body. Answers with keys or rolls
+    in them stay uncompressed and no-store."""
+    sizes = {"raw": 0, "sent": 0}
+    for name in ("app.js", "style.css", "trust.js"):
+        r = client.get(f"/static/{name}", headers={"Accept-Encoding": "gzip"})
+        assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
+        assert r.headers["cache-control"] == "no-cache" and r.headers["etag"]
+        assert "script-src 'self'" in r.headers["content-security-policy"]
+        sizes["raw"] += len(r.content)
+        sizes["sent"] += int(r.headers["content-length"])
+        again = client.get(f"/static/{name}", headers={"If-None-Match": r.headers["etag"],
+                                                      "Accept-Encoding": "gzip"})
+        assert again.status_code == 304 and again.content == b""
+    assert sizes["sent"] * 3 < sizes["raw"], sizes
+    for r in (client.get(f"/api/rooms/{room.id}/me", headers={**auth(room.gm),
+                                                              "Accept-Encoding": "gzip"}),
+              client.get(f"/api/rooms/{room.id}/log", headers={**auth(room.gm),
+                                                               "Accept-Encoding": "gzip"})):
+        assert r.status_code == 200 and "content-encoding" not in r.headers
+        assert r.headers["cache-control"] == "no-store"
 
 
 @pytest.mark.parametrize("payload", ["<img src=x onerror=alert(1)>", "d6 <script>x</script>"])

@@ -1333,8 +1333,8 @@ def test_the_fight_tracker_beside_the_log_or_one_tap_away(browser: Any, server: 
     down the side column); on a phone, from the end of the log, one tap brings it on screen."""
     errors: list[str] = []
     gm, link = fight_room(browser, server, errors, (
-        "add Wu atk=4 wpn=3 armor=1 hp=8", "add Li atk=3 wpn=2 armor=1 hp=7",
-        "add Orc atk=3 wpn=2 armor=2 hp=6"))
+        "add Wu atk=4 wpn=3 armor=1 hp=8 side=party", "add Li atk=3 wpn=2 armor=1 hp=7 side=party",
+        "add Orc atk=3 wpn=2 armor=2 hp=6 side=foes"))
     for n in range(4, 12):
         gm.roll("at: 3d6 vs 2d6")
         gm.entry(n).wait_for()
@@ -1359,13 +1359,68 @@ def test_the_fight_tracker_beside_the_log_or_one_tap_away(browser: Any, server: 
                                "document.getElementById('roll-form').getBoundingClientRect()"
                                ".top; }")
         assert page.evaluate("document.activeElement.closest('#fight-panel') !== null")
-    check_layout(wu, viewport["width"])
     name = f"web-fight-{'phone' if viewport is PHONE else 'desktop'}-{scheme}.png"
+    page.screenshot(path=str(shots / name))  # as the player sees it, before the layout's walk
+    if os.environ.get("ASTRAGAL_UPDATE_SCREENSHOT"):
+        shutil.copyfile(shots / name, DOCS / name)
+    check_layout(wu, viewport["width"])
+    gm.close()
+    wu.close()
+    assert not unexpected(errors), errors
+
+
+@pytest.mark.parametrize(("viewport", "scheme"), [(DESKTOP, "dark"), (PHONE, "light")])
+def test_an_attack_aims_at_the_other_side_and_the_last_one_undoes(
+        browser: Any, server: ServerThread, shots: Path, viewport: dict[str, int],
+        scheme: str) -> None:
+    """Each fighter's attack aims at a standing fighter of the other side (it aimed at the
+    first other fighter: Wu at Li, an ally); whoever made the last attack sees its undo, which
+    puts the fight back; another player does not."""
+    errors: list[str] = []
+    gm, link = fight_room(browser, server, errors, (
+        "add Wu atk=4 wpn=3 hp=8 side=party", "add Li atk=3 wpn=2 hp=7 side=party",
+        "add Orc atk=3 wpn=2 armor=1 hp=30 side=foes", "add Goblin atk=2 wpn=2 hp=4 side=foes"))
+    wu = join(browser, link, "Wu", errors, viewport=viewport, scheme=scheme)
+    li = join(browser, link, "Li", errors)
+    page = wu.page
+    if viewport is PHONE:
+        page.click("#to-fight")
+    aims = "ns => ns.map(n => n.value)"
+    row = page.locator("#fighters tr[data-name=Wu]")
+    target = row.get_by_label("Wu attacks whom")
+    assert page.locator("#fighters select[aria-label$='attacks whom']").evaluate_all(aims) == \
+        ["Orc", "Orc", "Wu", "Wu"]
+    assert "party" in row.locator("td.name").inner_text()
+    row.get_by_role("button", name="attack: Wu").click()
+    gm.page.wait_for_selector("#log li[data-kind=fight]:has-text('attack Wu Orc')")
+    undo = page.locator("#fight-undo")
+    undo.wait_for()
+    assert undo.inner_text() == "undo attack Wu Orc"
+    li.page.wait_for_selector("#log li[data-kind=fight]:has-text('attack Wu Orc')")
+    assert li.page.is_hidden("#fight-undo")  # not Li's attack
+    name = f"web-fight-undo-{'phone' if viewport is PHONE else 'desktop'}-{scheme}.png"
+    undo.scroll_into_view_if_needed()
     page.screenshot(path=str(shots / name))
     if os.environ.get("ASTRAGAL_UPDATE_SCREENSHOT"):
         shutil.copyfile(shots / name, DOCS / name)
-    gm.close()
-    wu.close()
+    undo.click()
+    gm.page.wait_for_selector("#log li[data-kind=fight]:has-text('Undone: attack Wu Orc')")
+    gm.page.wait_for_function("() => document.querySelector('#fighters tr[data-name=Orc] "
+                              "td[data-label=Damage]').innerText === '0/30'")
+    page.wait_for_selector("#fight-undo", state="hidden")
+    # the Orc falls: the Goblin, the other side still standing, is aimed at next
+    gm.page.fill("#fight-text", "set Orc damage=30")
+    gm.page.click("#fight-form button[type=submit]")
+    page.wait_for_function("() => document.querySelector('#fighters tr[data-name=Orc]')"
+                           ".innerText.includes('down')")
+    assert target.input_value() == "Goblin"
+    # a target picked stays picked when the tracker is rebuilt
+    target.select_option("Li")
+    li.page.locator("#fighters tr[data-name=Goblin]").get_by_role("button", name="pass").click()
+    page.wait_for_selector("#log li[data-kind=fight]:has-text('pass Goblin')")
+    assert row.get_by_label("Wu attacks whom").input_value() == "Li"
+    for p in (gm, wu, li):
+        p.close()
     assert not unexpected(errors), errors
 
 

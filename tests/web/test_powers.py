@@ -24,7 +24,7 @@ pytest.importorskip("fastapi", reason=WEB_EXTRA)
 FIGHT = {"new": "new", "add": "add Troll atk=5 wpn=4 hp=9", "set": "set Orc shield=0",
          "remove": "remove Orc", "option": "option stun_duration=manual",
          "attack": "attack Wu Orc", "pass": "pass Wu", "heal": "heal Orc",
-         "spend": "spend Wu luck 1"}
+         "spend": "spend Wu luck 1", "undo": "undo"}
 # the turn order as set up by ``_turns_ready``: Orc (added by the owner) has the turn
 TURNS = {"add": "add Li 3", "remove": "remove Orc", "next": "next", "clear": "clear"}
 
@@ -85,11 +85,13 @@ def test_every_command_every_role_every_spelling(app_client: Any, tool: str) -> 
         return app_client.post(f"/api/rooms/{room.id}/{tool}", json={"text": text},
                                headers=auth(key))
 
-    def ready() -> None:  # the state every sample can work on
+    def ready(name: str) -> None:  # the state every sample can work on
         steps = (["new", "add Wu atk=4 wpn=3 luck=2 hp=8", "add Orc atk=3 wpn=2 heal=2 hp=6",
                   "set Orc damage=2"] if tool == "fight" else ["clear"])
         for step in steps:
             assert post(room.gm, step).status_code == 201, step
+        if name == "undo":  # the owner's attack, the last fight command: the owner may undo it
+            assert post(owner, "attack Wu Orc").status_code == 201
         if tool == "turns":
             assert post(owner, "add Orc 9").status_code == 201
             assert post(other, "add Wu 5").status_code == 201
@@ -101,7 +103,7 @@ def test_every_command_every_role_every_spelling(app_client: Any, tool: str) -> 
         for role, key in roles.items():
             may = need == MEMBER or role == "gm" or (need == OWNER and role == "owner")
             for spelled in [text, *same]:
-                ready()
+                ready(name)
                 before = _log_length(room)
                 r = post(key, spelled)
                 if may:

@@ -3,6 +3,7 @@ reveal, a new key, removing a member, the fight tracker and the turn order; on e
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -168,6 +169,74 @@ def test_fight_tracker_uses_the_attack_tables_rules(client: Any) -> None:
     assert fight(room.gm, "new").json()["state"]["combatants"] == []
     export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(wu)).json()
     assert verify_export(export).ok
+
+
+@pytest.fixture
+def loose_client(store: Any) -> Iterator[Any]:
+    """The app with no per-address or per-member rate limits (one test, many commands)."""
+    import warnings
+
+    from astragal.web.app import create_app
+    from astragal.web.caps import LOOSE
+    from astragal.web.room import Table
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+    table = Table(store, caps=LOOSE, roll_rate=(1e6, 10**6))
+    with TestClient(create_app(store, table=table, own_store=False,
+                               door_rate=(1e6, 10**6))) as c:
+        yield c
+
+
+def test_the_last_attack_is_undone_by_whoever_made_it_or_the_gm(loose_client: Any) -> None:
+    """A wrong target or a slip: ``undo`` puts the fight back as it was before the last
+    attack (damage, stun, last turn, the turn count), while no other fight command came after
+    it; the attack, its dice and the undo stay in the log, and the export still verifies."""
+    room = Room(loose_client, system="attack", name="Arena")
+    wu, bo = room.join("Wu"), room.join("Bo")
+
+    def fight(key: str, text: str) -> Any:
+        return loose_client.post(f"/api/rooms/{room.id}/fight", json={"text": text},
+                           headers=auth(key))
+
+    for text in ("add Wu atk=4 wpn=3 luck=2 hp=8 side=party",
+                 "add Li atk=3 wpn=2 hp=7 side=party", "add Orc atk=5 wpn=4 hp=30 side=foes"):
+        assert fight(room.gm, text).status_code == 201
+    before = fight(room.gm, "set Orc damage=1").json()["state"]
+    assert [c.get("side") for c in before["combatants"]] == ["party", "party", "foes"]
+    r = fight(wu, "undo")
+    assert r.status_code == 422 and "nothing to undo" in r.json()["message"]
+    attacked = fight(wu, "attack Wu Li berserk").json()  # an ally, by mistake
+    assert attacked["state"]["combatants"] != before["combatants"]
+    r = fight(bo, "undo")
+    assert r.status_code == 403 and "only the GM or whoever made it" in r.json()["message"]
+    r = fight(wu, "undo")
+    assert r.status_code == 201
+    undone = r.json()
+    assert undone["message"] == "Undone: attack Wu Li berserk (its dice stay in the log)"
+    assert "roll" not in undone
+    assert undone["state"]["combatants"] == before["combatants"]
+    assert undone["state"]["turn"] == before["turn"] and "undo" not in undone["state"]
+    assert fight(wu, "undo").status_code == 422  # once
+    # the GM takes back a player's attack; any later command ends the undo
+    assert fight(wu, "attack Wu Orc").status_code == 201
+    assert fight(room.gm, "undo").status_code == 201
+    assert fight(wu, "attack Wu Orc").status_code == 201
+    assert fight(bo, "pass Orc").status_code == 201
+    r = fight(wu, "undo")
+    assert r.status_code == 422 and "nothing to undo" in r.json()["message"]
+    # a side is one word, and '-' takes it away
+    r = fight(room.gm, "set Li side=the_party!")
+    assert r.status_code == 422 and "side is one word" in r.json()["message"]
+    li = next(c for c in fight(room.gm, "set Li side=-").json()["state"]["combatants"]
+              if c["name"] == "Li")
+    assert li["side"] is None
+    export = loose_client.get(f"/api/rooms/{room.id}/export.json", headers=auth(wu)).json()
+    texts = [e["text"] for e in export["entries"] if e.get("kind") == "fight"]
+    assert texts.count("undo") == 2 and texts.count("attack Wu Orc") == 2
+    report = verify_export(export)
+    assert report.ok, report.problems
 
 
 def turn(state: Any, text: str) -> tuple[str, dict[str, Any]]:

@@ -24,6 +24,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.gzip import GZipMiddleware
 
 from .caps import Caps
 from .exports import _Streams, add_exports  # noqa: F401 - _Streams: tests import it from here
@@ -137,6 +138,10 @@ def _guard(app: ASGIApp, max_body: int) -> ASGIApp:
                 extra = dict(_ALL_HEADERS)
                 if scope["path"] == "/" or scope["path"].startswith(("/r/", "/static/")):
                     extra.update(_PAGE_HEADERS)
+                if scope["path"].startswith("/static/"):
+                    # the page's files hold no secret: a reload asks whether they changed (their
+                    # ETag) and gets 304 without them, rather than all of them again (no-store)
+                    extra["Cache-Control"] = "no-cache"
                 for k, v in extra.items():
                     if k.lower().encode() not in present:
                         headers.append((k.lower().encode(), v.encode()))
@@ -262,7 +267,10 @@ def create_app(store: Store, *, table: Table | None = None, own_store: bool = Tr
 
         return FileResponse(page.PAGE, headers=page.headers())
 
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    # compressed (the page's files only: no response with a key or a roll in it is, so their
+    # lengths say nothing of a secret, as BREACH would read them)
+    app.mount("/static", GZipMiddleware(StaticFiles(directory=STATIC), minimum_size=1024),
+              name="static")
 
     # -- the API -----------------------------------------------------------------------------
 

@@ -25,10 +25,15 @@ from .store import MEMBERS_NOTE, Store, StoreError
 
 log = logging.getLogger("astragal.web")
 
-__all__ = ["CATCH_UP_SECONDS", "WS_MAX_MESSAGE", "Hub", "add_live"]
+__all__ = ["CATCH_UP_SECONDS", "SILENT_SECONDS", "WS_MAX_MESSAGE", "Hub", "add_live"]
 
 WS_MAX_MESSAGE = 4 * 1024
 CATCH_UP_SECONDS = 15.0  # a safety net: clients re-read the log even if a wake-up was lost
+# A client that has pinged and then says nothing for this long is gone (the page pings every
+# 4 s): its connection ends, so a phone that vanished without a close does not hold one of its
+# member's live connections (the cap) until TCP gives up. A client that never pings (a script)
+# is not timed out.
+SILENT_SECONDS = 30.0
 
 
 class Hub:
@@ -261,12 +266,16 @@ def add_live(app: FastAPI, store: Store, table: Table, hub: Hub,
         event = hub.subscribe(room_id)
 
         async def drain() -> None:  # the client only pings; a close ends the connection
-            with contextlib.suppress(WebSocketDisconnect, RuntimeError, ValueError):
+            pinged = False
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError, ValueError,
+                                     TimeoutError):
                 while True:
-                    message = await _receive_text(ws)  # a binary frame ends the connection
+                    async with asyncio.timeout(SILENT_SECONDS if pinged else None):
+                        message = await _receive_text(ws)  # a binary frame ends it too
                     if len(message) > WS_MAX_MESSAGE:
                         return
                     if message == "ping":  # the page expects its pong, or calls it lost
+                        pinged = True
                         if table.address_pings.wait(f"ip:{address}") > 0:
                             # a flood of pings held the event loop from everyone's rolls
                             await ws.send_json({"type": "error", "error": "RateLimited",

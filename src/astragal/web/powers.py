@@ -7,7 +7,7 @@ and seeing an entry of each visibility. Each needs one of three powers:
 
 ``GM``      the room's GM alone
 ``OWNER``   the GM, or the member the thing belongs to: the roller of a roll, whoever added a name
-            to the turn order (and so whoever's turn it is)
+            to the turn order (and so whoever's turn it is), whoever made the last attack
 ``MEMBER``  anyone in the room
 
 The HTTP routes, the live WebSocket (which only reads: ``see``) and the fight tracker all ask
@@ -50,6 +50,8 @@ POWERS: Mapping[tuple[str, str], str] = MappingProxyType({
     ("fight", "pass"): MEMBER,
     ("fight", "heal"): MEMBER,
     ("fight", "spend"): MEMBER,
+    # taking back the last attack (a wrong target, a slip): its attacker's member or the GM
+    ("fight", "undo"): OWNER,
     # the turn order: anyone adds a name; a name is removed by whoever added it, the turn moves
     # on by whoever's turn it is (who added the current name); the GM does anything
     ("turns", "add"): MEMBER,

@@ -175,6 +175,8 @@ class TableTools:
             for e in rows:
                 if e.get("kind") in ("fight", "turns"):
                     known[e["kind"]] = e.get("state")
+                if e.get("kind") == "fight":  # whose command the fight's last change was
+                    known["fight_by"] = e.get("member")
             if rows:
                 known["last"] = rows[-1]["id"]
         with self._state_lock:
@@ -190,10 +192,15 @@ class TableTools:
                                                   "characters")
         check_unicode(text, "the command")
         command = self._command("fight", text)
-        powers.check(member, "fight", command.name, f"'{command.name}' in the fight")
+        if command.name != "undo":  # an undo's owner is read with the state it undoes
+            powers.check(member, "fight", command.name, f"'{command.name}' in the fight")
         self.admit(member, who)
 
         def edit(states: dict[str, Any], expect: int) -> dict[str, Any] | None:
+            if command.name == "undo" and "undo" in (states.get("fight") or {}):
+                # the last fight command is the attack it takes back (nothing to undo: a 422)
+                powers.check(member, "fight", "undo", "undo this attack",
+                             owner=states.get("fight_by"), owner_words="whoever made it")
             source, fair, nonce = self._faces(member, member.room, "")
             if nonce is not None and nonce != expect:
                 return None  # an entry came after the state was read: read it again

@@ -141,7 +141,7 @@ def check_sheet_rolls(sheet: Sheet, system: str | None, aliases: Mapping[str, st
 # ------------------------------------------------------------------------------------------------
 # Fight tracker (attack table) and turn order (any game)
 
-_USAGE = {"fight": "new, add, set, remove, option, attack, pass, heal, spend",
+_USAGE = {"fight": "new, add, set, remove, option, attack, pass, heal, spend, undo",
           "turns": "add NAME [initiative], remove NAME, next, clear"}
 
 
@@ -188,18 +188,45 @@ def fight_command(state: Mapping[str, Any] | None, command: Command,
             raise fight.FightError("'new' here takes nothing: it clears the fight", text,
                                    (0, len(text)))
         return "A new fight: add the fighters", new_fight(), None
+    work = copy.deepcopy(dict(state)) if state else new_fight()
+    if command.name == "undo":
+        return _undo(work, command), work, None
     args = fight.Args(list(command.args))
     if args.faces is not None or args.seed is not None:
         raise fight.FightError("the table rolls its own dice: no faces or seeds here", text,
                                (0, len(text)))
-    work = copy.deepcopy(dict(state)) if state else new_fight()
+    before = {k: copy.deepcopy(work[k]) for k in UNDONE}
+    work.pop("undo", None)  # any change ends the last attack's undo: it would undo this too
     work["log"] = []  # the room's log is the fight's log
     args.source = lambda: source  # type: ignore[method-assign]
     message, as_json = fight.apply(work, command.name, args)
     if as_json is not None:  # logged as a roll is, without its steps (see room.py)
         as_json.pop("steps", None)
+    if command.name == "attack":
+        work["undo"] = {"attack": text, **before}
     work["log"] = []
     return message, work, as_json
+
+
+UNDONE = ("combatants", "turn")  # what an attack changes, and its undo puts back
+
+
+def _undo(work: dict[str, Any], command: Command) -> str:
+    """``undo``: the fight as it was before the last attack, while no other fight command came
+    after it. The attack's entry, its dice and the undo stay in the log for everyone to see."""
+    from astragal.systems.attack.combatants import check_combatant
+    from astragal.systems.attack.fight import FightError
+
+    text = command.text
+    if command.args:
+        raise FightError("'undo' takes nothing: it undoes the last attack", text, (0, len(text)))
+    last = work.pop("undo", None)
+    if not isinstance(last, dict) or not all(k in last for k in UNDONE):
+        raise FightError("nothing to undo: undo takes back the last attack, until the next "
+                         "fight command", text, (0, len(text)))
+    work["combatants"] = [check_combatant(c, i) for i, c in enumerate(last["combatants"])]
+    work["turn"] = last["turn"]
+    return f"Undone: {last.get('attack', 'the last attack')} (its dice stay in the log)"
 
 
 MAX_TURNS = 60

@@ -825,6 +825,22 @@ def test_damaged_fight_files_are_clear_errors(tmp_path: Path,
     assert "house rules" in f("show", code=2)
 
 
+def test_a_side_is_kept_once_given_and_a_fight_without_one_reads_as_before(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = Fight(tmp_path / "f.json", capsys)
+    f("new")
+    f("add", "Anna", "atk=4", "wpn=3")
+    assert "side" not in json.loads(f.path.read_text())["combatants"][0]  # as written before
+    assert "side foes" in f("add", "Bram", "atk=3", "wpn=2", "side=foes")
+    f("show")
+    assert json.loads(f.path.read_text())["combatants"][1]["side"] == "foes"
+    assert "one word" in f("set", "Anna", "side=two words", code=2)
+    data = json.loads(f.path.read_text())
+    data["combatants"][1]["side"] = 7
+    f.path.write_text(json.dumps(data))
+    assert "damaged" in f("show", code=2) and "side = 7" in f("show", code=2)
+
+
 def test_a_long_seeded_fight_replays_from_its_log(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     f = Fight(tmp_path / "long.json", capsys)

@@ -39,6 +39,10 @@ FIELDS: dict[str, tuple[tuple[str, ...], str]] = {
     "hp": (("hp", "health"), "optional"),
     "damage": (("damage",), "count"),
     "stunned": (("stunned",), "bool"),
+    # which side of the fight the combatant is on (party, foes, …): no rule reads it; the web
+    # table aims an attack at the other side by default. Kept only once given, so a fight
+    # written before it reads, and runs again, as it was.
+    "side": (("side", "team"), "side"),
 }
 ADD_ONLY_NOT = ("damage", "stunned")
 _WORDS = {w: key for key, (words, _) in FIELDS.items() for w in words}
@@ -73,6 +77,13 @@ def _field_value(key: str, kind: str, text: str, word: str) -> Any:
         raise FightError(f"{word} takes true or false, not '{text}'")
     if kind == "optional" and low in ("-", "none", ""):
         return None
+    if kind == "side":
+        if low in ("-", "none", ""):
+            return None
+        if not _is_side(text.strip()):
+            raise FightError(f"{word} is one word of up to 20 letters, digits, '-' or '_', "
+                             f"such as party or foes (or '-' for none), not '{text}'")
+        return text.strip()
     signed = kind == "signed"
     digits = low[1:] if signed and low[:1] in "+-" else low
     if not is_digits(digits) or len(digits) > 5 or int(digits) > _MAX:
@@ -112,6 +123,11 @@ def check_combatant(c: Any, i: int) -> dict[str, Any]:
         if key not in c:
             raise FightError(f"the fight file is damaged: {where} has no '{key}'")
     for key, (_, kind) in FIELDS.items():
+        if kind == "side":
+            if not (c.get(key) is None or (isinstance(c[key], str) and _is_side(c[key]))):
+                raise FightError(f"the fight file is damaged: {where} has {key} = "
+                                 f"{json.dumps(c[key])}")
+            continue
         v = c[key]
         ok = (kind == "class" and (v is None or (isinstance(v, str) and len(v) == 1
                                                   and v.isalpha()))) or \
@@ -130,6 +146,10 @@ def check_combatant(c: Any, i: int) -> dict[str, Any]:
     return c
 
 
+
+
+def _is_side(text: str) -> bool:
+    return 0 < len(text) <= 20 and all(ch.isalnum() or ch in "-_" for ch in text)
 
 
 def flag_state(flag: str) -> str:

@@ -387,6 +387,8 @@ def _summary(c: dict[str, Any]) -> str:
         counters.append(f"Ammo {c['ammo']}")
     if c["hp"] is not None:
         counters.append(f"hp {c['hp']}")
+    if c.get("side"):
+        counters.append(f"side {c['side']}")
     return ", ".join(parts + counters)
 
 

@@ -32,7 +32,7 @@ const state = { room: null, member: null, key: null, last: 0, seen: new Map(), w
                 retry: 500, sheet: { stats: {}, macros: {} }, systems: [], backlog: 0,
                 unread: 0, members: [], fight: null, turns: null, revealed: new Set(),
                 fresh: 0, title: "astragal table", revealedBy: new Map(), luck: null,
-                luckSoon: 0 };
+                luckSoon: 0, fightAt: 0, turnsAt: 0, fightBy: null, aims: new Map() };
 
 function keyName(roomId) { return "astragal:key:" + roomId; }
 function historyName(roomId) { return "astragal:history:" + roomId; }
@@ -437,8 +437,11 @@ function addEntry(entry) {
   keepReceipt(entry);
   if (entry.kind === "seed") showFairness({ epoch: entry.next, commitment: entry.next_commitment });
   if (state.seen.has(entry.id)) return;
-  if (entry.kind === "fight") { state.fight = entry.state; renderFight(); }
-  if (entry.kind === "turns") { state.turns = entry.state; renderTurns(); }
+  // the newest state wins: a command's own answer may come before an older entry's live copy
+  if (entry.kind === "fight" && entry.id > state.fightAt) {
+    state.fight = entry.state; state.fightAt = entry.id; state.fightBy = entry.member; renderFight();
+  }
+  if (entry.kind === "turns" && entry.id > state.turnsAt) { state.turns = entry.state; state.turnsAt = entry.id; renderTurns(); }
   if (entry.kind === "roll" || entry.kind === "reveal") queueLuck();
   if (entry.kind === "reveal") {
     state.revealed.add(entry.reveals);
@@ -1081,9 +1084,27 @@ function placeFight() {
   if (wide.matches) panel.open = true;
 }
 
+function isDown(c) { return c.hp !== null && c.hp !== undefined && c.damage >= c.hp; }
+
+// Whom an attack aims at unless the player picks: the one picked last in this row while they
+// stand; else the first standing fighter of another side (the side the GM gave, side=…), then
+// one of no known side, then an ally; the fallen last
+function aimOf(c, others) {
+  const picked = others.find((o) => o.name === state.aims.get(c.name));
+  if (picked && !isDown(picked)) return picked.name;
+  const side = (o) => (o.side || "").toLowerCase();
+  const rank = (o) => (isDown(o) ? 3 : 0) + (!side(c) || !side(o) ? 1 : side(o) === side(c) ? 2 : 0);
+  const best = [...others].sort((a, b) => rank(a) - rank(b))[0];  // a stable sort: the first of each rank
+  return best && best.name;
+}
+
 function buildFight() {
   const f = state.fight || { combatants: [] };
   const table = $("fighters"); clear(table);
+  // the last attack may be taken back by whoever made it, or the GM, until the next command
+  const undo = $("fight-undo");
+  undo.hidden = !(f.undo && state.member && (state.member.role === "gm" || state.fightBy === state.member.id));
+  undo.textContent = f.undo ? "undo " + f.undo.attack : "";
   if (!f.combatants.length) {
     table.append(el("tr", {}, el("td", {}, "No fighters yet" + (state.member && state.member.role === "gm"
       ? ": add them with the command below." : ": the GM adds them."))));
@@ -1092,13 +1113,16 @@ function buildFight() {
   const heads = ["Fighter", "ATK/WPN", "Defence", "Luck", "Heal", "Ammo", "Damage", "State", ""];
   table.append(el("tr", { class: "head" }, ...heads.map((h) => el("th", { scope: "col" }, h))));
   // on a phone each fighter is a card: every cell says what it is (CSS shows data-label)
-  const cell = (i, text, cls) => el("td", { "data-label": heads[i], class: cls || "" }, text);
+  const cell = (i, text, cls) => el("td", { "data-label": heads[i], class: cls || "" }, ...[].concat(text));
   for (const c of f.combatants) {
-    const down = c.hp !== null && c.hp !== undefined && c.damage >= c.hp;
+    const down = isDown(c);
     const stateWords = [down ? "down" : null, c.stunned ? "stunned" : null,
                         ...(c.last_turn || []).map((x) => x === "whiffed" ? "whiffed last turn" : x + " last turn")].filter(Boolean);
-    const target = el("select", { "aria-label": c.name + " attacks whom" },
-      ...f.combatants.filter((o) => o.name !== c.name).map((o) => el("option", { value: o.name }, o.name)));
+    const others = f.combatants.filter((o) => o.name !== c.name);
+    const aim = aimOf(c, others);
+    const target = el("select", { "aria-label": c.name + " attacks whom",
+                                  onchange: () => state.aims.set(c.name, target.value) },
+      ...others.map((o) => el("option", { value: o.name, selected: o.name === aim }, o.name)));
     const stance = el("select", { "aria-label": c.name + "'s stance" },
       el("option", { value: "" }, "normal"), el("option", { value: "berserk" }, "berserk"),
       el("option", { value: "defensive" }, "defensive"));
@@ -1109,7 +1133,7 @@ function buildFight() {
         onclick: () => command("/fight", "heal " + quoted(c.name), $("fight-error")) }, "heal") : null);
     if (f.combatants.length < 2) { target.disabled = true; }
     table.append(el("tr", { "data-name": c.name },
-      cell(0, c.name, "name"),
+      cell(0, [c.name, c.side ? el("span", { class: "badge" }, c.side) : null], "name"),
       cell(1, c.attack + "/" + c.weapon + (c.class ? " " + c.class : "")),
       cell(2, "A" + c.armor + " S" + c.shield + " P" + c.parry),
       cell(3, String(c.luck)), cell(4, String(c.heal)),
@@ -1127,6 +1151,7 @@ function wire() {
   applyTheme();
   matchMedia("(prefers-color-scheme: dark)").addEventListener("change", applyTheme);
   $("theme-toggle").addEventListener("click", toggleTheme);
+  $("fight-undo").addEventListener("click", () => command("/fight", "undo", $("fight-error")));
   $("to-fight").addEventListener("click", () => {
     const panel = $("fight-panel");
     panel.open = true;
