@@ -87,16 +87,13 @@ def _probs(die: icepool.Die, key: Callable[[Any], Any]) -> dict[Any, float]:
 
 
 def clear_caches() -> None:
-    """Every cache of the game and of the dice algebra: each call does the whole work."""
+    """Every cache of the game (its dice's laws) and of the dice algebra: each call does the
+    whole work."""
     from astragal.odds import algebra
-    from astragal.systems.d6skill import program, rules
+    from astragal.systems import d6skill
 
     algebra.clear_caches()
-    laws = sys.modules["astragal.systems.d6skill.odds"]  # the package's ``odds`` is a function
-    for module in (program, rules, laws):
-        for value in vars(module).values():
-            if callable(getattr(value, "cache_clear", None)):
-                value.cache_clear()
+    d6skill.forget()
 
 
 def ours(text: str, what: str = "distribution") -> Callable[[], dict[Any, float]]:

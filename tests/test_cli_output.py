@@ -49,6 +49,26 @@ def test_exact_fractions_in_csv_json_and_the_api(capsys: pytest.CaptureFixture[s
     assert main(["odds", "3d6!", "--exact"]) == 2
 
 
+def test_exact_odds_of_a_contest_give_its_outcomes_in_words_and_its_margins(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A GM asks `--exact` for a contest: the outcomes (as without --exact) come first, named
+    in the game's words, then the margins; CSV keeps the keys as data."""
+    assert main(["odds", "jc: d6 vs d6", "--exact"]) == 0
+    out = capsys.readouterr().out
+    outcomes, margins = out.split("\n\n")
+    said = {line.rsplit(None, 1)[0].strip(): line.rsplit(None, 1)[1]
+            for line in outcomes.splitlines()[2:]}
+    assert said == {"Botch": "5/36", "Overwhelming Failure": "0", "Failure": "5/18",
+                    "Tie": "1/6", "Success": "7/18", "Overwhelming Success": "1/36"}
+    assert "overwhelming" not in outcomes
+    assert margins.startswith("margin P(=)") and "-5" in margins
+    assert main(["odds", "jc: d6 vs d6", "--exact", "--outcomes", "--format", "csv"]) == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert ["overwhelming_success", "1/36"] in rows
+    assert main(["odds", "2d6", "--exact"]) == 0  # no categories: the totals alone
+    assert capsys.readouterr().out.startswith("total P(=)")
+
+
 def test_outcomes_without_categories_is_an_error() -> None:
     p = run("odds", "2d6", "--outcomes")
     assert p.returncode == 2 and "no outcome categories" in p.stderr and p.stdout == ""

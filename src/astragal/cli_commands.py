@@ -112,6 +112,15 @@ def _exact_json(result: Any) -> dict[str, Any]:
     return data
 
 
+def _worded(rows: list[list[Any]]) -> list[list[Any]]:
+    """A table for a person: its outcome categories in the game's words (Overwhelming Success,
+    not overwhelming_success); data formats keep the keys."""
+    from .render import outcome_words
+
+    return [rows[0]] + [[outcome_words(r[0]) if isinstance(r[0], str) else r[0], *r[1:]]
+                        for r in rows[1:]]
+
+
 def cmd_odds(args: argparse.Namespace) -> int:
     system = _system_flag(args.system)
     results = []
@@ -146,11 +155,19 @@ def cmd_odds(args: argparse.Namespace) -> int:
         # an infinite law whose outcomes are exact (CofD's 10-again): the outcomes as fractions
         infinite = [r for r in results if len(r.outcomes) and len(r.distribution)
                     and _no_exact_form(r.distribution) and not _no_exact_form(r.outcomes)]
+        # one roll with categories and a value, read by a person: both, as the odds without
+        # --exact show them (a contest's Success and its margins)
+        both = (len(results) == 1 and view == "eq" and not args.outcomes and not infinite
+                and fmt in ("text", "markdown") and len(results[0].outcomes) > 0
+                and len(results[0].distribution) > 0)
         try:
-            rows = compare_rows(results, view, args.outcomes or bool(infinite), exact=True)
+            tables = [compare_rows(results, view, True, exact=True)] if both else []
+            tables.append(compare_rows(results, view, args.outcomes or bool(infinite),
+                                       exact=True))
         except ValueError as exc:
             raise InputError(f"--exact: {exc}") from None
-        print(format_rows(rows, fmt))
+        print("\n\n".join(format_rows(_worded(rows) if fmt in ("text", "markdown") else rows,
+                                      fmt) for rows in tables))
         if infinite and not args.outcomes and fmt == "text":
             print(f"(the outcomes are shown: the law of the {infinite[0].value_name} has "
                   f"{_no_exact_form(infinite[0].distribution)})")

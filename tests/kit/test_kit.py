@@ -315,3 +315,28 @@ def test_exact_fractions_past_what_floats_can_recover() -> None:
     assert exact[20] == Fraction(1, 6 ** 20) and sum(exact.values()) == 1
     high = sum(Fraction(w, 6 ** 20) for v, w in (20 @ d6).law().weights.items() if v >= 70)
     assert dict(o.outcomes.exact())["high"] == high
+
+
+def test_a_contest_read_by_its_margin_convolves_and_gives_the_same_law() -> None:
+    """``Game(margin=True)``: the verdict is read once per margin and pair of flags instead of
+    once per pair of values, and the odds are the very same fractions."""
+    calls = [0]
+
+    def contest(a: tuple[int, bool], b: tuple[int, bool]) -> Any:
+        calls[0] += 1
+        if a[1]:
+            return "fumble"
+        return "win" if a[0] > b[0] else AGAIN if a[0] == b[0] else "lose"
+
+    laws = {}
+    for fast in (False, True):
+        game = Game(f"margin{int(fast)}", "a contest", "{bonus:+int}", margin=fast,
+                    dice=lambda bonus: (apply(lambda v: (v + bonus, v == 1), d(100)),
+                                        apply(lambda v: (v, False), 4 @ d6)))
+        game.verdict("M1", "the higher wins; a 1 of yours fumbles")(contest)
+        install(game)
+        calls[0] = 0
+        laws[fast] = (astragal.odds(f"margin{int(fast)}: +1").outcomes.exact(), calls[0])
+    (slow, slow_calls), (quick, quick_calls) = laws[False], laws[True]
+    assert slow == quick
+    assert quick_calls * 5 < slow_calls

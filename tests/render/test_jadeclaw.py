@@ -195,3 +195,17 @@ def test_steps_in_json_and_not_in_the_tables_log() -> None:
     assert "steps" not in r.to_json(with_steps=False)
     html = r._repr_html_()
     assert "<summary>steps</summary>" in html and "pair damage die #0 9 vs soak die #2 2" in html
+
+
+def test_a_pools_working_counts_in_the_games_words() -> None:
+    """J13, J30, J47: one Bonus, two Bonuses; one size increase; the Difficulty by its name."""
+    one = astragal.roll("jc: d12 +1 bonus vs heroes only", faces="4,2 / 10,9,3")
+    assert "  +1 Bonus: 1 × 1 die = 1 size increase → d12 & d4" in one.transcript
+    assert "Difficulty: For Heroes Only; the GM rolls its Difficulty Dice (J47, J52)" in \
+        one.transcript
+    two = astragal.roll("jc: d12 d6 +2b vs routine", faces="4,10,2 / 3,3")
+    assert "  +2 Bonuses: 2 × 2 dice = 4 size increases → 2d12 & d4" in two.transcript
+    cut = astragal.roll("jc: dmg d12 d8 d4 -2p", faces="4")
+    assert "  -2 Penalties: remove the smallest die for each → d12" in cut.transcript
+    for roll in (one, two, cut):
+        assert render.transcript(roll.steps) == roll.transcript

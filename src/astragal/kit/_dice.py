@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from fractions import Fraction
 from functools import reduce
 from typing import Any
 
@@ -568,14 +567,14 @@ class Procedure(Dice):
             law, work = self._law
             limits.check_work(work, what, text)
             return law
-        out: dict[Any, Fraction] = {}
+        ways: dict[tuple[Any, int], int] = {}  # (value, 1/chance of a path): how many paths
         path: list[int] = []  # the index of the face taken at each draw
         work = 0  # steps: about thirty lines of Python run per draw of a path
         while True:
             walk = _Walk(path)
             try:
-                value = self.f(walk.roll)
-                out[value] = out.get(value, Fraction(0)) + walk.chance
+                key = self.f(walk.roll), walk.ways
+                ways[key] = ways.get(key, 0) + 1
             except _Pruned:
                 pass
             sizes = walk.sizes
@@ -589,8 +588,11 @@ class Procedure(Dice):
                 break
             path[-1] += 1
         limits.check_work(work, what, text)
-        total = math.lcm(*(p.denominator for p in out.values())) if out else 1
-        law = Law({k: int(p * total) for k, p in out.items()}, total)
+        total = math.lcm(*(n for _, n in ways)) if ways else 1
+        weights: dict[Any, int] = {}
+        for (value, n), count in ways.items():
+            weights[value] = weights.get(value, 0) + count * (total // n)
+        law = Law(weights, total)
         self._law = (law, work)
         return law
 
@@ -599,23 +601,28 @@ _DRAW = 30
 
 
 class _Walk:
-    """One path of faces through a procedure: the face taken at each draw, and its chance."""
+    """One path of faces through a procedure: the face taken at each draw, and the number of
+    equally likely paths it is one of (its chance is 1 / ``ways``)."""
 
-    __slots__ = ("chance", "path", "sizes")
+    __slots__ = ("path", "sizes", "ways")
 
     def __init__(self, path: list[int]) -> None:
-        self.path, self.chance = path, Fraction(1)
+        self.path, self.ways = path, 1
         self.sizes: list[int] = []
 
     def roll(self, die: Die, added: str = "") -> Any:
         i = len(self.sizes)
-        self.sizes.append(len(die.faces))
+        n = len(die.faces)
+        self.sizes.append(n)
         if i == len(self.path):
             self.path.append(0)
-        self.chance /= len(die.faces)
-        if self.chance < CUT:
+        self.ways *= n
+        if self.ways > _MOST_WAYS:  # a chance below the cut
             raise _Pruned
         return die.faces[self.path[i]]
+
+
+_MOST_WAYS = CUT.denominator // CUT.numerator
 
 
 def procedure(f: Callable[[Callable[..., Any]], Any], name: str = "") -> Dice:

@@ -18,7 +18,7 @@ from ..rulebook import rule as _register
 from ..switches import Switch
 from ._dice import Dice, Hand, _lift
 from ._form import Form, Spec
-from ._law import COMBINATION, Law, joint
+from ._law import COMBINATION, Law, by_margin, joint
 
 __all__ = ["AGAIN", "Decision", "Game", "Then", "then"]
 
@@ -40,14 +40,32 @@ class Decision:
     optionally the words the game says for it (``{value}`` is filled in; several lines as a
     tuple), what else the roll's result records (``found={"margin": 3}``: a result the game's
     players read, kept in ``Roll.result``) and ``value``, the number the odds tabulate for it
-    when it is not the dice's value (a damage total, a margin that a rule adjusted)."""
+    when it is not the dice's value (a damage total, a margin that a rule adjusted).
 
-    __slots__ = ("found", "outcome", "rule", "says", "value")
+    ``says`` and ``found`` may be functions of nothing that give them: the odds, which weigh
+    every combination of values and need only the outcome and the value, never call them; a
+    roll calls them once."""
 
-    def __init__(self, outcome: Any, rule: str = "", says: str | tuple[str, ...] = "",
-                 found: Mapping[str, Any] | None = None, value: int | None = None) -> None:
-        self.outcome, self.rule, self.says, self.value = outcome, rule, says, value
-        self.found = dict(found or {})
+    __slots__ = ("_found", "_says", "outcome", "rule", "value")
+
+    def __init__(self, outcome: Any, rule: str = "",
+                 says: str | tuple[str, ...] | Callable[[], str | tuple[str, ...]] = "",
+                 found: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
+                 value: int | None = None) -> None:
+        self.outcome, self.rule, self.value = outcome, rule, value
+        self._says, self._found = says, found
+
+    @property
+    def says(self) -> str | tuple[str, ...]:
+        if callable(self._says):
+            self._says = self._says()
+        return self._says
+
+    @property
+    def found(self) -> dict[str, Any]:
+        if callable(self._found):
+            self._found = self._found()
+        return dict(self._found or {})
 
     def _key(self) -> tuple[Any, ...]:
         return (self.outcome, self.rule, self.says, self.value, _frozen(self.found))
@@ -80,14 +98,24 @@ class Then:
     the words give before those dice (the hit that calls for them), ``found`` what the roll's
     result records so far (the rule's decision adds to it)."""
 
-    __slots__ = ("args", "dice", "found", "rule", "says", "side", "stream")
+    __slots__ = ("_found", "_says", "args", "dice", "rule", "side", "stream")
 
     def __init__(self, dice: Dice | int, rule: Callable[..., Any], *args: Hashable,
-                 side: str = "", stream: int = 0, says: str | tuple[str, ...] = "",
-                 found: Mapping[str, Any] | None = None) -> None:
+                 side: str = "", stream: int = 0,
+                 says: str | tuple[str, ...] | Callable[[], str | tuple[str, ...]] = "",
+                 found: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None,
+                 ) -> None:
         self.dice, self.rule, self.args = _lift(dice), rule, args
-        self.side, self.stream, self.found = side, stream, dict(found or {})
-        self.says = (says,) if isinstance(says, str) and says else tuple(says)
+        self.side, self.stream, self._says, self._found = side, stream, says, found
+
+    @property
+    def says(self) -> tuple[str, ...]:
+        says = self._says() if callable(self._says) else self._says
+        return (says,) if isinstance(says, str) and says else tuple(says)
+
+    @property
+    def found(self) -> dict[str, Any]:
+        return dict((self._found() if callable(self._found) else self._found) or {})
 
     def _key(self) -> tuple[Any, ...]:
         return (id(self.dice), self.rule, self.args)
@@ -100,8 +128,8 @@ class Then:
 
 
 def then(dice: Dice | int, rule: Callable[..., Any], *args: Hashable, side: str = "",
-         stream: int = 0, says: str | tuple[str, ...] = "",
-         found: Mapping[str, Any] | None = None) -> Then:
+         stream: int = 0, says: str | tuple[str, ...] | Callable[[], Any] = "",
+         found: Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None = None) -> Then:
     """The verdict's word that ``dice`` are rolled next and ``rule(value, *args)`` decides on
     their value (see ``Then``)."""
     return Then(dice, rule, *args, side=side, stream=stream, says=says, found=found)
@@ -156,7 +184,7 @@ class Game:
                  examples: Sequence[str] = (), sides: Sequence[str] = ("you", "rival"),
                  measure: Callable[..., Any] | None = None,
                  tones: Mapping[str, str] | None = None,
-                 line: Callable[..., str] | None = None) -> None:
+                 line: Callable[..., str] | None = None, margin: bool = False) -> None:
         self.name, self.title = name, title
         self.aliases = tuple(aliases)
         self.switches = tuple(switches)
@@ -170,6 +198,9 @@ class Game:
         self.sides = tuple(sides)
         self.measure = measure
         self.line = line
+        # a contest whose verdict reads the two sides only through the difference of their
+        # numbers and the rest of each value: its odds convolve instead of pairing every value
+        self.margin = margin
         self.outcome_tones = dict(tones or {})
         if set(self.outcome_tones.values()) - {"good", "bad", "critical", "neutral"}:
             raise ValueError("an outcome's tone is good, bad, critical or neutral")
@@ -258,8 +289,8 @@ class Game:
         if isinstance(out, (Then, _Again)):
             return out
         if isinstance(out, Decision):  # one that names no rule was decided by the verdict
-            return out if out.rule else Decision(out.outcome, self._verdict_rule, out.says,
-                                                 out.found, out.value)
+            return out if out.rule else Decision(out.outcome, self._verdict_rule, out._says,
+                                                 out._found, out.value)
         return Decision(str(out), self._verdict_rule)
 
     def _value_name(self, known: Mapping[str, Any]) -> str:
@@ -387,7 +418,9 @@ class Game:
         def both(*values: Any) -> Any:
             return decided(settle(verdict(*values, **given)), values)
 
-        law = joint(laws, both, limits, text).without(_again)
+        fast = (by_margin(laws[0], laws[1], both, limits, text) if self.margin and len(laws) == 2
+                else None)
+        law = (fast if fast is not None else joint(laws, both, limits, text)).without(_again)
         while any(isinstance(k, Then) for k in law.weights):
             law = self._then(law, limits, text)
         return law, name

@@ -17,7 +17,8 @@ from .._errors import LimitError
 from .._limits import DEFAULT_LIMITS, Limits
 from ..odds.maths import int_multiply, int_power
 
-__all__ = ["CUT", "Law", "add_laws", "binomial_law", "fold_law", "joint", "plus", "power_law"]
+__all__ = ["CUT", "Law", "add_laws", "binomial_law", "by_margin", "fold_law", "joint", "plus",
+           "power_law"]
 
 CUT = Fraction(1, 10**18)
 COMBINATION = 60  # the steps (lines of Python run) of one combination of a joint law
@@ -99,6 +100,13 @@ def joint(laws: Sequence[Law], f: Callable[..., Any], limits: Limits = DEFAULT_L
                         "the combinations of the roll's parts", text)
     out: dict[Any, int] = {}
     items = [tuple(law.weights.items()) for law in laws]
+    if len(items) == 2:  # a contest: the common case, without a tuple per combination
+        get = out.get
+        for x, wx in items[0]:
+            for y, wy in items[1]:
+                z = f(x, y)
+                out[z] = get(z, 0) + wx * wy
+        return Law(out, laws[0].total * laws[1].total)
     for combo in product(*items):
         y = f(*(k for k, _ in combo))
         w = 1
@@ -106,6 +114,51 @@ def joint(laws: Sequence[Law], f: Callable[..., Any], limits: Limits = DEFAULT_L
             w *= v
         out[y] = out.get(y, 0) + w
     return Law(out, prod(law.total for law in laws))
+
+
+def _split(law: Law) -> dict[Any, dict[int, int]] | None:
+    """A law of ints, or of tuples whose first place is an int, as {rest: {first: weight}}."""
+    out: dict[Any, dict[int, int]] = {}
+    for k, w in law.weights.items():
+        if type(k) is int:
+            first, rest = k, None
+        elif isinstance(k, tuple) and k and type(k[0]) is int:
+            first, rest = k[0], k[1:]
+        else:
+            return None
+        out.setdefault(rest, {})[first] = w
+    return out
+
+
+def by_margin(a: Law, b: Law, f: Callable[[Any, Any], Any], limits: Limits = DEFAULT_LIMITS,
+              text: str = "") -> Law | None:
+    """The law of ``f(x, y)`` for a contest whose ``f`` reads the two values only through the
+    difference of their numbers (an int, or a tuple's first place) and the rest of each tuple:
+    for each pair of rests, the margins' law is one convolution, and ``f`` is read once per
+    margin on a pair of values that gives it. None where the values are not of that shape."""
+    sa, sb = _split(a), _split(b)
+    if sa is None or sb is None:
+        return None
+    conv = sum(len(x) + len(y) for x in sa.values() for y in sb.values())
+    limits.check_work(COMBINATION * conv, "the margins of the contest", text)
+    limits.check_memory(_MEMORY + _ENTRY * (len(a.weights) + len(b.weights)),
+                        "the margins of the contest", text)
+    out: dict[Any, int] = {}
+    for ra, xa in sa.items():
+        la, da = _dense(Law(xa, 1))
+        for rb, xb in sb.items():
+            lb, db = _dense(Law(xb, 1))
+            margins = int_multiply(da, db[::-1])  # x - y, from la - (lb + len(db) - 1)
+            low = la - (lb + len(db) - 1)
+            for i, w in enumerate(margins):
+                if not w:
+                    continue
+                m = low + i
+                x = next(x for x in xa if x - m in xb)  # a pair of values with this margin
+                y = x - m
+                z = f(x if ra is None else (x, *ra), y if rb is None else (y, *rb))
+                out[z] = out.get(z, 0) + w
+    return Law(out, a.total * b.total)
 
 
 def add_laws(a: Law, b: Law, limits: Limits = DEFAULT_LIMITS, text: str = "") -> Law:

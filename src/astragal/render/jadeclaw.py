@@ -102,11 +102,12 @@ def adjust_text(step: Adjust) -> str:
                    f"-{n(p, 'Penalty', 'Penalties')}" if p else "none"))
     if step.what == "bonus":
         b, k = f["bonuses"], f["dice"]
-        return (f"+{b} Bonus: {b} × {k} {'dice' if k > 1 else 'die'} = {b * k} size increases "
-                f"→ {after}")
+        return (f"+{n(b, 'Bonus', 'Bonuses')}: {b} × {k} {'dice' if k > 1 else 'die'} = "
+                f"{n(b * k, 'size increase', 'size increases')} → {after}")
     if step.what == "penalty":
         p = f["penalties"]
-        return f"-{p} Penalty: remove the smallest die{' each' if p > 1 else ''} → {after}"
+        return (f"-{n(p, 'Penalty', 'Penalties')}: remove the smallest die"
+                f"{' for each' if p > 1 else ''} → {after}")
     raise ValueError(f"no words for {step!r}")
 
 
@@ -245,8 +246,8 @@ def transcript(steps: Iterable[Step]) -> tuple[str, ...]:
             sides.side, sides.round = step.side, 0
             sides.scores[step.side] = []
             if facts.get("difficulty"):
-                lines.append(f"The GM rolls the Difficulty Dice for "
-                             f"{facts['difficulty'].title()} (J47, J52)")
+                lines.append(f"Difficulty: {facts['difficulty'].title()}; the GM rolls its "
+                             "Difficulty Dice (J47, J52)")
             if damage and step.side != "resolve":
                 lines.append(f"{step.side.capitalize()} dice: {dice_text(facts['base'])}")
             else:

@@ -141,6 +141,27 @@ def test_vector_through_cli(vector: dict[str, Any], capsys: pytest.CaptureFixtur
     assert capsys.readouterr().out.strip()
 
 
+@pytest.mark.parametrize("name, text", [
+    ("ten_again_chain", "cofd: 1 10 again"),
+    ("nine_again", "cofd: 2 9 again"),
+    ("eight_again", "cofd: 1 dice 8 again"),
+    ("count_successes_8_plus", "cofd: 5 dice"),
+])
+def test_the_texts_own_words_are_read(name: str, text: str) -> None:
+    """C-A7: "a 9 again rule, or even an 8 again rule", "that many ten sided dice": the text's
+    words give the vector's successes and the short form's reading."""
+    v = next(v for v in VECTORS if v["name"] == name)
+    i = v["input"]
+    faces = ",".join(str(f) for f in i["faces"] + i.get("rerolls", []))
+    roll = astragal.roll(text, faces=faces)
+    assert roll.result["successes"] == v["expected"]["successes"]
+    again = "" if i["again"] == 10 and "again" not in text else f" {i['again']}-again"
+    assert str(astragal.parse(text)) == f"cofd: {i['pool']}{again}"
+    with pytest.raises(NotationError, match="'cofd: 5 target 10'") as caught:
+        astragal.roll("cofd: 5 extended 10", seed=1)
+    assert caught.value.span == (8, 16)
+
+
 def test_steps_name_the_dice_rerolled_and_the_rules_that_decided() -> None:
     """The roller returns typed steps: which dice, their faces in order, what 10-again and the
     rote action rolled again, and which rule decided each verdict; the transcript is those

@@ -90,7 +90,7 @@ def _opt_text(v: Any) -> str:
 
 _LEX = re.compile(r"""\s*(?:
       (?P<dice>\d*d\d+)(?![\w-])
-    | (?P<again>(?:\d+|no)-?again)(?![\w-])
+    | (?P<again>(?:\d+|no)(?:-|\s+)?again)(?![\w-])
     | (?P<option>[A-Za-z_][\w-]*=[^\s]*)
     | (?P<number>\d+)
     | (?P<op>[+\-\u2212\u2013])
@@ -172,6 +172,8 @@ def _read_term(r: _Reader, sign: int, resist: bool, lead: _Tok) -> Term:
                       f"'{words[0].capitalize()} 3'): {_SIDE_HINT}", bad)
     what = "after 'resist'" if resist else f"after '{lead.text}'" if lead.kind == "op" else "a term"
     value, _ = r.number(what, r.limits.max_dice, "dice")
+    if (tok := r.peek()) is not None and tok.kind == "word" and tok.text.lower() in ("dice", "die"):
+        r.i += 1  # "5 dice": C1's "that many ten sided dice are rolled"
     name = " ".join(w[:1].upper() + w[1:].lower() for w in words)
     return Term(value, name, sign, resist)
 
@@ -205,7 +207,7 @@ def _read_side(r: _Reader, who: str, base: Side | None = None) -> tuple[Side, _T
                           "'target N' and 'vs'", tok)
         if tok.kind == "again":
             r.i += 1
-            n = tok.text.lower().removesuffix("again").rstrip("-")
+            n = tok.text.lower().removesuffix("again").rstrip("- \t")  # the text's "9 again"
             if n not in AGAIN_RULES and n != "no":
                 raise r.error(f"{tok.text} is not an again rule: use 10-again, 9-again, 8-again "
                               "or no-again (C5, C6)", tok)
@@ -237,6 +239,9 @@ def _read_side(r: _Reader, who: str, base: Side | None = None) -> tuple[Side, _T
             if (nxt := r.peek()) is not None and nxt.key == "resist":
                 raise r.error("write 'resist Composure 2' without a sign", nxt)
             terms.append(_read_term(r, -1 if tok.text != "+" else 1, False, tok))
+        elif tok.kind == "word" and tok.text.lower() == "extended":
+            raise r.error("an extended action is written with the successes it needs: "
+                          "'cofd: 5 target 10' (C11), and 'rolls N' for a limit of rolls", tok)
         elif tok.kind in ("number", "word") and not tok.key:
             if any(not t.resist for t in terms):
                 raise _slip(r, tok) or r.error(f"'{tok.text}': put + or - between the numbers "

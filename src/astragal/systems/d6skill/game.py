@@ -9,6 +9,7 @@ rolled DMG, asks for the DMG die (S5); the kit rolls them and weighs them in the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -71,10 +72,15 @@ def dice(spec: Check, explode_on: str, botch_on: str, max_explosions: Any,
     return sides
 
 
-def _side(value: tuple[int, bool, bool], side: Side) -> dict[str, Any]:
+def _side(value: tuple[int, bool, bool], side: Side, result: int) -> dict[str, Any]:
+    """One side's record in the roll's result."""
     total, botch, critical = value
-    return {"kind": side.kind, "die": total, "bonus": side.bonus,
-            "result": R.result(total, side.bonus), "botch": botch, "critical": critical}
+    return {"kind": side.kind, "die": total, "bonus": side.bonus, "result": result,
+            "botch": botch, "critical": critical}
+
+
+# The verdict is read on every pair of values the odds weigh: the words and the record, which
+# only a roll needs, are given as functions (the kit calls them for a roll alone).
 
 
 def verdict(actor: Any = None, opposition: Any = None, *, spec: Check, explode_on: str,
@@ -88,97 +94,129 @@ def verdict(actor: Any = None, opposition: Any = None, *, spec: Check, explode_o
                         {"kind": spec.actor.kind, "bonus": b, "difficulty": d,
                          "auto_success": True, "success": True, "botch": False,
                          "critical": False, "result": None})
-    a = _side(actor, spec.actor)
-    res = a["result"]
+    res = R.result(actor[0], spec.actor.bonus)
     if opposition is not None and spec.opposition is not None:
-        return _opposed(a, _side(opposition, spec.opposition), spec, explode_on, botch_on,
-                        max_explosions, opposed_tie, botch_check_on_opposed)
+        return _opposed(actor, opposition, res, R.result(opposition[0], spec.opposition.bonus),
+                        spec, explode_on, botch_on, max_explosions, opposed_tie,
+                        botch_check_on_opposed)
+    botch, critical = actor[1], actor[2]
+
+    def a() -> dict[str, Any]:  # the record, for a roll
+        return _side(actor, spec.actor, res)
+
     if spec.difficulty is None:  # no Difficulty: is it a Botch (S7, S8)
-        said = "Botch!" if a["botch"] else f"Result {res}" + (" (Critical)" if a["critical"]
-                                                               else "")
-        return Decision("botch" if a["botch"] else "no_botch", "S8", said, a, res)
+        return Decision("botch" if botch else "no_botch", "S8", lambda: "Botch!" if botch else (
+            f"Result {res}" + (" (Critical)" if critical else "")), a, res)
     d = spec.difficulty
-    outcome = R.check_outcome(res, a["botch"], d)
+    outcome = R.check_outcome(res, botch, d)
     if spec.is_attack:  # ATK against a fixed DEF: S2 (higher than the DEF), S5
-        found = {**a, "atk_result": res, "def_result": d, "hit": outcome == "success",
-                 "margin": res - d}
         return _damage({"botch": "botch", "failure": "miss", "success": "hit"}[outcome], "S2",
-                       res, d, res - d, found, spec, False, explode_on, botch_on,
-                       max_explosions, "")
-    said = {"botch": "Botch!", "success": f"{res} vs # {d}: Success (S2: higher than #)",
-            "failure": f"{res} vs # {d}: Failure (S2: not higher than #)"}[outcome]
-    lines: tuple[str, ...] = (said,)
-    if spec.may_skip_roll and spec.actor.bonus > d:
-        lines = ((f"S6: the bonus {spec.actor.bonus:+d} alone beats # {d}, but the situation is "
-                  "stressful: roll"), said)
-    return Decision(outcome, "S2", lines, {**a, "difficulty": d, "auto_success": False,
-                                           "success": outcome == "success"}, res)
+                       res, d, res - d, lambda: {**a(), "atk_result": res, "def_result": d,
+                                                 "hit": outcome == "success", "margin": res - d},
+                       spec, False, explode_on, botch_on, max_explosions)
+
+    def said() -> tuple[str, ...]:
+        line = {"botch": "Botch!", "success": f"{res} vs # {d}: Success (S2: higher than #)",
+                "failure": f"{res} vs # {d}: Failure (S2: not higher than #)"}[outcome]
+        if spec.may_skip_roll and spec.actor.bonus > d:
+            return (f"S6: the bonus {spec.actor.bonus:+d} alone beats # {d}, but the situation "
+                    "is stressful: roll"), line
+        return (line,)
+
+    return Decision(outcome, "S2", said, lambda: {**a(), "difficulty": d, "auto_success": False,
+                                                  "success": outcome == "success"}, res)
 
 
-def _opposed(a: dict[str, Any], b: dict[str, Any], spec: Check, explode_on: str, botch_on: str,
-             max_explosions: Any, opposed_tie: str, botch_check_on_opposed: str) -> Any:
-    ra, rb = a["result"], b["result"]
-    outcome, margin = R.opposed_verdict(ra - rb, a["botch"], b["botch"], opposed_tie,
+def _opposed(actor: Any, opposition: Any, ra: int, rb: int, spec: Check, explode_on: str,
+             botch_on: str, max_explosions: Any, opposed_tie: str,
+             botch_check_on_opposed: str) -> Any:
+    outcome, margin = R.opposed_verdict(ra - rb, actor[1], opposition[1], opposed_tie,
                                         botch_check_on_opposed)
+    assert spec.opposition is not None
+    side = spec.opposition
+
+    def a() -> dict[str, Any]:
+        return _side(actor, spec.actor, ra)
+
+    def b() -> dict[str, Any]:
+        return _side(opposition, side, rb)
+
     if outcome == "reroll":  # S3: a tie is rolled again
-        return Decision(AGAIN, "S3", f"  {ra} vs {rb}: a tie — roll again (S3)",
-                        {"actor": a, "opposition": b, "margin": 0, "outcome": "reroll"})
-    found = {"actor": a, "opposition": b, "actor_result": ra, "opposition_result": rb,
-             "margin": margin, "botch": a["botch"], "opposition_botch": b["botch"],
-             "critical": a["critical"], "success": outcome == "success"}
-    setting = f"opposed_tie={opposed_tie}" if ra == rb and outcome != "botch" else ""
+        return Decision(AGAIN, "S3", lambda: f"  {ra} vs {rb}: a tie — roll again (S3)",
+                        lambda: {"actor": a(), "opposition": b(), "margin": 0,
+                                 "outcome": "reroll"})
+
+    def found() -> dict[str, Any]:
+        out = {"actor": a(), "opposition": b(), "actor_result": ra, "opposition_result": rb,
+               "margin": margin, "botch": actor[1], "opposition_botch": opposition[1],
+               "critical": actor[2], "success": outcome == "success"}
+        if spec.is_attack:
+            out.update({"atk_result": ra, "def_result": rb, "hit": outcome == "success"})
+        return out
+
     if spec.is_attack:
-        found.update({"atk_result": ra, "def_result": rb, "hit": outcome == "success"})
         said = {"botch": "botch", "failure": "miss", "success": "hit", "tie": "tie"}[outcome]
-        return _damage(said, "S3", ra, rb, margin, found, spec, b["botch"], explode_on,
-                       botch_on, max_explosions, setting)
-    words = {"botch": "Botch!", "success": "Success", "failure": "Failure",
-             "tie": "a tie, which stands (house rule)"}[outcome]
-    if outcome == "success" and b["botch"]:
-        words += " (the opposition botched)"
-    elif outcome == "botch" and b["botch"]:
-        words += " (both sides botched)"
-    return Decision(outcome, "S3", f"{ra} vs {rb}: {words}", found, margin)
+        return _damage(said, "S3", ra, rb, margin, found, spec, opposition[1], explode_on,
+                       botch_on, max_explosions)
+
+    def words() -> str:
+        said = {"botch": "Botch!", "success": "Success", "failure": "Failure",
+                "tie": "a tie, which stands (house rule)"}[outcome]
+        if outcome == "success" and opposition[1]:
+            said += " (the opposition botched)"
+        elif outcome == "botch" and opposition[1]:
+            said += " (both sides botched)"
+        return f"{ra} vs {rb}: {said}"
+
+    return Decision(outcome, "S3", words, found, margin)
 
 
-def _damage(outcome: str, rule: str, atk: int, dfn: int, margin: int, found: dict[str, Any],
-            spec: Check, def_botch: bool, explode_on: str, botch_on: str, max_explosions: Any,
-            setting: str) -> Any:
+def _attack_line(outcome: str, atk: int, dfn: int, def_botch: bool) -> str:
+    if outcome == "botch":
+        return "ATK Botch! (S7: usually a broken weapon)"
+    if outcome == "hit":
+        return f"ATK {atk} vs DEF {dfn}: hit" + (" (the DEF botched)" if def_botch else "")
+    if outcome == "tie":
+        return f"ATK {atk} vs DEF {dfn}: a tie, which stands (house rule)"
+    return f"ATK {atk} vs DEF {dfn}: miss (S2: not higher than the DEF)"
+
+
+def _damage(outcome: str, rule: str, atk: int, dfn: int, margin: int,
+            found: Callable[[], dict[str, Any]], spec: Check, def_botch: bool, explode_on: str,
+            botch_on: str, max_explosions: Any) -> Any:
     """The ATK's verdict and, on a hit, its DMG (S5): a rolled DMG (S9, S-A3) is rolled by the
     attacker, from the actor's faces, only on a hit."""
-    if outcome == "botch":
-        said = "ATK Botch! (S7: usually a broken weapon)"
-    elif outcome == "hit":
-        said = f"ATK {atk} vs DEF {dfn}: hit" + (" (the DEF botched)" if def_botch else "")
-    elif outcome == "tie":
-        said = f"ATK {atk} vs DEF {dfn}: a tie, which stands (house rule)"
-    else:
-        said = f"ATK {atk} vs DEF {dfn}: miss (S2: not higher than the DEF)"
-
     hit = outcome == "hit"
     weapon = spec.dmg
+
+    def said() -> str:
+        return _attack_line(outcome, atk, dfn, def_botch)
+
     if hit and isinstance(weapon, Side):
         return then(_die("dmg", explode_on, botch_on, max_explosions), _rolled_dmg, outcome, rule,
                     margin, weapon, side="dmg", says=said, found=found)
     base = weapon if isinstance(weapon, int) else 0
     dmg = R.damage(base + margin) if hit else 0
-    lines = [said]
-    if hit and weapon is None:
-        lines.append(f"DMG = the margin, {dmg} (S5; no weapon DMG given)")
-    elif hit:
-        lines.append(f"DMG = base DMG {weapon} + margin {margin} = {dmg} (S5)")
-    return Decision(outcome, rule, tuple(lines), {**found, "dmg_bonus": margin if hit else 0,
-                                                  "weapon_dmg": weapon, "dmg": dmg}, dmg)
+
+    def lines() -> tuple[str, ...]:
+        if hit and weapon is None:
+            return said(), f"DMG = the margin, {dmg} (S5; no weapon DMG given)"
+        if hit:
+            return said(), f"DMG = base DMG {weapon} + margin {margin} = {dmg} (S5)"
+        return (said(),)
+
+    return Decision(outcome, rule, lines, lambda: {**found(), "dmg_bonus": margin if hit else 0,
+                                                   "weapon_dmg": weapon, "dmg": dmg}, dmg)
 
 
 def _rolled_dmg(value: tuple[int, bool, bool], outcome: str, rule: str, margin: int,
                 weapon: Side) -> Decision:
     """S5 with a rolled DMG (S9, S-A3): the DMG roll's result plus the margin."""
-    rolled = _side(value, weapon)
-    dmg = R.damage(rolled["result"] + margin)
-    return Decision(outcome, rule, f"DMG = DMG roll {rolled['result']} + margin {margin} = {dmg} "
-                    "(S5)", {"dmg_bonus": margin, "weapon_dmg": rolled["result"], "dmg": dmg,
-                             "dmg_roll": rolled}, dmg)
+    result = R.result(value[0], weapon.bonus)
+    dmg = R.damage(result + margin)
+    return Decision(outcome, rule, lambda: f"DMG = DMG roll {result} + margin {margin} = {dmg} "
+                    "(S5)", lambda: {"dmg_bonus": margin, "weapon_dmg": result, "dmg": dmg,
+                                     "dmg_roll": _side(value, weapon, result)}, dmg)
 
 
 # --------------------------------------------------------------------------------------------
@@ -233,7 +271,7 @@ def _value(spec: Check) -> str:
 
 
 GAME = Game("d6skill", "d6 + skill", parse, dice, aliases=("ds",), switches=SWITCHES,
-            order=_order, value=_value, line=line, examples=("d6+3", "d6+2 vs 5"),
+            order=_order, value=_value, line=line, margin=True, examples=("d6+3", "d6+2 vs 5"),
             tones={"botch": "bad", "failure": "bad", "miss": "bad", "success": "good",
                    "hit": "good", "no_botch": "neutral", "tie": "neutral"})
 GAME.verdict()(verdict)

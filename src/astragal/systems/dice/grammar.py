@@ -189,6 +189,8 @@ class _Parser(Atoms):
             self.pos = m.end()
             self.ws()
             if not isinstance(body, Comparison):  # 1d20+5 adv >= 15
+                if self.peek() in ("+", "-"):  # d20 adv +5: Avrae takes 'adv' out wherever
+                    body = self.sum(body, begin)  # it stands, so +5 still adds
                 body = self.compared(body, begin)
         comment = ""
         stop = self.text.find(";", self.pos)
@@ -272,9 +274,11 @@ class _Parser(Atoms):
                              m2.start(), m2.end())
         return Comparison(op, left, right, (start, self.pos))
 
-    def sum(self) -> Node:
-        start = self.pos
-        terms: list[tuple[str, Node]] = [("+", self.product())]
+    def sum(self, first: Node | None = None, start: int | None = None) -> Node:
+        """Terms joined by + and -; ``first`` (read from ``start``): a term already read."""
+        start = self.pos if start is None else start
+        terms: list[tuple[str, Node]] = list(first.terms) if isinstance(first, Sum) else [
+            ("+", self.product() if first is None else first)]
         while True:
             self.ws()
             c = self.peek()

@@ -124,6 +124,7 @@ _BONUS = re.compile(r"([+-]?)(\d*)(b|bonus|bonuses|p|penalty|penalties)$", re.AS
 _INCLUDE = re.compile(r"\+(\d*)d(\d+)$", re.ASCII)
 _SPACED_COUNT = re.compile(r"[+-]?\d+", re.ASCII)
 _BONUS_WORD = re.compile(r"bonus|bonuses|penalty|penalties", re.ASCII)
+_COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _LIMIT = re.compile(r"limit[=:]?d?(\d+)$", re.ASCII)
 
 _STOP = {"vs", "soak", "resolve", "calm", "slaying", "enervated"}
@@ -210,12 +211,14 @@ def _read_pool(toks: Tokens, limits: Limits, side: str, allow_difficulty: bool) 
                                  after)
             continue
         toks.next()
-        if (nxt := toks.peek()) is not None and _SPACED_COUNT.fullmatch(w) and \
-                _BONUS_WORD.fullmatch(nxt.lower):
+        if (nxt := toks.peek()) is not None and _BONUS_WORD.fullmatch(nxt.lower) and (
+                _SPACED_COUNT.fullmatch(w) or w in _COUNT_WORDS):
             # the text's own words: "one Bonus", "two Bonuses" (+1 bonus is +1b, J-A18)
             toks.next()
-            w = w + nxt.lower
+            w = str(_COUNT_WORDS.get(w, w)) + nxt.lower
             tok = Token(toks.text[tok.start:nxt.end], tok.start, nxt.end)
+        elif w in ("bonus", "penalty"):  # "You may receive a Bonus": one (J-A18)
+            w = "1" + w
         if m := _DIE.match(w):
             n = _count(tok, m.group(1), toks, limits)
             terms.append(f"{n if n > 1 else ''}d{_die_size(tok, m.group(2), toks)}")
