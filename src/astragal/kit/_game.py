@@ -349,7 +349,8 @@ class Game:
             lines = []
             values = []
             for i, (side, dice) in enumerate(sides):
-                value, line = self._rolled(side, dice, Hand(tray, i, side or "dice"),
+                group = (side or "dice") + (f" round {attempt + 1}" if attempt else "")
+                value, line = self._rolled(side, dice, Hand(tray, i, group),
                                            len(sides) == 1, known)
                 values.append(value)
                 lines.append(line)

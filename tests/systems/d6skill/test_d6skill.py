@@ -240,6 +240,9 @@ def test_the_record_names_the_critical_chain_the_botch_check_and_the_deciding_ru
     assert tie.transcript[0] == "Round 1:" and "Round 2:" in tie.transcript
     assert "  5 vs 5: a tie — roll again (S3)" in tie.transcript
     assert [rd["outcome"] for rd in tie.result["rounds"]] == ["reroll", "success"]
+    # each round's dice are their own group: a page shows the tied round apart from the next
+    assert [d.group for d in tie.dice] == ["actor", "opposition", "actor round 2",
+                                           "opposition round 2"]
     calm = astragal.roll("ds: d6+7 vs 6 calm")
     assert calm.result["rule"] == "S6" and not calm.dice
 
