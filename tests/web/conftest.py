@@ -86,6 +86,22 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 @pytest.fixture
+def loose_client(store: Store) -> Iterator[Any]:
+    """The real app with no per-address or per-member rate limits (many commands, one test)."""
+    from astragal.web.app import create_app
+    from astragal.web.caps import LOOSE
+    from astragal.web.room import Table
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from fastapi.testclient import TestClient
+    table = Table(store, caps=LOOSE, roll_rate=(1e6, 10**6))
+    with TestClient(create_app(store, table=table, own_store=False,
+                               door_rate=(1e6, 10**6))) as c:
+        yield c
+
+
+@pytest.fixture
 def client(store: Store) -> Iterator[Any]:
     """An in-process HTTP + WebSocket client of an app over ``store``."""
     from astragal.web.app import create_app

@@ -6,15 +6,11 @@ the real app."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from astragal.web.caps import LOOSE
 from astragal.web.powers import GM, MEMBER, OWNER, POWERS, commands
-from astragal.web.store import Store
 
 from .conftest import WEB_EXTRA, Room, auth
 
@@ -46,21 +42,6 @@ def spellings(text: str) -> tuple[list[str], list[str]]:
     return same, alike
 
 
-@pytest.fixture
-def app_client(store: Store) -> Iterator[Any]:
-    """The real app with no per-address or per-member rate limits (many commands, one test)."""
-    from astragal.web.app import create_app
-    from astragal.web.room import Table
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from fastapi.testclient import TestClient
-    table = Table(store, caps=LOOSE, roll_rate=(1e6, 10**6))
-    with TestClient(create_app(store, table=table, own_store=False,
-                               door_rate=(1e6, 10**6))) as c:
-        yield c
-
-
 def _log_length(room: Room) -> int:
     """The id of the log's last entry."""
     me = room.client.get(f"/api/rooms/{room.id}/me", headers=auth(room.gm))
@@ -75,14 +56,14 @@ def test_the_table_covers_every_command() -> None:
 
 
 @pytest.mark.parametrize("tool", ["fight", "turns"])
-def test_every_command_every_role_every_spelling(app_client: Any, tool: str) -> None:
-    room = Room(app_client, system="attack")
+def test_every_command_every_role_every_spelling(loose_client: Any, tool: str) -> None:
+    room = Room(loose_client, system="attack")
     owner, other = room.join("Wu"), room.join("Bo")
     roles = {"gm": room.gm, "owner": owner, "other": other}
     samples = FIGHT if tool == "fight" else TURNS
 
     def post(key: str, text: str) -> Any:
-        return app_client.post(f"/api/rooms/{room.id}/{tool}", json={"text": text},
+        return loose_client.post(f"/api/rooms/{room.id}/{tool}", json={"text": text},
                                headers=auth(key))
 
     def ready(name: str) -> None:  # the state every sample can work on
@@ -124,11 +105,11 @@ def test_every_command_every_role_every_spelling(app_client: Any, tool: str) -> 
     assert walked == len(samples) * 3 * 14
 
 
-def test_the_quoted_gm_command_of_the_report(app_client: Any) -> None:
+def test_the_quoted_gm_command_of_the_report(loose_client: Any) -> None:
     """The report's attack: a player's ``"new"`` in quotes ran the GM's 'new'."""
-    room = Room(app_client, system="attack")
+    room = Room(loose_client, system="attack")
     wu = room.join("Wu")
-    r = app_client.post(f"/api/rooms/{room.id}/fight", json={"text": '"new"'}, headers=auth(wu))
+    r = loose_client.post(f"/api/rooms/{room.id}/fight", json={"text": '"new"'}, headers=auth(wu))
     assert r.status_code == 403 and "only the GM may 'new'" in r.json()["message"]
 
 
@@ -137,38 +118,38 @@ def _ids(client: Any, room: Room) -> dict[str, str]:
     return {m["name"]: m["id"] for m in members}
 
 
-def test_every_route_with_a_power_every_role(app_client: Any) -> None:
+def test_every_route_with_a_power_every_role(loose_client: Any) -> None:
     """Reveals (GM-only and blind rolls), ending an epoch, a new key, removing a member."""
-    room = Room(app_client)
+    room = Room(loose_client)
     owner, other = room.join("Wu"), room.join("Bo")
     roles = {"gm": room.gm, "owner": owner, "other": other}
     for vis in ("gm", "blind"):
         need = POWERS[("reveal", vis)]
         for role, key in roles.items():
             n = room.roll(owner, "d10 vs d8", vis).json()["id"]
-            r = app_client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal", headers=auth(key))
+            r = loose_client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal", headers=auth(key))
             may = role == "gm" or (need == OWNER and role == "owner")
             assert r.status_code == (201 if may else 403), (vis, role, r.text)
     for role, key in roles.items():
-        r = app_client.post(f"/api/rooms/{room.id}/epoch", headers=auth(key))
+        r = loose_client.post(f"/api/rooms/{room.id}/epoch", headers=auth(key))
         assert r.status_code == (201 if role == "gm" else 403), (role, r.text)
     for role in ("other", "owner", "gm"):
         target = room.join(f"Target{role}")
-        tid = _ids(app_client, room)[f"Target{role}"]
+        tid = _ids(loose_client, room)[f"Target{role}"]
         key = roles[role]
-        r = app_client.post(f"/api/rooms/{room.id}/members/{tid}/key", headers=auth(key))
+        r = loose_client.post(f"/api/rooms/{room.id}/members/{tid}/key", headers=auth(key))
         assert r.status_code == (200 if role == "gm" else 403), (role, r.text)
-        r = app_client.delete(f"/api/rooms/{room.id}/members/{tid}", headers=auth(key))
+        r = loose_client.delete(f"/api/rooms/{room.id}/members/{tid}", headers=auth(key))
         assert r.status_code == (200 if role == "gm" else 403), (role, r.text)
         assert target
 
 
-def test_a_blind_roll_stays_blind_to_its_roller_until_the_gm_reveals_it(app_client: Any
+def test_a_blind_roll_stays_blind_to_its_roller_until_the_gm_reveals_it(loose_client: Any
                                                                          ) -> None:
     """Foundry's blind roll: the roller knows they rolled, not what, in every way they can
     read it (the answer to the roll, the log, the live connection, the export), and may not
     reveal it; once the GM reveals it, everyone sees it."""
-    room = Room(app_client)
+    room = Room(loose_client)
     li = room.join("Li")
     made = room.roll(li, "d10 vs d8", "blind")
     assert made.status_code == 201 and made.json()["hidden"] and "roll" not in made.json()
@@ -176,16 +157,16 @@ def test_a_blind_roll_stays_blind_to_its_roller_until_the_gm_reveals_it(app_clie
     secret = str(room.log(room.gm).json()["entries"][0]["verdict"])
     seen = room.log(li).json()["entries"]
     assert seen[0]["hidden"] and "roll" not in seen[0] and "draws" not in seen[0]
-    with app_client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
+    with loose_client.websocket_connect(f"/api/rooms/{room.id}/live") as ws:
         ws.send_json({"key": li, "after": 0})
         got = [ws.receive_json() for _ in range(4)]
     live = next(m["entry"] for m in got if m["type"] == "entry")
     assert live["hidden"] and "roll" not in live
-    export = app_client.get(f"/api/rooms/{room.id}/export.json", headers=auth(li)).text
+    export = loose_client.get(f"/api/rooms/{room.id}/export.json", headers=auth(li)).text
     assert secret not in export
-    r = app_client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal", headers=auth(li))
+    r = loose_client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal", headers=auth(li))
     assert r.status_code == 403 and "only the GM may reveal a blind roll" in r.json()["message"]
-    assert app_client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal",
+    assert loose_client.post(f"/api/rooms/{room.id}/rolls/{n}/reveal",
                            headers=auth(room.gm)).status_code == 201
     shown = room.log(li).json()["entries"][-1]
     assert shown["kind"] == "reveal" and shown["of"]["verdict"] == secret

@@ -3,7 +3,6 @@ reveal, a new key, removing a member, the fight tracker and the turn order; on e
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -169,24 +168,6 @@ def test_fight_tracker_uses_the_attack_tables_rules(client: Any) -> None:
     assert fight(room.gm, "new").json()["state"]["combatants"] == []
     export = client.get(f"/api/rooms/{room.id}/export.json", headers=auth(wu)).json()
     assert verify_export(export).ok
-
-
-@pytest.fixture
-def loose_client(store: Any) -> Iterator[Any]:
-    """The app with no per-address or per-member rate limits (one test, many commands)."""
-    import warnings
-
-    from astragal.web.app import create_app
-    from astragal.web.caps import LOOSE
-    from astragal.web.room import Table
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from fastapi.testclient import TestClient
-    table = Table(store, caps=LOOSE, roll_rate=(1e6, 10**6))
-    with TestClient(create_app(store, table=table, own_store=False,
-                               door_rate=(1e6, 10**6))) as c:
-        yield c
 
 
 def test_the_last_attack_is_undone_by_whoever_made_it_or_the_gm(loose_client: Any) -> None:
